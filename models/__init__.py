@@ -1,0 +1,10 @@
+"""Models: topologies, physical layout, routing, traffic, analyses.
+
+``models`` imports neither ``pdes`` nor ``partition``.
+"""
+from .errors import ParameterError
+from .registry import TOPOLOGIES, ROUTINGS, TRAFFIC, Param
+from .topology import Topology, build, from_edges
+
+__all__ = ["ParameterError", "TOPOLOGIES", "ROUTINGS", "TRAFFIC", "Param", "Topology",
+           "build", "from_edges"]

@@ -1,0 +1,181 @@
+"""Name -> model registries with typed, documented parameters.
+
+Every topology, routing algorithm and traffic pattern registers itself at the
+bottom of its own module::
+
+    TOPOLOGIES.register(
+        "slimfly", slim_fly,
+        params=[Param("q", int, 5, "prime power, q mod 4 != 2"), ...],
+        summary="Slim Fly (MMS graph), diameter 2",
+        reference="000 Sec. II-B; 001 Sec. 2.1.2",
+    )
+
+The config layer turns ``topology.q = "13"`` into the declared type with
+:meth:`Param.coerce`, and reports a wrong type or an unknown key as a
+:class:`~models.errors.ParameterError` naming the key.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .errors import ParameterError
+
+REQUIRED = object()
+"""Sentinel default: the parameter has no default and must be given."""
+
+
+def _type_name(kind) -> str:
+    return {int: "an integer", float: "a number", str: "a string", bool: "true/false",
+            "int_list": "a list of integers", "float_list": "a list of numbers"}.get(kind, str(kind))
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a registered model.
+
+    ``kind`` is ``int``, ``float``, ``str``, ``bool``, ``"int_list"`` or
+    ``"float_list"``.  ``default`` may be ``None`` (optional, derived by the
+    model) or :data:`REQUIRED`.  ``choices`` restricts a ``str`` parameter.
+    """
+
+    name: str
+    kind: Any
+    default: Any
+    doc: str
+    choices: tuple | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def coerce(self, value, where: str):
+        """Convert ``value`` (from TOML or ``--set`` text) to this parameter's type."""
+        if value is None:
+            return None
+        kind = self.kind
+        try:
+            if kind is bool:
+                if isinstance(value, bool):
+                    out = value
+                elif isinstance(value, str) and value.lower() in ("true", "1", "yes", "on"):
+                    out = True
+                elif isinstance(value, str) and value.lower() in ("false", "0", "no", "off"):
+                    out = False
+                else:
+                    raise ValueError
+            elif kind is int:
+                if isinstance(value, bool):
+                    raise ValueError
+                if isinstance(value, float):
+                    if not value.is_integer():
+                        raise ValueError
+                    out = int(value)
+                elif isinstance(value, str):
+                    out = int(value.strip(), 0)
+                else:
+                    out = int(value)
+                    if out != value:
+                        raise ValueError
+            elif kind is float:
+                if isinstance(value, bool):
+                    raise ValueError
+                out = float(value)
+            elif kind is str:
+                if not isinstance(value, str):
+                    raise ValueError
+                out = value
+            elif kind in ("int_list", "float_list"):
+                conv = Param(self.name, int if kind == "int_list" else float, None, "")
+                if isinstance(value, str):
+                    text = value.strip().strip("[]()")
+                    items = [s for s in text.replace("x", ",").replace(" ", ",").split(",") if s]
+                elif isinstance(value, (list, tuple)):
+                    items = list(value)
+                else:
+                    items = [value]
+                if not items:
+                    raise ValueError
+                out = [conv.coerce(v, where) for v in items]
+            else:  # pragma: no cover - programming error
+                raise TypeError(f"unknown parameter kind {kind!r}")
+        except (ValueError, TypeError, ParameterError):
+            raise ParameterError(f"{where}: expected {_type_name(kind)}, got {value!r}") from None
+        if self.choices is not None and out not in self.choices:
+            raise ParameterError(
+                f"{where}: {out!r} is not one of {', '.join(map(str, self.choices))}")
+        return out
+
+
+@dataclass
+class Entry:
+    """A registered model: its callable, parameters and documentation."""
+
+    name: str
+    func: Callable
+    params: list[Param]
+    summary: str
+    reference: str
+    extra: dict = field(default_factory=dict)
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+    def resolve(self, given: dict, section: str) -> dict:
+        """Typed parameter dict: defaults filled in, unknown keys refused."""
+        out = {}
+        known = {p.name for p in self.params}
+        for key in given:
+            if key not in known:
+                raise ParameterError(
+                    f"{section}.{key}: unknown parameter for {section} '{self.name}' "
+                    f"(known: {', '.join(sorted(known)) or 'none'})")
+        for p in self.params:
+            if p.name in given and given[p.name] is not None:
+                out[p.name] = p.coerce(given[p.name], f"{section}.{p.name}")
+            elif p.required:
+                raise ParameterError(f"{section}.{p.name}: required for {section} '{self.name}' ({p.doc})")
+            else:
+                out[p.name] = p.default
+        return out
+
+
+class Registry:
+    """A small name -> :class:`Entry` dictionary for one kind of model."""
+
+    def __init__(self, kind: str, key: str):
+        self.kind = kind
+        self.key = key  # the config key that names an entry, for error messages
+        self._entries: dict[str, Entry] = {}
+
+    def register(self, name: str, func: Callable, *, params: list[Param], summary: str,
+                 reference: str, **extra) -> Callable:
+        if name in self._entries:
+            raise RuntimeError(f"{self.kind} '{name}' registered twice")
+        self._entries[name] = Entry(name, func, list(params), summary, reference, dict(extra))
+        return func
+
+    def get(self, name: str) -> Entry:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise ParameterError(
+                f"{self.key}: unknown {self.kind} '{name}' "
+                f"(known: {', '.join(self.names())})") from None
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def __iter__(self):
+        return iter(self._entries[n] for n in self.names())
+
+
+TOPOLOGIES = Registry("topology", "topology.name")
+ROUTINGS = Registry("routing", "routing.algorithm")
+TRAFFIC = Registry("traffic", "traffic.pattern")

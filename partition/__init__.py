@@ -1,0 +1,1 @@
+"""Router -> rank maps built from rack groups, cut links and lookahead."""

@@ -1,0 +1,61 @@
+"""Command line: ``python -m pdes {run,topo,info,...}``.
+
+Each subcommand is a module in this package with ``HELP`` (one line),
+``add_arguments(parser)`` and ``main(args) -> int``.  Errors the user can fix
+(:class:`models.errors.ParameterError`) are printed as one line prefixed with
+``pdes: error:`` and give exit status 2, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from models.errors import ParameterError
+
+COMMANDS = ("run", "topo", "info", "check", "analyze")
+
+
+def _available():
+    out = {}
+    for name in COMMANDS:
+        try:
+            out[name] = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse's own convention)
+        self.exit(2, f"pdes: error: {message}\n")
+
+
+def build_parser():
+    parser = _Parser(prog="python -m pdes", description="Flit-level simulator of HPC networks.")
+    from pdes import __version__
+    parser.add_argument("--version", action="version", version=f"pdes {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    mods = _available()
+    for name, mod in mods.items():
+        p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(p)
+        p.set_defaults(_main=mod.main)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._main(args) or 0)
+    except ParameterError as exc:
+        print(f"pdes: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pdes: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,234 @@
+"""Configuration: every default in one place, TOML files, ``--set`` overrides.
+
+A config is a dict of sections.  Static sections (``layout``, ``router``,
+``measure``, ``output``, ``run``) are declared in :data:`STATIC` below with
+their types, defaults and docs.  Three sections are chosen by name from a
+registry and take that model's declared parameters:
+
+* ``[topology]`` -- ``name`` picks a :data:`models.registry.TOPOLOGIES` entry,
+* ``[routing]``  -- ``algorithm`` picks a :data:`models.registry.ROUTINGS` entry,
+* ``[traffic]``  -- ``pattern`` picks a :data:`models.registry.TRAFFIC` entry
+  (plus ``load``, common to every pattern).
+
+:func:`resolve` returns a fully typed, defaulted config or raises
+:class:`ConfigError` with one line that names the key.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+
+from models.errors import ParameterError
+from models.registry import REQUIRED, Param, Registry
+
+ConfigError = ParameterError
+"""Bad user input in a config file or ``--set``; printed as one line, exit 2."""
+
+# --------------------------------------------------------------------------- defaults
+DEFAULT_TOPOLOGY = {"name": "slimfly", "q": 5}  # p derived: ceil(7/2) = 4
+
+STATIC: dict[str, list[Param]] = {
+    "layout": [
+        Param("preset", str, "slimfly",
+              "cable model preset: slimfly (000 Sec. VI-B: 1x1x2 m racks, 1 m intra-rack, "
+              "2 m overhead per inter-rack cable), skywalk (002 Sec. III-A: 0.6x2.1 m cabinets, "
+              "2 m intra, 4 m overhead)", choices=("slimfly", "skywalk")),
+        Param("rack_width_m", float, None, "rack pitch along a row in metres (preset)"),
+        Param("rack_depth_m", float, None, "rack pitch between rows in metres, aisle included (preset)"),
+        Param("intra_rack_m", float, None, "length of every intra-rack cable in metres (preset)"),
+        Param("overhead_m", float, None, "added to the Manhattan distance of inter-rack cables (preset)"),
+        Param("racks_per_row", int, 0, "racks per row; 0 = ceil(sqrt(racks)) rows as in 002 Sec. III-A"),
+        Param("ns_per_m", float, 5.0, "signal propagation delay in ns per metre of cable"),
+        Param("cycle_ns", float, 1.0, "router clock period in ns"),
+        Param("fixed_cycles", int, 0, "SerDes/pipeline cycles added to every link latency"),
+    ],
+    "router": [
+        Param("num_vcs", int, 0, "virtual channels per port; 0 = the minimum the routing needs"),
+        Param("buffer_flits", int, 64, "input buffer per port in flits, split evenly over the VCs"),
+        Param("packet_size", int, 1, "flits per packet"),
+        Param("credit_delay", int, 2, "cycles for a credit to be processed (added to the link latency)"),
+        Param("routing_delay", int, 1, "route computation cycles"),
+        Param("vc_alloc_delay", int, 1, "VC allocation cycles"),
+        Param("sw_alloc_delay", int, 1, "switch allocation cycles"),
+        Param("st_delay", int, 1, "switch traversal cycles"),
+        Param("internal_speedup", float, 2.0,
+              "crossbar speedup: flits per cycle an input may send and an output may accept"),
+        Param("output_buffer_flits", int, 8, "output queue per port in flits (absorbs the speedup)"),
+        Param("link_latency", int, 0, "fixed latency in cycles for every router-router link; "
+              "0 = from the physical layout"),
+        Param("endpoint_latency", int, 1, "latency of the endpoint<->router channels in cycles"),
+    ],
+    "measure": [
+        Param("seed", int, 1, "seed of every random draw (traffic, routing choices)"),
+        Param("warmup_cycles", int, 1000, "warm-up cycles (minimum, with warmup=converge)"),
+        Param("warmup", str, "fixed", "fixed: warm up for warmup_cycles; converge: also wait until "
+              "the accepted rate of consecutive samples changes by less than warmup_tolerance",
+              choices=("fixed", "converge")),
+        Param("warmup_tolerance", float, 0.01, "relative change of the accepted rate that ends warm-up"),
+        Param("max_warmup_cycles", int, 20000, "warm-up limit with warmup=converge"),
+        Param("measure_cycles", int, 10000, "measurement window in cycles"),
+        Param("sample_period", int, 200, "cycles per sample (time series, convergence and drain "
+              "checks); the MPI window always divides it"),
+        Param("drain_cycles", int, 20000, "after the window, cycles allowed for every measured packet "
+              "to arrive; not draining marks the run saturated"),
+        Param("watchdog_cycles", int, 5000, "cycles without any flit movement, while flits are in "
+              "flight, that are reported as a deadlock"),
+        Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins up to this value "
+              "plus one overflow bin"),
+    ],
+    "output": [
+        Param("file", str, "", "HDF5 result file; empty = no file (the CLI's -o sets it)"),
+        Param("per_link", bool, True, "store per-channel flit counts"),
+        Param("per_endpoint", bool, True, "store per-endpoint injected/delivered counts"),
+    ],
+    "run": [
+        Param("partition", str, "racks", "router -> rank strategy", choices=("racks", "block", "metis")),
+        Param("max_cycles", int, 0, "hard stop in cycles (0 = none)"),
+    ],
+}
+
+# Registry-chosen sections: (section, selector key, registry name, default selector)
+CHOSEN = {
+    "topology": ("name", "TOPOLOGIES", "slimfly"),
+    "routing": ("algorithm", "ROUTINGS", "min"),
+    "traffic": ("pattern", "TRAFFIC", "uniform"),
+}
+COMMON = {
+    "traffic": [Param("load", float, 0.4, "offered load in flits/cycle/endpoint (0..1]")],
+}
+DEFAULTS_CHOSEN = {
+    "topology": dict(DEFAULT_TOPOLOGY),
+    "routing": {"algorithm": "min"},
+    "traffic": {"pattern": "uniform", "load": 0.4},
+}
+
+SECTION_ORDER = ("topology", "layout", "router", "routing", "traffic", "measure", "output", "run")
+
+
+def _registry(section: str) -> Registry:
+    import models.registry as reg
+    if section == "topology":
+        import models.topologies  # noqa: F401
+    elif section == "routing":
+        import models.routing  # noqa: F401
+    elif section == "traffic":
+        import models.traffic  # noqa: F401
+    return getattr(reg, CHOSEN[section][1])
+
+
+# --------------------------------------------------------------------------- parsing
+def parse_value(text: str):
+    """Parse the value of ``--set key=value`` as a TOML value, else keep the text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def load_toml(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config: file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config: {path} is a directory, not a TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config: {path} is not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"config: cannot read {path} ({exc.strerror})") from None
+    return data
+
+
+def apply_overrides(raw: dict, overrides: list[str] | None) -> dict:
+    """Apply ``section.key=value`` strings to a raw (untyped) config dict."""
+    raw = copy.deepcopy(raw)
+    for item in overrides or []:
+        if "=" not in item:
+            raise ConfigError(f"--set {item}: expected section.key=value")
+        key, text = item.split("=", 1)
+        key = key.strip()
+        if key.count(".") != 1 or not all(key.split(".")):
+            raise ConfigError(f"--set {item}: key must be section.key (e.g. topology.q=13)")
+        section, name = key.split(".")
+        if section not in SECTION_ORDER:
+            raise ConfigError(f"{key}: unknown section '{section}' (known: {', '.join(SECTION_ORDER)})")
+        raw.setdefault(section, {})[name] = parse_value(text.strip())
+    return raw
+
+
+def _resolve_static(section: str, given: dict) -> dict:
+    params = STATIC[section]
+    known = {p.name for p in params}
+    for key in given:
+        if key not in known:
+            raise ConfigError(f"{section}.{key}: unknown key (known: {', '.join(sorted(known))})")
+    out = {}
+    for p in params:
+        out[p.name] = p.coerce(given[p.name], f"{section}.{p.name}") if given.get(p.name) is not None \
+            else p.default
+    return out
+
+
+def _resolve_chosen(section: str, given: dict) -> dict:
+    selector, _, default_name = CHOSEN[section]
+    given = dict(given)
+    if section in DEFAULTS_CHOSEN and selector not in given:
+        # untouched section: the built-in default (with its parameters)
+        base = dict(DEFAULTS_CHOSEN[section])
+        for k, v in given.items():
+            base[k] = v
+        given = base
+    name = given.pop(selector, default_name)
+    if not isinstance(name, str):
+        raise ConfigError(f"{section}.{selector}: expected a name, got {name!r}")
+    common = {p.name: p for p in COMMON.get(section, [])}
+    out = {selector: name}
+    for key, p in common.items():
+        out[key] = p.coerce(given.pop(key), f"{section}.{key}") if key in given else p.default
+    entry = _registry(section).get(name)
+    out.update(entry.resolve(given, section))
+    return out
+
+
+def resolve(raw: dict | None = None, overrides: list[str] | None = None,
+            sections: tuple[str, ...] = SECTION_ORDER) -> dict:
+    """Typed, fully defaulted config from a raw dict and ``--set`` overrides."""
+    raw = apply_overrides(raw or {}, overrides)
+    for section, body in raw.items():
+        if section not in SECTION_ORDER:
+            raise ConfigError(f"{section}: unknown section (known: {', '.join(SECTION_ORDER)})")
+        if not isinstance(body, dict):
+            raise ConfigError(f"{section}: expected a [{section}] table")
+    out = {}
+    for section in SECTION_ORDER:
+        if section not in sections:
+            continue
+        given = raw.get(section, {})
+        if section in CHOSEN:
+            out[section] = _resolve_chosen(section, given)
+        else:
+            out[section] = _resolve_static(section, given)
+    return out
+
+
+def topology_params(cfg: dict) -> tuple[str, dict]:
+    """(name, parameters) of the configured topology."""
+    t = dict(cfg["topology"])
+    return t.pop("name"), t
+
+
+def to_toml(cfg: dict) -> str:
+    """The resolved config as TOML text (``None`` values are omitted)."""
+    lines = []
+    for section in SECTION_ORDER:
+        if section not in cfg:
+            continue
+        lines.append(f"[{section}]")
+        for key, value in cfg[section].items():
+            if value is None:
+                continue
+            lines.append(f"{key} = {json.dumps(value)}")
+        lines.append("")
+    return "\n".join(lines)
