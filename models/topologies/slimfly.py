@@ -1,0 +1,130 @@
+"""Slim Fly: the McKay-Miller-Siran (MMS) graphs of diameter 2 (CONSTRUCTIONS 1)."""
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..gf import GF, generator_sets, is_prime_power
+from ..registry import Param, TOPOLOGIES
+from ..topology import Topology, from_edges
+
+_Q_RULE = "q must be a prime power with q = 4w + delta, delta in {-1,0,1}, w >= 1"
+
+
+def _int(key: str, value, lo: int, what: str) -> int:
+    """``value`` as an int >= ``lo``, else a ParameterError naming ``topology.<key>``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < lo:
+        raise ParameterError(f"topology.{key}: {what} {key} must be an integer >= {lo}, got {value!r}")
+    return int(value)
+
+
+def slim_fly(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> Topology:
+    """Slim Fly router graph: the MMS graph of a prime power q.
+
+    Routers are triples ``(s, x, y)``, ``s`` in {0, 1}, ``x, y`` in GF(q), with
+    id ``s*q^2 + x*q + y``.  Links:
+
+    1. ``(0,x,y) -- (0,x,y')`` iff ``y - y'`` in X;
+    2. ``(1,m,c) -- (1,m,c')`` iff ``c - c'`` in X';
+    3. ``(0,x,y) -- (1,m,c)`` iff ``y = m*x + c``.
+
+    Parameters
+    ----------
+    q : int
+        Prime power with ``q = 4w + delta``, ``delta`` in {-1, 0, 1}, ``w >= 1``
+        (3, 4, 5, 7, 8, 9, 11, 13, 16, ...).
+    p : int, optional
+        Endpoints per router.  Default ``ceil(k'/2)`` (or ``floor`` with
+        ``p_rounding="floor"``), where ``k' = (3q - delta)/2`` is the network
+        radix.  Any ``p >= 0`` is accepted (oversubscription, 000 Sec. V-E).
+    p_rounding : {"ceil", "floor"}
+        Rounding of ``k'/2`` for the default ``p``.
+
+    Returns
+    -------
+    Topology
+        ``2 q^2`` routers, regular of degree ``k'``, diameter 2, ``q^2 k'``
+        links.  ``group`` is the rack ``i`` = routers ``(0,i,.)`` and
+        ``(1,i,.)`` (``group_kind="rack"``); links inside a rack are
+        ``local``, the rest ``global``.
+
+    Raises
+    ------
+    ParameterError
+        If q is not a prime power, q = 2 (mod 4), or p < 0.
+
+    Notes
+    -----
+    Field labels follow the canonical GF(q) of :mod:`models.gf`; the
+    generator sets X, X' are those of :func:`models.gf.generator_sets`.
+    001 prints the second rule as "(1,m,c) connects to (1,c,c')", a typo; 000
+    eq. (2) is used.  Every pair of racks is joined by exactly 2q links.
+    q = 5 gives the Hoffman-Singleton graph; q = 19 with p = 15 gives the
+    10,830-endpoint network of 000 Sec. V.
+
+    References
+    ----------
+    000 Sec. II-B (eqs. (1)-(3)), II-B2 (p = ceil(k'/2)), V-E (oversubscription),
+    VI-A (racks); 001 Sec. 2.1.2 (generator sets, floor(k'/2)).
+    """
+    if isinstance(q, bool) or not isinstance(q, Integral) or q < 1:
+        raise ParameterError(f"topology.q: Slim Fly q={q!r} is not a prime power ({_Q_RULE})")
+    q = int(q)
+    if is_prime_power(q) is None:
+        raise ParameterError(f"topology.q: Slim Fly q={q} is not a prime power ({_Q_RULE})")
+    if q % 4 == 2:
+        raise ParameterError(f"topology.q: Slim Fly q={q} is congruent to 2 mod 4 ({_Q_RULE})")
+    if p_rounding not in ("ceil", "floor"):
+        raise ParameterError(f"topology.p_rounding: Slim Fly p_rounding={p_rounding!r} "
+                             "is not one of ceil, floor")
+    F = GF(q)
+    X, Xp, delta = generator_sets(q)
+    w = (q - delta) // 4
+    k_net = (3 * q - delta) // 2
+    if p is None:
+        p = (k_net + 1) // 2 if p_rounding == "ceil" else k_net // 2
+    p = _int("p", p, 0, "Slim Fly")
+
+    q2 = q * q
+    e = np.arange(q, dtype=np.int64)
+    # rules 1 and 2: Cayley graphs on every row (s, x, .); keep each edge once (y < y2)
+    us, vs = [], []
+    for s, S in ((0, X), (1, Xp)):
+        x = e[:, None, None]
+        y = e[None, :, None]
+        y2 = F.sub[e[:, None], np.asarray(S)[None, :]][None, :, :]   # (1, q, |S|)
+        x, y, y2 = np.broadcast_arrays(x, y, y2)
+        keep = y < y2
+        base = s * q2 + x[keep] * q
+        us.append(base + y[keep])
+        vs.append(base + y2[keep])
+    # rule 3: (0, x, m*x + c) -- (1, m, c)
+    x = e[:, None, None]
+    m = e[None, :, None]
+    c = e[None, None, :]
+    y = F.add[F.mul[m, x], c]                                          # (q, q, q)
+    x, m, c, y = np.broadcast_arrays(x, m, c, y)
+    us.append((x * q + y).ravel())
+    vs.append((q2 + m * q + c).ravel())
+
+    ids = np.arange(2 * q2, dtype=np.int64)
+    group = (ids % q2) // q
+    params = {"q": q, "p": p, "p_rounding": p_rounding, "delta": delta, "w": w,
+              "k_net": k_net, "radix": k_net + p, "xi": F.xi}
+    return from_edges("slimfly", params, 2 * q2, np.concatenate(us), np.concatenate(vs),
+                      p, group, group_kind="rack", what="topology.q: Slim Fly")
+
+
+TOPOLOGIES.register(
+    "slimfly", slim_fly,
+    params=[
+        Param("q", int, 5, "prime power, q mod 4 != 2 (q = 4w + delta)"),
+        Param("p", int, None, "endpoints per router (default ceil(k'/2), k' = (3q-delta)/2)"),
+        Param("p_rounding", str, "ceil", "rounding of k'/2 for the default p",
+              choices=("ceil", "floor")),
+    ],
+    summary="Slim Fly (MMS graph), diameter 2",
+    reference="000 Sec. II-B; 001 Sec. 2.1.2",
+)
