@@ -1,0 +1,92 @@
+"""k-ary n-dimensional torus with wraparound links."""
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..registry import Param, TOPOLOGIES
+from ..topology import Topology, from_edges
+
+
+def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
+    """Torus ``D_0 x D_1 x ...`` with wraparound in every dimension.
+
+    Router coordinates ``(x_0, x_1, ...)`` have id ``x_0 + D_0*(x_1 + D_1*(...))``
+    (dimension 0 varies fastest).  Router ``x`` is linked to
+    ``x +- e_i (mod D_i)`` in every dimension ``i``.
+
+    Parameters
+    ----------
+    dims : list of int
+        Routers per dimension, each ``>= 1``; default ``[4, 4, 4]``.  A
+        dimension of size 2 contributes one link per router pair (no
+        parallel links), a dimension of size 1 contributes none.
+    p : int
+        Endpoints per router, ``p >= 0``; default 1 (000 Sec. III: ``p = 1``
+        for low-radix topologies).
+
+    Returns
+    -------
+    Topology
+        ``prod(D)`` routers; per dimension of size ``>= 3`` every router has
+        2 links (``prod(D)`` links in that dimension), size 2 gives 1 link
+        per router (``prod(D)/2`` links), size 1 none.  Diameter
+        ``sum(floor(D_i / 2))``.  ``group`` is the dimension-0 ring (routers
+        sharing every coordinate except ``x_0``; id ``// D_0``),
+        ``group_kind="rack"``, matching the sequential switch-to-cabinet
+        assignment of 002 Sec. III-A (first dimension = switches per
+        cabinet).  Link class ``i`` (name ``dim<i>``) is the dimension.
+        ``meta["dims"]``.
+
+    Raises
+    ------
+    ParameterError
+        If ``dims`` is empty or has an entry < 1, or ``p < 0``.
+
+    References
+    ----------
+    000 Sec. III (T3D, T5D); 002 Sec. III-A (Torus baseline, first
+    dimension of size z).
+    """
+    dims = [4, 4, 4] if dims is None else list(dims)
+    if not dims or any(isinstance(s, bool) or not isinstance(s, Integral) or s < 1 for s in dims):
+        raise ParameterError(f"topology.dims: torus dims must be a non-empty list of integers "
+                             f">= 1, got {dims!r}")
+    dims = [int(s) for s in dims]
+    if isinstance(p, bool) or not isinstance(p, Integral) or p < 0:
+        raise ParameterError(f"topology.p: torus p must be an integer >= 0, got {p!r}")
+    p = int(p)
+    n_r = int(np.prod(dims, dtype=np.int64))
+    ids = np.arange(n_r, dtype=np.int64)
+    us, vs, cls = [], [], []
+    stride = 1
+    for dim, s in enumerate(dims):
+        if s > 1:
+            x = (ids // stride) % s
+            src = ids if s > 2 else ids[x == 0]
+            xs = x if s > 2 else x[x == 0]
+            us.append(src)
+            vs.append(src + (((xs + 1) % s) - xs) * stride)
+            cls.append(np.full(src.size, dim, np.int8))
+        stride *= s
+    empty = np.zeros(0, np.int64)
+    u = np.concatenate(us) if us else empty
+    v = np.concatenate(vs) if vs else empty
+    link_class = np.concatenate(cls) if cls else np.zeros(0, np.int8)
+    params = {"dims": dims, "p": p}
+    return from_edges("torus", params, n_r, u, v, p, ids // dims[0], link_class=link_class,
+                      link_class_names=tuple(f"dim{i}" for i in range(len(dims))),
+                      group_kind="rack", meta={"dims": tuple(dims)}, what="topology: torus")
+
+
+TOPOLOGIES.register(
+    "torus", torus,
+    params=[
+        Param("dims", "int_list", [4, 4, 4], "routers per dimension, e.g. 8x16x16"),
+        Param("p", int, 1, "endpoints per router"),
+    ],
+    summary="torus with wraparound links (direct, low radix)",
+    reference="000 Sec. III (T3D/T5D); 002 Sec. III-A",
+)

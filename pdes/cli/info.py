@@ -1,0 +1,95 @@
+"""``python -m pdes info``: list the registered topologies, routings and traffic patterns.
+
+For each entry: name, summary, reference (paper and section) and its
+parameters (name, type, default, doc), i.e. the keys accepted in the
+``[topology]``, ``[routing]`` and ``[traffic]`` sections.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+
+HELP = "list registered topologies, routing algorithms and traffic patterns with their parameters"
+
+# (title, module that registers the entries, registry attribute, config section)
+KINDS = (
+    ("topologies", "models.topologies", "TOPOLOGIES", "topology"),
+    ("routing algorithms", "models.routing", "ROUTINGS", "routing"),
+    ("traffic patterns", "models.traffic", "TRAFFIC", "traffic"),
+)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("name", nargs="?", metavar="NAME",
+                        help="show only the entries with this name")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _type(kind) -> str:
+    return kind if isinstance(kind, str) else kind.__name__
+
+
+def _default(p) -> str:
+    from models.registry import REQUIRED
+    if p.default is REQUIRED:
+        return "required"
+    if p.default is None:
+        return "derived"
+    return json.dumps(p.default)
+
+
+def collect() -> dict:
+    """``{section: [entry dict, ...]}`` for every registry whose module exists."""
+    import models.registry as reg
+    out = {}
+    for _title, module, attr, section in KINDS:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+        entries = []
+        for e in getattr(reg, attr):
+            entries.append({
+                "name": e.name, "summary": e.summary, "reference": e.reference,
+                "params": [{"name": p.name, "type": _type(p.kind), "default": _default(p),
+                            "doc": p.doc, **({"choices": list(p.choices)} if p.choices else {})}
+                           for p in e.params],
+            })
+        out[section] = entries
+    return out
+
+
+def main(args) -> int:
+    data = collect()
+    if args.name:
+        data = {k: [e for e in v if e["name"] == args.name] for k, v in data.items()}
+        if not any(data.values()):
+            from models.errors import ParameterError
+            raise ParameterError(f"info: nothing registered under the name '{args.name}'")
+    if args.json:
+        json.dump(data, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    lines = []
+    for title, _module, _attr, section in KINDS:
+        entries = data.get(section, [])
+        if args.name and not entries:
+            continue
+        lines.append(f"{title} ([{section}]):")
+        if not entries:
+            lines.append("  (none registered)")
+        for e in entries:
+            lines.append(f"  {e['name']}: {e['summary']}")
+            lines.append(f"      reference: {e['reference']}")
+            if e["params"]:
+                w = max(len(p["name"]) for p in e["params"])
+                tw = max(len(p["type"]) for p in e["params"])
+                dw = max(len(p["default"]) for p in e["params"])
+                for p in e["params"]:
+                    doc = p["doc"] + (f" [{'|'.join(map(str, p['choices']))}]" if "choices" in p else "")
+                    lines.append(f"      {p['name']:<{w}}  {p['type']:<{tw}}  {p['default']:<{dw}}  {doc}")
+        lines.append("")
+    print("\n".join(lines).rstrip())
+    return 0

@@ -1,0 +1,147 @@
+"""``python -m pdes topo``: build a topology, lay it out, report its structure.
+
+    python -m pdes topo slimfly --set topology.q=13 --set topology.p=9 --json
+    python -m pdes topo bdf --set topology.u=19 --export edgelist bdf19.txt
+    python -m pdes topo --config examples/run.toml
+
+Parameters use the same ``--set section.key=value`` spelling as ``pdes run``;
+only the ``[topology]`` and ``[layout]`` sections are read.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from models.errors import ParameterError
+from pdes import config as cfgmod
+
+HELP = "build a topology and print its structure (size, diameter, distances, cables)"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("name", nargs="?", metavar="NAME",
+                        help="registered topology name (see 'python -m pdes info'); "
+                             "optional with --config")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config key, e.g. topology.q=13 or layout.preset=skywalk "
+                             "(repeatable)")
+    parser.add_argument("--config", metavar="FILE", help="TOML config; its [topology] and "
+                        "[layout] sections are used")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--export", nargs=2, metavar=("FORMAT", "PATH"),
+                        help="also write the router graph: FORMAT is edgelist, anynet or graphml")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="distance metrics from N random source routers "
+                             "(required above 20000 routers)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the --sample draw (default 0)")
+
+
+def _jsonable(obj):
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)
+
+
+def report(args) -> dict:
+    """The structure report for the parsed arguments (no printing)."""
+    from models.layout import build_layout
+    from models.metrics import structure_report
+    from models.topologies.file import FORMATS, export_topology
+    from models.topology import build
+
+    raw = cfgmod.load_toml(args.config) if args.config else {}
+    overrides = list(args.sets)
+    if args.name:
+        given = raw.get("topology")
+        if isinstance(given, dict) and given.get("name", args.name) != args.name:
+            raw = dict(raw)
+            raw.pop("topology")  # another topology's parameters would not apply
+        overrides.insert(0, f"topology.name={args.name}")
+    elif not args.config:
+        raise ParameterError("topo: give a topology NAME or a --config file with a [topology] "
+                             "section (see 'python -m pdes info')")
+    if args.export and args.export[0] not in FORMATS:
+        raise ParameterError(f"--export: unknown format {args.export[0]!r} "
+                             f"(known: {', '.join(FORMATS)})")
+    if args.sample is not None and args.sample < 1:
+        raise ParameterError(f"--sample: must be >= 1, got {args.sample}")
+    cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout"))
+    name, params = cfgmod.topology_params(cfg)
+
+    t0 = time.perf_counter()
+    topo = build(name, params)
+    t1 = time.perf_counter()
+    layout = build_layout(topo, **cfg["layout"])
+    t2 = time.perf_counter()
+    out = structure_report(topo, layout, sample=args.sample, seed=args.seed)
+    t3 = time.perf_counter()
+    if args.export:
+        out["exported"] = export_topology(topo, args.export[0], args.export[1])
+    out["seconds"] = {"build": round(t1 - t0, 4), "layout": round(t2 - t1, 4),
+                      "metrics": round(t3 - t2, 4)}
+    return out
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.1f}"
+    return str(value)
+
+
+def _table(rep: dict) -> str:
+    mp = rep["min_paths"]
+    cab = rep.get("cables", {})
+    params = ", ".join(f"{k}={v}" for k, v in rep["params"].items() if v is not None)
+    rows = [
+        ("topology", f"{rep['topology']} ({params})"),
+        ("routers", rep["routers"]),
+        ("endpoints", rep["endpoints"]),
+        ("links", rep["links"]),
+        ("network radix", f"{rep['network_radix_min']}..{rep['network_radix_max']}"
+         if rep["network_radix_min"] != rep["network_radix_max"] else rep["network_radix_max"]),
+        ("router radix (max)", rep["router_radix_max"]),
+        ("groups", f"{rep['groups']} ({rep['group_kind']})"),
+        ("degree histogram", ", ".join(f"{k}:{v}" for k, v in rep["degree_histogram"].items())),
+        ("diameter", rep["diameter"] if rep["connected"] else "disconnected"),
+        ("avg distance", _fmt(rep["avg_distance"])),
+        ("endpoint avg distance", _fmt(rep["endpoint_avg_distance"])),
+        ("minimal paths", f"min {_fmt(mp['min'])}, mean {_fmt(mp['mean'])}, max {_fmt(mp['max'])}, "
+                          f">1 for {100 * mp['frac_multi']:.1f}% of pairs"),
+        ("Moore bound", f"{rep['moore_bound']} (ratio {_fmt(rep['moore_ratio'])})"
+         if rep["moore_bound"] is not None else "n/a"),
+    ]
+    if rep.get("sampled"):
+        rows.append(("sampled sources", rep["sampled"]))
+    if cab:
+        lay = rep["layout"]
+        rows += [
+            ("layout", f"{lay['preset']}: {lay['racks']} racks in {lay['rows']} rows of "
+                       f"{lay['racks_per_row']}"),
+            ("cable total", f"{_fmt(rep['cable_m_total'])} m in {cab['count']} cables "
+                            f"(max {_fmt(cab['m_max'])} m)"),
+            ("  intra-rack (electric)", f"{cab['intra_rack']['count']} / {_fmt(cab['intra_rack']['m'])} m"),
+            ("  inter-rack (optical)", f"{cab['inter_rack']['count']} / {_fmt(cab['inter_rack']['m'])} m"),
+        ]
+        rows += [(f"  class {k}", f"{v['count']} / {_fmt(v['m'])} m") for k, v in cab["by_class"].items()]
+        lat = lay["latency_cycles"]
+        rows.append(("link latency (cycles)", f"{lat['min']}..{lat['max']} (mean {_fmt(lat['mean'])})"))
+    if rep.get("exported"):
+        rows.append(("exported", ", ".join(rep["exported"])))
+    sec = rep["seconds"]
+    rows.append(("seconds", f"build {sec['build']:.3f}, layout {sec['layout']:.3f}, "
+                            f"metrics {sec['metrics']:.3f}"))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def main(args) -> int:
+    rep = report(args)
+    if args.json:
+        json.dump(rep, sys.stdout, default=_jsonable)
+        sys.stdout.write("\n")
+    else:
+        print(_table(rep))
+    return 0

@@ -1,0 +1,132 @@
+"""Tests of ``python -m pdes topo`` and ``python -m pdes info`` (run as subprocesses)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+REQUIRED_KEYS = {
+    "topology", "params", "routers", "endpoints", "links", "network_radix_min",
+    "network_radix_max", "router_radix_max", "groups", "diameter", "avg_distance",
+    "cable_m_total", "endpoint_avg_distance", "degree_histogram", "moore_bound", "moore_ratio",
+    "min_paths", "cables", "seconds",
+}
+
+
+def pdes(*args, cwd=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "pdes", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=env, timeout=300)
+
+
+def topo_json(*args, cwd=None):
+    proc = pdes("topo", *args, "--json", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1
+    return json.loads(lines[0])
+
+
+def test_topo_json_keys():
+    """--json prints one JSON object with the structural, cable and timing keys."""
+    rep = topo_json("slimfly", "--set", "topology.q=5")
+    assert REQUIRED_KEYS <= set(rep)
+    assert rep["routers"] == 50 and rep["diameter"] == 2 and rep["moore_ratio"] == 1.0
+    assert set(rep["min_paths"]) == {"min", "mean", "max", "frac_multi"}
+    assert {"intra_rack", "inter_rack", "electric", "optical", "by_class"} <= set(rep["cables"])
+    assert {"build", "layout", "metrics"} <= set(rep["seconds"])
+
+
+def test_topo_layout_set():
+    """--set layout.* changes the cable model the same way as in pdes run."""
+    a = topo_json("slimfly", "--set", "topology.q=5")
+    b = topo_json("slimfly", "--set", "topology.q=5", "--set", "layout.preset=skywalk")
+    assert b["layout"]["preset"] == "skywalk" and b["cable_m_total"] > a["cable_m_total"]
+
+
+def test_topo_table():
+    """Without --json a short aligned table is printed."""
+    proc = pdes("topo", "slimfly", "--set", "topology.q=5")
+    assert proc.returncode == 0, proc.stderr
+    rows = dict(line.split(None, 1) for line in proc.stdout.splitlines() if line.startswith(("routers", "diameter")))
+    assert rows == {"routers": "50", "diameter": "2"}
+
+
+def test_topo_sample():
+    """--sample N marks the report as sampled."""
+    rep = topo_json("slimfly", "--set", "topology.q=7", "--sample", "10")
+    assert rep["sampled"] == 10
+
+
+def test_topo_config_file(tmp_path):
+    """NAME may come from the [topology] section of --config."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[topology]\nname = "slimfly"\nq = 7\n[layout]\npreset = "skywalk"\n')
+    rep = topo_json("--config", str(cfg))
+    assert rep["routers"] == 98 and rep["layout"]["preset"] == "skywalk"
+    rep = topo_json("slimfly", "--config", str(cfg), "--set", "topology.q=5")
+    assert rep["routers"] == 50
+
+
+@pytest.mark.parametrize("fmt,ext", [("edgelist", ".txt"), ("anynet", ".anynet"), ("graphml", ".graphml")])
+def test_topo_export_then_import(tmp_path, fmt, ext):
+    """--export writes a file that topology 'file' reads back to the same structure."""
+    path = str(tmp_path / f"sf{ext}")
+    a = topo_json("slimfly", "--set", "topology.q=5", "--export", fmt, path)
+    assert a["exported"][0] == path
+    b = topo_json("file", "--set", f"topology.path={json.dumps(path)}")
+    for key in ("routers", "endpoints", "links", "groups", "diameter", "degree_histogram",
+                "cable_m_total", "min_paths", "avg_distance"):
+        assert a[key] == b[key], key
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["nosuchtopo"], "topology.name"),
+    (["slimfly", "--set", "topology.q=abc"], "topology.q"),
+    (["slimfly", "--set", "topology.zzz=1"], "topology.zzz"),
+    (["slimfly", "--set", "layout.cycle_ns=0"], "layout.cycle_ns"),
+    (["slimfly", "--set", "layout.preset=moon"], "layout.preset"),
+    (["slimfly", "--set", "topology.q=6"], "topology.q"),
+    (["file", "--set", "topology.path=does_not_exist.txt"], "topology.path"),
+    (["file", "--set", "topology.path=MALFORMED"], "line 2"),
+    (["file"], "topology.path"),
+    (["slimfly", "--export", "dot", "x.dot"], "--export"),
+    (["slimfly", "--sample", "0"], "--sample"),
+    (["--config", "missing.toml"], "config"),
+    ([], "NAME"),
+])
+def test_topo_bad_input_one_line_exit_2(tmp_path, args, msg):
+    """Bad input exits with status 2 and exactly one 'pdes: error:' line, no traceback."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 1\n1 two\n")
+    args = [a.replace("MALFORMED", str(bad)) for a in args]
+    proc = pdes("topo", *args, cwd=str(tmp_path))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pdes: error:"), proc.stderr
+    assert msg in lines[0]
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_info_lists_topologies():
+    """info lists every registered topology with its parameters."""
+    proc = pdes("info")
+    assert proc.returncode == 0, proc.stderr
+    assert "slimfly:" in proc.stdout and "file:" in proc.stdout and "path" in proc.stdout
+    proc = pdes("info", "--json")
+    data = json.loads(proc.stdout)
+    names = {e["name"] for e in data["topology"]}
+    assert {"slimfly", "file"} <= names
+    sf = next(e for e in data["topology"] if e["name"] == "slimfly")
+    assert {p["name"] for p in sf["params"]} >= {"q", "p"}
+    assert all({"name", "type", "default", "doc"} <= set(p) for p in sf["params"])
+
+
+def test_info_unknown_name():
+    """info NAME with an unknown name is a one-line error, exit 2."""
+    proc = pdes("info", "nosuch")
+    assert proc.returncode == 2 and proc.stderr.startswith("pdes: error:")
