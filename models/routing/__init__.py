@@ -1,0 +1,32 @@
+"""Routing algorithms, registered by name in :data:`models.registry.ROUTINGS`.
+
+An entry's function takes ``(topo, dist, **params)`` and returns a
+:class:`RoutingPlan`: which engine kernel runs it, the longest path it can
+produce and how many VCs its deadlock-avoidance scheme needs.  Modules in
+this package are discovered in sorted order, like the topologies.
+"""
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RoutingPlan:
+    """What the engine needs to run a routing algorithm.
+
+    ``kernel`` names the kernel branch (see ``pdes.kernels.routing``);
+    ``max_hops`` is the longest router-to-router path it can produce;
+    ``vcs_needed`` the VCs its VC scheme uses; ``vc_scheme`` a one-line
+    description stored in the output; ``tables`` optional integer arrays.
+    """
+
+    kernel: str
+    max_hops: int
+    vcs_needed: int
+    vc_scheme: str
+    tables: dict = field(default_factory=dict)
+
+
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if not _info.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_info.name}")

@@ -1,0 +1,57 @@
+"""Traffic patterns, registered by name in :data:`models.registry.TRAFFIC`.
+
+An entry's function takes ``(topo, seed, **params)`` and returns a
+:class:`TrafficPlan` (see there for the kinds the engine kernel evaluates).
+Every pattern is a pure function of its parameters and the seed; per-packet
+draws in the kernel are keyed by (seed, source, creation cycle).
+"""
+import importlib
+import pkgutil
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TrafficPlan:
+    """A traffic pattern in the form the engine kernel evaluates.
+
+    ``kind`` is one of
+
+    * ``"uniform"``    -- uniform over all other endpoints;
+    * ``"table"``      -- ``table[e]`` is the fixed destination of ``e`` (-1 = idle);
+    * ``"two_choice"`` -- ``table[e]`` or ``table2[e]`` with probability 1/2 each;
+    * ``"mix"``        -- with probability ``frac`` uniform over ``set_b``, else
+      uniform over ``set_a`` (sorted endpoint ids; the source is skipped).
+
+    ``sources`` marks the endpoints that inject; by default every endpoint
+    for ``uniform``, ``table >= 0`` for ``table``/``two_choice`` and
+    ``set_a`` for ``mix``.
+    """
+
+    kind: str
+    table: np.ndarray
+    description: str
+    table2: np.ndarray | None = None
+    set_a: np.ndarray | None = None
+    set_b: np.ndarray | None = None
+    frac: float = 0.0
+    sources: np.ndarray | None = None
+
+    @property
+    def active(self) -> np.ndarray:
+        """(E,) int8: 1 where the endpoint injects packets."""
+        if self.sources is not None:
+            return np.asarray(self.sources).astype(np.int8)
+        if self.kind == "uniform":
+            return np.ones(self.table.size, dtype=np.int8)
+        if self.kind == "mix":
+            out = np.zeros(self.table.size, dtype=np.int8)
+            out[self.set_a] = 1
+            return out
+        return (self.table >= 0).astype(np.int8)
+
+
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if not _info.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_info.name}")

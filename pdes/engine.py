@@ -1,0 +1,489 @@
+"""Simulation orchestration: build, partition, window loop, measurement.
+
+:func:`prepare` builds everything that every rank builds identically
+(topology, link latencies, routing distances, routing plan, traffic) and
+checks the config against it (VCs, buffers) before any simulation work.
+:class:`Engine` runs the conservative window loop over one or more
+:class:`~pdes.state.PartState` objects and a group (``pdes.comm``) that
+moves outboxes and reduces statistics.
+
+Measurement follows BookSim's latency mode: warm-up, a measurement window
+``[m0, m1)`` in which created packets are *measured*, then a drain in which
+injection continues until every measured packet has been delivered (or the
+drain limit passes: the run is saturated).  Every decision is taken at a
+sample boundary (a multiple of ``measure.sample_period``), on globally
+reduced integer counters, so it is identical for any number of ranks.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from models.errors import ParameterError
+from pdes import config as C
+from pdes.kernels import cycle
+from pdes.kernels.layout import (
+    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_OUTBOX, ERR_ROUTE, ERR_VC, NSAMPLE,
+    S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
+    S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, S_MAX_NLAT,
+    S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
+from pdes.kernels.routing import KERNELS as ROUTING_KERNELS
+from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
+from pdes.kernels.rng import threshold53
+from pdes.state import PartState, RouterParams
+
+INT32_MAX = np.iinfo(np.int32).max
+
+
+class SimulationError(RuntimeError):
+    """The model reached a state it cannot continue from (deadlock, routing failure)."""
+
+
+@dataclass
+class Prepared:
+    """Everything every rank builds identically before the run."""
+
+    cfg: dict
+    topo: object
+    link_latency: np.ndarray
+    cable_m: np.ndarray | None
+    dist: np.ndarray
+    plan: object
+    traffic: object
+    rp: RouterParams
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def active_endpoints(self) -> int:
+        return int(self.traffic.active.sum())
+
+
+def _check_router(cfg) -> None:
+    r = cfg["router"]
+    for key in ("buffer_flits", "packet_size", "output_buffer_flits", "endpoint_latency"):
+        if r[key] < 1:
+            raise ParameterError(f"router.{key}: must be >= 1 (got {r[key]})")
+    for key in ("credit_delay", "routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay",
+                "link_latency", "num_vcs"):
+        if r[key] < 0:
+            raise ParameterError(f"router.{key}: must be >= 0 (got {r[key]})")
+    if r["internal_speedup"] < 1.0:
+        raise ParameterError(f"router.internal_speedup: must be >= 1 (got {r['internal_speedup']})")
+    load = cfg["traffic"]["load"]
+    if not (0.0 < load <= 1.0):
+        raise ParameterError(f"traffic.load: must be in (0, 1] flits/cycle/endpoint (got {load})")
+    m = cfg["measure"]
+    for key in ("measure_cycles", "sample_period", "watchdog_cycles", "latency_hist_max"):
+        if m[key] < 1:
+            raise ParameterError(f"measure.{key}: must be >= 1 (got {m[key]})")
+    for key in ("warmup_cycles", "drain_cycles", "max_warmup_cycles"):
+        if m[key] < 0:
+            raise ParameterError(f"measure.{key}: must be >= 0 (got {m[key]})")
+    if m["seed"] < 0:
+        raise ParameterError(f"measure.seed: must be >= 0 (got {m['seed']})")
+    if not (m["warmup_tolerance"] > 0):
+        raise ParameterError("measure.warmup_tolerance: must be > 0")
+    total = m["max_warmup_cycles"] + m["warmup_cycles"] + m["measure_cycles"] + m["drain_cycles"]
+    if total > 2 ** 30:
+        raise ParameterError("measure: warm-up + measurement + drain must stay below 2**30 cycles")
+
+
+def prepare(cfg: dict) -> Prepared:
+    """Build topology, latencies, routing tables and traffic; validate against them."""
+    from models import layout as L
+    from models.metrics import distance_matrix
+    from models.registry import ROUTINGS, TRAFFIC
+    from models.topology import build
+    import models.routing  # noqa: F401
+    import models.traffic  # noqa: F401
+
+    _check_router(cfg)
+    timings = {}
+    t = time.perf_counter()
+    name, params = C.topology_params(cfg)
+    topo = build(name, params)
+    timings["build_s"] = time.perf_counter() - t
+    if topo.n_endpoints < 2:
+        raise ParameterError("topology: the network needs at least 2 endpoints to simulate")
+
+    t = time.perf_counter()
+    fixed = cfg["router"]["link_latency"]
+    lay = L.build_layout(topo, **cfg["layout"])
+    cable_m = lay.cable_m
+    link_latency = np.full(topo.n_links, fixed, np.int64) if fixed > 0 else \
+        np.asarray(lay.latency, dtype=np.int64)
+    timings["layout_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    dist = distance_matrix(topo)
+    timings["distances_s"] = time.perf_counter() - t
+    ep = np.nonzero(topo.endpoints > 0)[0]
+    if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
+        raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
+
+    rsec = dict(cfg["routing"])
+    alg = rsec.pop("algorithm")
+    plan = ROUTINGS.get(alg).func(topo, dist, **rsec)
+    if plan.kernel not in ROUTING_KERNELS:
+        raise ParameterError(f"routing.algorithm: '{alg}' has no engine kernel ({plan.kernel})")
+
+    r = cfg["router"]
+    nv = r["num_vcs"] or plan.vcs_needed
+    if nv < plan.vcs_needed:
+        raise ParameterError(
+            f"router.num_vcs: routing '{alg}' needs {plan.vcs_needed} VCs on this topology "
+            f"({plan.vc_scheme}; longest path {plan.max_hops} hops), but num_vcs = {nv}")
+    vc_flits = r["buffer_flits"] // nv
+    if vc_flits < r["packet_size"]:
+        raise ParameterError(
+            f"router.buffer_flits: {r['buffer_flits']} flits over {nv} VCs gives {vc_flits} per VC, "
+            f"smaller than a packet ({r['packet_size']} flits)")
+
+    tsec = dict(cfg["traffic"])
+    pattern = tsec.pop("pattern")
+    tsec.pop("load")
+    traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
+    if traffic.active.sum() == 0:
+        raise ParameterError(f"traffic.pattern: '{pattern}' leaves no endpoint active")
+
+    rp = RouterParams(
+        num_vcs=nv, vc_flits=vc_flits, output_flits=r["output_buffer_flits"],
+        packet_size=r["packet_size"], credit_delay=r["credit_delay"],
+        routing_delay=r["routing_delay"], vc_alloc_delay=r["vc_alloc_delay"],
+        sw_alloc_delay=r["sw_alloc_delay"], st_delay=r["st_delay"],
+        speedup=max(1, int(math.floor(r["internal_speedup"]))),
+        endpoint_latency=r["endpoint_latency"])
+    return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
+                    plan=plan, traffic=traffic, rp=rp, timings=timings)
+
+
+def lookahead_of(topo, owner, link_latency) -> int:
+    """Minimum latency over links whose ends are owned by different parts (0 if none)."""
+    owner = np.asarray(owner)
+    cut = owner[topo.links[:, 0]] != owner[topo.links[:, 1]]
+    if not np.any(cut):
+        return 0
+    return int(np.asarray(link_latency)[cut].min())
+
+
+def window_for(lookahead: int, sample_period: int) -> int:
+    """Largest divisor of the sample period that does not exceed the lookahead."""
+    if lookahead <= 0 or lookahead >= sample_period:
+        return sample_period
+    for w in range(lookahead, 0, -1):
+        if sample_period % w == 0:
+            return w
+    return 1
+
+
+def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState]:
+    cfg = prep.cfg
+    topo = prep.topo
+    ep_first = topo.endpoint_offsets.astype(np.int64)
+    ep_router = topo.endpoint_router.astype(np.int32)
+    out = []
+    hist_max = cfg["measure"]["latency_hist_max"]
+    for q in parts_here:
+        ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
+                       window=window, hist_max=hist_max)
+        ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic)
+        prm = ps.prm
+        prm[cycle.PR_SEED] = cfg["measure"]["seed"]
+        prm[cycle.PR_THR] = threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
+        prm[cycle.PR_ALG] = ROUTING_KERNELS[prep.plan.kernel]
+        prm[cycle.PR_TRAFFIC] = TRAFFIC_KINDS[prep.traffic.kind]
+        prm[cycle.PR_FRAC_THR] = threshold53(prep.traffic.frac)
+        prm[cycle.PR_E] = topo.n_endpoints
+        out.append(ps)
+    return out
+
+
+class Engine:
+    """The conservative window loop over the parts of this process."""
+
+    def __init__(self, prep: Prepared, group, window: int, lookahead: int, progress=None):
+        self.prep = prep
+        self.group = group
+        self.parts = group.parts
+        self.window = window
+        self.lookahead = lookahead
+        self.progress = progress  # callable(str) or None
+
+    # ---------------------------------------------------------------- helpers
+    def _set_window(self, m0, m1):
+        for p in self.parts:
+            p.prm[cycle.PR_M0] = m0
+            p.prm[cycle.PR_M1] = m1
+
+    def _stats(self):
+        st = sum(p.arrays["st"] for p in self.parts)
+        mx = np.max(np.stack([p.arrays["st"] for p in self.parts]), axis=0)
+        total = self.group.sum(st.copy())
+        maxed = self.group.max(mx.copy())
+        for i in STAT_MAX:
+            total[i] = maxed[i]
+        return total
+
+    def _sample(self):
+        smp = sum(p.arrays["smp"] for p in self.parts).copy()
+        for p in self.parts:
+            p.arrays["smp"][:] = 0
+        return self.group.sum(smp)
+
+    def _raise_status(self, status, T):
+        algo = self.prep.cfg["routing"]["algorithm"]
+        if status == ERR_VC:
+            raise SimulationError(f"routing '{algo}' asked for a VC >= num_vcs near cycle {T}")
+        if status == ERR_ROUTE:
+            raise SimulationError(f"routing '{algo}' found no output port near cycle {T}")
+        if status == ERR_OUTBOX:
+            raise SimulationError("outbox overflow: window longer than the lookahead (engine bug)")
+        raise SimulationError(f"kernel status {status}")
+
+    # ------------------------------------------------------------------- run
+    def run(self) -> dict:
+        cfg = self.prep.cfg
+        m = cfg["measure"]
+        SP = m["sample_period"]
+        W = self.window
+        assert SP % W == 0
+        BIG = INT32_MAX
+        self._set_window(BIG, BIG)
+        T = 0
+        phase = "warmup"
+        m0 = m1 = BIG
+        prev_rate = None
+        series = []
+        saturated = False
+        reason = ""
+        wall0 = time.perf_counter()
+        last_print = wall0
+        phase_wall = {"warmup": 0.0, "measure": 0.0, "drain": 0.0}
+        t_phase = wall0
+        kernel_s = 0.0
+        exchange_s = 0.0
+        n_active = self.prep.active_endpoints
+        max_cycles = cfg["run"]["max_cycles"]
+        while True:
+            t0 = time.perf_counter()
+            for p in self.parts:
+                status = p.advance(T, T + W)
+                if status != 0:
+                    self._raise_status(status, T)
+            t1 = time.perf_counter()
+            self.group.exchange()
+            t2 = time.perf_counter()
+            kernel_s += t1 - t0
+            exchange_s += t2 - t1
+            T += W
+            if T % SP:
+                continue
+            # ----------------------------------------------- sample boundary
+            smp = self._sample()
+            st = self._stats()
+            series.append((T, int(smp[C_DELIVERED]), int(smp[C_INJECTED]), int(smp[C_CREATED]),
+                           int(smp[C_MOVES]), int(st[S_INFLIGHT])))
+            rate = smp[C_DELIVERED] / (SP * n_active)
+            now = time.perf_counter()
+            if phase == "warmup" and T >= m["warmup_cycles"]:
+                done = m["warmup"] == "fixed"
+                if not done and prev_rate is not None:
+                    done = abs(rate - prev_rate) <= m["warmup_tolerance"] * max(prev_rate, 1e-12)
+                if not done and T >= m["warmup_cycles"] + m["max_warmup_cycles"]:
+                    done = True
+                if done:
+                    phase_wall["warmup"] += now - t_phase
+                    t_phase = now
+                    phase = "measure"
+                    m0, m1 = T, T + m["measure_cycles"]
+                    self._set_window(m0, m1)
+            elif phase == "measure" and T >= m1:
+                phase_wall["measure"] += now - t_phase
+                t_phase = now
+                phase = "drain"
+            prev_rate = rate
+            finished = False
+            if phase == "drain":
+                outstanding = int(st[S_CREATED_MEAS] - st[S_DELIVERED_MEAS])
+                if outstanding == 0:
+                    finished = True
+                elif T - m1 >= m["drain_cycles"]:
+                    saturated = True
+                    reason = (f"{outstanding} measured packets not delivered within "
+                              f"drain_cycles = {m['drain_cycles']} after the window")
+                    finished = True
+            if st[S_INFLIGHT] > 0 and T - 1 - st[S_LAST_MOVE] >= m["watchdog_cycles"]:
+                self._deadlock(T, st)
+            if max_cycles and T >= max_cycles and not finished:
+                saturated = True
+                reason = reason or f"run.max_cycles = {max_cycles} reached in phase {phase}"
+                finished = True
+            if self.progress and (now - last_print > 1.0 or finished):
+                last_print = now
+                self.progress(f"cycle {T:>8d}  {phase:<7s}  accepted {rate:.4f} flits/cycle/endpoint"
+                              f"  in flight {int(st[S_INFLIGHT])}  {now - wall0:6.1f}s")
+            if finished:
+                break
+        now = time.perf_counter()
+        phase_wall[phase] += now - t_phase
+        return self._results(T, m0, m1, series, saturated, reason, phase_wall,
+                             kernel_s, exchange_s)
+
+    def _deadlock(self, T, st):
+        a_cnt = [p.arrays["ib_cnt"] for p in self.parts]
+        blocked = []
+        for p, cnt in zip(self.parts, a_cnt):
+            nz = np.nonzero(cnt)[0][:8]
+            for ivc in nz:
+                P = ivc // p.nv
+                r = int(p.router_gid[p.arrays["port_router"][P]])
+                blocked.append(f"router {r} port {int(P - p.arrays['port_off'][p.arrays['port_router'][P]])}"
+                               f" vc {int(ivc % p.nv)}")
+        algo = self.prep.cfg["routing"]["algorithm"]
+        raise SimulationError(
+            f"deadlock: no flit moved for {self.prep.cfg['measure']['watchdog_cycles']} cycles "
+            f"before cycle {T} with {int(st[S_INFLIGHT])} flits in flight (routing '{algo}', "
+            f"num_vcs {self.prep.rp.num_vcs}); blocked: {', '.join(blocked[:8])}")
+
+    # --------------------------------------------------------------- results
+    def _gather(self, name, size, index_of):
+        out = np.zeros(size, dtype=np.int64)
+        for p in self.parts:
+            idx, vals = index_of(p)
+            out[idx] += vals
+        return self.group.sum(out)
+
+    def _results(self, T, m0, m1, series, saturated, reason, phase_wall, kernel_s, exchange_s):
+        prep = self.prep
+        topo = prep.topo
+        P = prep.rp.packet_size
+        st = self._stats()
+        hist_p = self.group.sum(sum(p.arrays["hist_plat"] for p in self.parts).copy())
+        hist_n = self.group.sum(sum(p.arrays["hist_nlat"] for p in self.parts).copy())
+        hist_h = self.group.sum(sum(p.arrays["hist_hops"] for p in self.parts).copy())
+        link = self._gather("link", 2 * topo.n_links,
+                            lambda p: (p.out_channel[p.is_net], p.arrays["link_flits"][p.is_net]))
+        ep_inj = self._gather("inj", topo.n_endpoints, lambda p: (p.ep_gid, p.arrays["ep_inj"]))
+        ep_del = self._gather("del", topo.n_endpoints, lambda p: (p.ep_gid, p.arrays["ep_del"]))
+        held = int(self.group.sum(np.array([sum(p.flits_held() for p in self.parts)], np.int64))[0])
+        queued = int(self.group.sum(np.array([sum(p.source_queue_flits() for p in self.parts)],
+                                             np.int64))[0])
+        created_flits = int(st[S_CREATED_PKTS]) * P
+        delivered = int(st[S_DELIVERED_FLITS])
+        audit_ok = (created_flits == delivered + queued + held) and (held == int(st[S_INFLIGHT]))
+        if not audit_ok:
+            raise SimulationError(
+                f"conservation audit failed: created {created_flits} flits != delivered {delivered}"
+                f" + source queues {queued} + in flight {held} (kernel count {int(st[S_INFLIGHT])})")
+        M = (m1 - m0) if m1 < INT32_MAX else 0
+        n_act = prep.active_endpoints
+        n_meas = int(st[S_DELIVERED_MEAS])
+        if M == 0:
+            raise SimulationError("the run ended before the measurement window started")
+
+        def pct(hist, q):
+            tot = hist.sum()
+            if tot == 0:
+                return -1
+            return int(np.searchsorted(np.cumsum(hist), math.ceil(q * tot)))
+
+        summary = {
+            "offered_load_config": float(prep.cfg["traffic"]["load"]),
+            "offered_load": int(st[S_CREATED_WIN_FLITS]) / (M * n_act),
+            "injected_load": int(st[S_INJECTED_WIN]) / (M * n_act),
+            "accepted_load": int(st[S_DELIVERED_WIN]) / (M * n_act),
+            "measured_packets": n_meas,
+            "measured_packets_created": int(st[S_CREATED_MEAS]),
+            "packet_latency_mean": st[S_SUM_PLAT] / n_meas if n_meas else float("nan"),
+            "packet_latency_p50": pct(hist_p, 0.5),
+            "packet_latency_p99": pct(hist_p, 0.99),
+            "packet_latency_max": int(st[S_MAX_PLAT]) if n_meas else -1,
+            "network_latency_mean": st[S_SUM_NLAT] / n_meas if n_meas else float("nan"),
+            "network_latency_p50": pct(hist_n, 0.5),
+            "network_latency_p99": pct(hist_n, 0.99),
+            "network_latency_max": int(st[S_MAX_NLAT]) if n_meas else -1,
+            "hops_mean": st[S_SUM_HOPS] / n_meas if n_meas else float("nan"),
+            "saturated": bool(saturated),
+            "saturated_reason": reason,
+            "cycles": int(T),
+            "measure_start": int(m0),
+            "measure_end": int(m1),
+            "active_endpoints": n_act,
+        }
+        sums = {k: int(st[i]) for k, i in (
+            ("created_packets", S_CREATED_PKTS), ("created_measured", S_CREATED_MEAS),
+            ("injected_flits", S_INJECTED_FLITS), ("delivered_flits", S_DELIVERED_FLITS),
+            ("delivered_measured", S_DELIVERED_MEAS), ("sum_packet_latency", S_SUM_PLAT),
+            ("sum_packet_latency_sq", S_SUM_PLAT_SQ), ("sum_network_latency", S_SUM_NLAT),
+            ("sum_hops", S_SUM_HOPS))}
+        sums.update(source_queue_flits=queued, in_flight_flits=held)
+        return {
+            "summary": summary,
+            "counters": sums,
+            "hist_packet_latency": hist_p,
+            "hist_network_latency": hist_n,
+            "hist_hops": hist_h,
+            "link_flits": link,
+            "endpoint_injected": ep_inj,
+            "endpoint_delivered": ep_del,
+            "series": np.array(series, dtype=np.int64).reshape(-1, 6),
+            "timing": {"wall_warmup_s": phase_wall["warmup"], "wall_measure_s": phase_wall["measure"],
+                       "wall_drain_s": phase_wall["drain"], "kernel_s": kernel_s,
+                       "exchange_s": exchange_s, **prep.timings},
+            "window": self.window,
+            "lookahead": self.lookahead,
+        }
+
+
+def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None) -> dict:
+    """Run a resolved config in this process, optionally split into parts by ``owner``.
+
+    With ``owner`` (router -> part), every part is simulated here and the
+    outboxes are moved by hand at window boundaries: the same contract the
+    MPI run uses, without MPI.
+    """
+    from pdes.comm import LocalGroup
+    prep = prep or prepare(cfg)
+    owner = np.zeros(prep.topo.n_routers, np.int32) if owner is None else np.asarray(owner, np.int32)
+    la = lookahead_of(prep.topo, owner, prep.link_latency)
+    W = window_for(la, cfg["measure"]["sample_period"])
+    parts = make_parts(prep, owner, sorted(set(owner.tolist())), W)
+    eng = Engine(prep, LocalGroup(parts), W, la, progress=progress)
+    res = eng.run()
+    res["prepared"] = prep
+    return res
+
+
+def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None) -> dict:
+    """Run a resolved config on the ranks of ``comm`` (``None`` = this process only).
+
+    Every rank builds the same topology and tables, takes the routers that
+    :func:`partition.assign` gives it, and runs the window loop; results
+    (identical on every rank) are returned everywhere.  The partition report
+    is in ``res["partition"]``.
+    """
+    import partition as PT
+    from pdes.comm import LocalGroup, MpiGroup
+
+    size = 1 if comm is None else comm.Get_size()
+    rank = 0 if comm is None else comm.Get_rank()
+    t0 = time.perf_counter()
+    prep = prep or prepare(cfg)
+    owner = PT.assign(prep.topo, prep.link_latency, size, cfg["run"]["partition"],
+                      seed=cfg["measure"]["seed"])
+    rep = PT.report(prep.topo, owner, prep.link_latency)
+    la = lookahead_of(prep.topo, owner, prep.link_latency)
+    W = window_for(la, cfg["measure"]["sample_period"])
+    if size == 1:
+        group = LocalGroup(make_parts(prep, owner, [0], W))
+    else:
+        group = MpiGroup(comm, make_parts(prep, owner, [rank], W)[0], W, prep.rp.speedup)
+    res = Engine(prep, group, W, la, progress=progress).run()
+    res["prepared"] = prep
+    res["partition"] = rep
+    res["timing"]["total_s"] = time.perf_counter() - t0
+    return res

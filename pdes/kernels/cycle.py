@@ -1,0 +1,469 @@
+"""The cycle kernel: advance a set of routers and their endpoints over a window.
+
+One call runs cycles ``t0 .. t1-1`` for the routers this state owns.  Within
+a cycle the passes are
+
+1. credits arriving at senders (output ports and endpoints),
+2. flits arriving at input ports (from per-channel delay lines),
+3. endpoints: Bernoulli packet generation and injection of one flit,
+4. per router: route computation + VC allocation, then switch allocation,
+5. output ports: one flit per cycle onto the link (or to the endpoint).
+
+Everything a router does in cycle ``t`` reaches another router at
+``t + latency >= t + 1``, so the order in which routers are visited does not
+matter.  Flits and credits for routers owned by another state (rank) go to
+outboxes instead of local delay lines; the orchestrator moves them at the
+window boundary, and because the window is at most the smallest latency of
+a cut channel they always arrive in a later window.
+
+Pipeline timing per hop (all delays are config values, cycles):
+arrival ``a`` -> route ready ``a + routing_delay`` (VC allocation may succeed
+in that cycle) -> switch allocation from ``+ vc_alloc_delay`` -> in the output
+queue and sendable ``+ sw_alloc_delay + st_delay`` later -> next input at
+``+ link latency``.
+"""
+import numpy as np
+
+from models.jit import njit
+from pdes.kernels.layout import (
+    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_OUTBOX, ERR_ROUTE, ERR_VC, F_CTIME, F_DST,
+    F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_READY, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
+    NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
+    S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
+    S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+from pdes.kernels.rng import P_INJECT, draw53
+from pdes.kernels.routing import compute_route
+from pdes.kernels.traffic import destination
+
+# ---- indices into the int64 parameter vector ``prm``
+PR_NV = 0          # VCs per port
+PR_VCCAP = 1       # flits per input VC
+PR_OQCAP = 2       # flits per output queue
+PR_PKT = 3         # flits per packet
+PR_CD = 4          # credit delay
+PR_RD = 5          # routing delay
+PR_VAD = 6         # VC allocation delay
+PR_SAD = 7         # switch allocation delay
+PR_STD = 8         # switch traversal delay
+PR_SPEEDUP = 9     # flits per cycle per input and per output of the crossbar
+PR_ELAT = 10       # endpoint channel latency
+PR_SEED = 11
+PR_THR = 12        # 53-bit threshold of the per-cycle packet generation draw
+PR_M0 = 13         # measurement window [M0, M1) (creation / delivery cycle)
+PR_M1 = 14
+PR_HMAX = 15       # latency histogram size - 1 (last bin = overflow)
+PR_ALG = 16        # routing algorithm id
+PR_TRAFFIC = 17    # traffic kind
+PR_E = 18          # endpoints in the whole network
+PR_FOCAP = 19      # flit outbox capacity per cut channel
+PR_COCAP = 20      # credit outbox capacity per cut channel
+PR_INJECT = 21     # 1 = endpoints generate packets, 0 = no new packets
+PR_FRAC_THR = 22   # 53-bit threshold of the traffic mix draw
+NPRM = 23
+
+
+@njit
+def scratch_per_port(nv, speed):
+    """Scratch entries per router port needed by :func:`advance`."""
+    return 3 * nv + 3 * speed + 4
+
+
+@njit
+def advance(t0, t1, prm,
+            port_off, n_epp, router_gid, port_router,
+            in_lat, in_sender, in_cut,
+            out_lat, out_dest, out_cut, out_nbr, out_ep,
+            ep_gid, ep_port, ep_active,
+            ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
+            dline_off, dline_len, dline_t, dline_rec,
+            cline_off, cline_len, cline, cred,
+            ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
+            ov_owner, obuf, oq_head, oq_cnt, oq_ready,
+            rr_in, rr_out, rr_va,
+            ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq,
+            fo_rec, fo_t, fo_cnt, co_t, co_vc, co_cnt,
+            st, smp, hist_plat, hist_nlat, hist_hops, link_flits, ep_inj, ep_del,
+            scr):
+    """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``)."""
+    nv = prm[PR_NV]
+    vccap = prm[PR_VCCAP]
+    oqcap = prm[PR_OQCAP]
+    pkt = prm[PR_PKT]
+    cdel = prm[PR_CD]
+    rdel = prm[PR_RD]
+    vadel = prm[PR_VAD]
+    sadel = prm[PR_SAD]
+    stdel = prm[PR_STD]
+    speed = prm[PR_SPEEDUP]
+    elat = prm[PR_ELAT]
+    seed = prm[PR_SEED]
+    thr = prm[PR_THR]
+    m0 = prm[PR_M0]
+    m1 = prm[PR_M1]
+    hmax = prm[PR_HMAX]
+    alg = prm[PR_ALG]
+    tkind = prm[PR_TRAFFIC]
+    n_end = prm[PR_E]
+    focap = prm[PR_FOCAP]
+    cocap = prm[PR_COCAP]
+    inject = prm[PR_INJECT]
+    frac_thr = prm[PR_FRAC_THR]
+    nR = port_off.shape[0] - 1
+    nP = port_off[nR]
+    nE = ep_gid.shape[0]
+    n_hops_bins = hist_hops.shape[0]
+
+    # scratch layout (sized by the builder for the largest router, see scratch_per_port)
+    maxp = scr.shape[0] // scratch_per_port(nv, speed)
+    va_best = scr[0:maxp * nv]                  # best requester prio per (port, ovc)
+    va_who = scr[maxp * nv:2 * maxp * nv]       # its input VC
+    touched = scr[2 * maxp * nv:3 * maxp * nv]  # touched (port, ovc) slots
+    base = 3 * maxp * nv
+    req_ivc = scr[base:base + maxp * speed]               # switch requests: input VC
+    req_out = scr[base + maxp * speed:base + 2 * maxp * speed]   # ... and output port
+    bucket = scr[base + 2 * maxp * speed:base + 3 * maxp * speed]  # requests grouped by output
+    base2 = base + 3 * maxp * speed
+    out_nreq = scr[base2:base2 + maxp]
+    out_list = scr[base2 + maxp:base2 + 2 * maxp]
+    out_start = scr[base2 + 2 * maxp:base2 + 3 * maxp]
+    out_fill = scr[base2 + 3 * maxp:base2 + 4 * maxp]
+    for i in range(maxp):
+        out_nreq[i] = 0
+    for i in range(maxp * nv):
+        va_best[i] = -1
+
+    status = OK
+    for t in range(t0, t1):
+        # ---------------------------------------------------------- 1. credits
+        nS = cline_off.shape[0]
+        for s in range(nS):
+            slot = cline_off[s] + (t & (cline_len[s] - 1))
+            for vc in range(nv):
+                c = cline[slot * nv + vc]
+                if c != 0:
+                    cred[s * nv + vc] += c
+                    cline[slot * nv + vc] = 0
+        # ---------------------------------------------------------- 2. flit arrivals
+        for P in range(nP):
+            slot = dline_off[P] + (t & (dline_len[P] - 1))
+            if dline_t[slot] == t:
+                vc = dline_rec[slot, F_VC]
+                ivc = P * nv + vc
+                w = ib_head[ivc] + ib_cnt[ivc]
+                if w >= vccap:
+                    w -= vccap
+                pos = ivc * vccap + w
+                for f in range(NF):
+                    ibuf[pos, f] = dline_rec[slot, f]
+                rdy = t + rdel if ibuf[pos, F_FLIT] == 0 else t
+                ibuf[pos, F_READY] = rdy
+                if ib_cnt[ivc] == 0:
+                    iv_ready[ivc] = rdy
+                ib_cnt[ivc] += 1
+                dline_t[slot] = -1
+        # ---------------------------------------------------------- 3. endpoints
+        for e in range(nE):
+            eg = ep_gid[e]
+            if inject != 0 and ep_active[e] != 0:
+                if draw53(seed, eg, t, P_INJECT) < thr:
+                    if ep_pending[e] == 0 and ep_cur_left[e] == 0:
+                        ep_next_gen[e] = t
+                    ep_pending[e] += 1
+                    st[S_CREATED_PKTS] += 1
+                    smp[C_CREATED] += 1
+                    if t >= m0 and t < m1:
+                        st[S_CREATED_MEAS] += 1
+                        st[S_CREATED_WIN_FLITS] += pkt
+            s = nP + e
+            # injection VC: the one with the most free credits (lowest index on ties);
+            # injection-port VCs are separate from the network VCs routing assigns
+            bvc = 0
+            if ep_cur_left[e] == 0 and ep_pending[e] > 0:
+                for vc in range(1, nv):
+                    if cred[s * nv + vc] > cred[s * nv + bvc]:
+                        bvc = vc
+            if ep_cur_left[e] == 0 and ep_pending[e] > 0 and cred[s * nv + bvc] >= pkt:
+                # next packet of the source queue: its creation cycle is the
+                # next successful generation draw at or after ep_next_gen
+                c = ep_next_gen[e]
+                while draw53(seed, eg, c, P_INJECT) >= thr:
+                    c += 1
+                ep_next_gen[e] = c + 1
+                ep_pending[e] -= 1
+                d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b, frac_thr,
+                                n_end, seed, eg, c)
+                ep_cur_rec[e, F_SRC] = eg
+                ep_cur_rec[e, F_DST] = d
+                ep_cur_rec[e, F_DSTR] = ep_router[d]
+                ep_cur_rec[e, F_CTIME] = c
+                ep_cur_rec[e, F_ITIME] = t
+                ep_cur_rec[e, F_SEQ] = ep_seq[e]
+                ep_cur_rec[e, F_FLIT] = 0
+                ep_cur_rec[e, F_HOPS] = 0
+                ep_cur_rec[e, F_VC] = bvc
+                ep_cur_vc[e] = bvc
+                ep_cur_rec[e, F_MID] = -1
+                ep_cur_rec[e, F_PHASE] = 0
+                ep_cur_rec[e, F_AUX] = 0
+                ep_cur_rec[e, F_AUX2] = 0
+                ep_seq[e] += 1
+                ep_cur_left[e] = pkt
+            if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
+                P = ep_port[e]
+                arr = t + elat
+                slot = dline_off[P] + (arr & (dline_len[P] - 1))
+                for f in range(NF):
+                    dline_rec[slot, f] = ep_cur_rec[e, f]
+                dline_t[slot] = arr
+                cred[s * nv + ep_cur_vc[e]] -= 1
+                ep_cur_rec[e, F_FLIT] += 1
+                ep_cur_left[e] -= 1
+                st[S_INJECTED_FLITS] += 1
+                st[S_INFLIGHT] += 1
+                smp[C_INJECTED] += 1
+                if t >= m0 and t < m1:
+                    st[S_INJECTED_WIN] += 1
+                    ep_inj[e] += 1
+                st[S_LAST_MOVE] = t
+        # ---------------------------------------------------------- 4. routers
+        for k in range(nR):
+            plo = port_off[k]
+            phi = port_off[k + 1]
+            npk = phi - plo
+            rg = router_gid[k]
+            nepk = n_epp[k]
+            # ---- 4a. switch allocation (separable, input first, round-robin) of packets
+            #      that already hold an output VC; tails free their output VC here
+            n_req = 0
+            for P in range(plo, phi):
+                granted_in = 0
+                start = rr_in[P]
+                for j in range(nv):
+                    if granted_in >= speed:
+                        break
+                    vc = start + j
+                    if vc >= nv:
+                        vc -= nv
+                    ivc = P * nv + vc
+                    if iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0 or iv_sa_ready[ivc] > t \
+                            or iv_ready[ivc] > t:
+                        continue
+                    op = iv_out[ivc]
+                    if op - plo >= nepk and cred[op * nv + iv_ovc[ivc]] < 1:
+                        continue
+                    req_ivc[n_req] = ivc
+                    req_out[n_req] = op
+                    n_req += 1
+                    granted_in += 1
+            n_out = 0
+            for j in range(n_req):
+                lo = req_out[j] - plo
+                if out_nreq[lo] == 0:
+                    out_list[n_out] = lo
+                    n_out += 1
+                out_nreq[lo] += 1
+            acc = 0
+            for i in range(n_out):
+                lo = out_list[i]
+                out_start[lo] = acc
+                out_fill[lo] = 0
+                acc += out_nreq[lo]
+            for j in range(n_req):
+                lo = req_out[j] - plo
+                bucket[out_start[lo] + out_fill[lo]] = j
+                out_fill[lo] += 1
+            for i in range(n_out):
+                lo = out_list[i]
+                op = plo + lo
+                room = oqcap - oq_cnt[op]
+                grants = speed if speed < room else room
+                last_in = -1
+                b0 = out_start[lo]
+                nb = out_nreq[lo]
+                while grants > 0:
+                    best = -1
+                    bestp = npk + 1
+                    for jj in range(b0, b0 + nb):
+                        j = bucket[jj]
+                        if req_out[j] < 0:
+                            continue
+                        pin = req_ivc[j] // nv - plo
+                        prio = pin - rr_out[op]
+                        if prio < 0:
+                            prio += npk
+                        if prio < bestp:
+                            bestp = prio
+                            best = j
+                    if best < 0:
+                        break
+                    ivc = req_ivc[best]
+                    req_out[best] = -1
+                    grants -= 1
+                    # ---- move the front flit of ivc into the output queue
+                    P = ivc // nv
+                    vc = ivc - P * nv
+                    pos = ivc * vccap + ib_head[ivc]
+                    ovc = iv_ovc[ivc]
+                    w = oq_head[op] + oq_cnt[op]
+                    if w >= oqcap:
+                        w -= oqcap
+                    qpos = op * oqcap + w
+                    for f in range(NF):
+                        obuf[qpos, f] = ibuf[pos, f]
+                    obuf[qpos, F_READY] = t + sadel + stdel
+                    obuf[qpos, F_VC] = ovc
+                    if oq_cnt[op] == 0:
+                        oq_ready[op] = t + sadel + stdel
+                    oq_cnt[op] += 1
+                    tail = ibuf[pos, F_FLIT] == pkt - 1
+                    ib_cnt[ivc] -= 1
+                    if ib_cnt[ivc] == 0:
+                        ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
+                    else:
+                        ib_head[ivc] += 1
+                        if ib_head[ivc] == vccap:
+                            ib_head[ivc] = 0
+                        iv_ready[ivc] = ibuf[ivc * vccap + ib_head[ivc], F_READY]
+                    if lo >= nepk:
+                        cred[op * nv + ovc] -= 1
+                    # credit back to the sender of input port P
+                    s = in_sender[P]
+                    carr = t + cdel + in_lat[P]
+                    if s >= 0:
+                        cslot = cline_off[s] + (carr & (cline_len[s] - 1))
+                        cline[cslot * nv + vc] += 1
+                    else:
+                        cc = in_cut[P]
+                        n = co_cnt[cc]
+                        if n >= cocap:
+                            return ERR_OUTBOX
+                        co_t[cc * cocap + n] = carr
+                        co_vc[cc * cocap + n] = vc
+                        co_cnt[cc] = n + 1
+                    if tail:
+                        ov_owner[op * nv + ovc] = -1
+                        iv_alloc[ivc] = 0
+                        iv_out[ivc] = -1
+                    rr_in[P] = vc + 1 if vc + 1 < nv else 0
+                    last_in = P - plo
+                    smp[C_MOVES] += 1
+                    st[S_LAST_MOVE] = t
+                if last_in >= 0:
+                    rr_out[op] = last_in + 1 if last_in + 1 < npk else 0
+                out_nreq[lo] = 0
+            # ---- 4b. route computation and VC allocation for the next cycles (after the
+            #      switch, so an output VC freed by a tail this cycle can be re-used)
+            n_touched = 0
+            n_ivc = npk * nv
+            for P in range(plo, phi):
+                for vc in range(nv):
+                    ivc = P * nv + vc
+                    if ib_cnt[ivc] == 0 or iv_alloc[ivc] != 0 or iv_ready[ivc] > t:
+                        continue
+                    if iv_out[ivc] < 0:
+                        pos = ivc * vccap + ib_head[ivc]
+                        op, ovc = compute_route(alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST],
+                                                ibuf[pos, F_SRC], ibuf[pos, F_SEQ], ibuf[pos, F_HOPS],
+                                                plo, nepk, phi, ep_first, out_nbr, dist, seed)
+                        if op < 0:
+                            return ERR_ROUTE
+                        if ovc >= nv:
+                            return ERR_VC
+                        iv_out[ivc] = op
+                        iv_ovc[ivc] = ovc
+                    op = iv_out[ivc]
+                    ovc = iv_ovc[ivc]
+                    o = op * nv + ovc
+                    if ov_owner[o] >= 0:
+                        continue
+                    if op - plo >= nepk and cred[op * nv + ovc] < pkt:
+                        continue
+                    loc = (op - plo) * nv + ovc
+                    me = (P - plo) * nv + vc
+                    prio = me - rr_va[o]
+                    if prio < 0:
+                        prio += n_ivc
+                    if va_best[loc] < 0:
+                        touched[n_touched] = loc
+                        n_touched += 1
+                        va_best[loc] = prio
+                        va_who[loc] = ivc
+                    elif prio < va_best[loc]:
+                        va_best[loc] = prio
+                        va_who[loc] = ivc
+            for i in range(n_touched):
+                loc = touched[i]
+                w = va_who[loc]
+                o = plo * nv + loc
+                ov_owner[o] = w
+                iv_alloc[w] = 1
+                iv_sa_ready[w] = t + vadel
+                nxt = w - plo * nv + 1
+                rr_va[o] = nxt if nxt < n_ivc else 0
+                va_best[loc] = -1
+        # ---------------------------------------------------------- 5. outputs
+        for P in range(nP):
+            if oq_cnt[P] == 0 or oq_ready[P] > t:
+                continue
+            qpos = P * oqcap + oq_head[P]
+            oq_cnt[P] -= 1
+            if oq_cnt[P] == 0:
+                oq_head[P] = 0
+            else:
+                oq_head[P] += 1
+                if oq_head[P] == oqcap:
+                    oq_head[P] = 0
+                oq_ready[P] = obuf[P * oqcap + oq_head[P], F_READY]
+            smp[C_MOVES] += 1
+            st[S_LAST_MOVE] = t
+            e = out_ep[P]
+            if e >= 0:
+                # ejection: delivered after the endpoint channel latency
+                td = t + elat
+                st[S_DELIVERED_FLITS] += 1
+                st[S_INFLIGHT] -= 1
+                smp[C_DELIVERED] += 1
+                if td >= m0 and td < m1:
+                    st[S_DELIVERED_WIN] += 1
+                    ep_del[e] += 1
+                if obuf[qpos, F_FLIT] == pkt - 1:
+                    ct = obuf[qpos, F_CTIME]
+                    if ct >= m0 and ct < m1:
+                        plat = td - ct
+                        nlat = td - obuf[qpos, F_ITIME]
+                        hops = obuf[qpos, F_HOPS]
+                        st[S_DELIVERED_MEAS] += 1
+                        st[S_SUM_PLAT] += plat
+                        st[S_SUM_PLAT_SQ] += plat * plat
+                        st[S_SUM_NLAT] += nlat
+                        st[S_SUM_HOPS] += hops
+                        if plat > st[S_MAX_PLAT]:
+                            st[S_MAX_PLAT] = plat
+                        if nlat > st[S_MAX_NLAT]:
+                            st[S_MAX_NLAT] = nlat
+                        hist_plat[plat if plat < hmax else hmax] += 1
+                        hist_nlat[nlat if nlat < hmax else hmax] += 1
+                        hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
+                continue
+            # network link
+            obuf[qpos, F_HOPS] += 1
+            arr = t + out_lat[P]
+            if t >= m0 and t < m1:
+                link_flits[P] += 1
+            D = out_dest[P]
+            if D >= 0:
+                slot = dline_off[D] + (arr & (dline_len[D] - 1))
+                for f in range(NF):
+                    dline_rec[slot, f] = obuf[qpos, f]
+                dline_t[slot] = arr
+            else:
+                cc = out_cut[P]
+                n = fo_cnt[cc]
+                if n >= focap:
+                    return ERR_OUTBOX
+                row = cc * focap + n
+                for f in range(NF):
+                    fo_rec[row, f] = obuf[qpos, f]
+                fo_t[row] = arr
+                fo_cnt[cc] = n + 1
+    return status

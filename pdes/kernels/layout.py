@@ -1,0 +1,57 @@
+"""Field indices of flit records and of the integer statistics vector.
+
+A flit travels as a fixed-width ``int32`` record (``NF`` fields); a packet
+that crosses ranks travels as its records, so nothing about a flit lives
+outside its record, the buffer that holds it, and the VC state of that
+buffer.
+"""
+
+# ---- flit record fields
+F_SRC = 0      # source endpoint (global id)
+F_DST = 1      # destination endpoint (global id)
+F_DSTR = 2     # destination router (global id)
+F_CTIME = 3    # creation cycle of the packet
+F_ITIME = 4    # cycle the head flit left the source queue (network entry)
+F_SEQ = 5      # per-source packet sequence number: packet id = (F_SRC, F_SEQ)
+F_FLIT = 6     # flit index inside the packet (tail = packet_size - 1)
+F_HOPS = 7     # router-to-router links traversed so far
+F_VC = 8       # VC of the channel the flit travels on / sits in
+F_MID = 9      # routing: intermediate router (-1 = none)
+F_PHASE = 10   # routing: phase (0 = towards F_MID or destination, 1 = towards destination)
+F_READY = 11   # cycle from which the flit may take part in its next pipeline stage
+F_AUX = 12     # routing: algorithm-specific (e.g. layer, VC class)
+F_AUX2 = 13    # routing: algorithm-specific
+NF = 14
+
+# ---- statistics vector (int64), rank-local, reduced by summation (max for S_MAX*)
+S_CREATED_PKTS = 0        # packets created (whole run)
+S_CREATED_MEAS = 1        # packets created inside the measurement window
+S_INJECTED_FLITS = 2      # flits that left source queues (whole run)
+S_INJECTED_WIN = 3        # ... with injection cycle inside the window
+S_DELIVERED_FLITS = 4     # flits delivered (whole run)
+S_DELIVERED_WIN = 5       # ... with delivery cycle inside the window
+S_DELIVERED_MEAS = 6      # measured packets delivered (tail arrived)
+S_SUM_PLAT = 7            # sum of packet latency of measured packets (cycles)
+S_SUM_NLAT = 8            # sum of network latency of measured packets
+S_SUM_HOPS = 9            # sum of router-to-router hops of measured packets
+S_MAX_PLAT = 10           # max packet latency (reduced with max)
+S_MAX_NLAT = 11           # max network latency (reduced with max)
+S_LAST_MOVE = 12          # last cycle any flit moved (reduced with max)
+S_INFLIGHT = 13           # flits injected minus delivered on this rank (sums to the global count)
+S_CREATED_WIN_FLITS = 14  # flits of packets created inside the window (offered load)
+S_SUM_PLAT_SQ = 15        # sum of squared packet latency (for the standard deviation)
+NSTAT = 16
+STAT_MAX = (S_MAX_PLAT, S_MAX_NLAT, S_LAST_MOVE)
+
+# ---- per-sample counters (int64), reset by the orchestrator every sample
+C_DELIVERED = 0   # flits delivered in the sample
+C_INJECTED = 1    # flits injected in the sample
+C_CREATED = 2     # packets created in the sample
+C_MOVES = 3       # flit movements (switch traversals + link sends)
+NSAMPLE = 4
+
+# ---- kernel status codes
+OK = 0
+ERR_VC = 1          # routing asked for a VC >= num_vcs
+ERR_OUTBOX = 2      # outbox overflow (engine bug: window longer than lookahead)
+ERR_ROUTE = 3       # routing found no output port (disconnected destination)

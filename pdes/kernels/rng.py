@@ -1,0 +1,63 @@
+"""Counter-based random numbers: every draw is a pure function of its key.
+
+A draw is ``hash(seed, entity, counter, purpose)`` with the splitmix64
+finaliser, so it does not depend on the order in which routers are visited,
+on the rank that owns the entity, or on how many draws happened before.
+``entity`` is a global id (endpoint or packet source), ``counter`` a cycle or
+sequence number, ``purpose`` a small constant naming what the draw is for.
+"""
+import numpy as np
+
+from models.jit import njit
+
+# purposes (keep distinct; add new ones at the end)
+P_INJECT = 1        # Bernoulli injection decision (entity = endpoint, counter = cycle)
+P_DEST = 2          # traffic destination (entity = endpoint, counter = creation cycle)
+P_ROUTE = 3         # routing choice; counter = packet sequence, purpose + 64 * hop
+P_MID = 4           # intermediate router choice (Valiant/UGAL)
+P_TRAFFIC_AUX = 5   # second draw of a traffic pattern
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_G = np.uint64(0x9E3779B97F4A7C15)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+
+
+@njit
+def mix64(x):
+    """splitmix64 finaliser (bijective on uint64)."""
+    x = np.uint64(x)
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+@njit
+def hash4(seed, entity, counter, purpose):
+    """64-bit hash of the four key parts (each an integer >= 0)."""
+    x = mix64(np.uint64(seed) * _G + np.uint64(purpose))
+    x = mix64(x ^ (np.uint64(entity) * _M1))
+    x = mix64(x ^ (np.uint64(counter) * _M2 + _G))
+    return x
+
+
+@njit
+def draw53(seed, entity, counter, purpose):
+    """Uniform integer in [0, 2**53) (compare with a precomputed threshold)."""
+    return np.int64(hash4(seed, entity, counter, purpose) >> _S11)
+
+
+@njit
+def below(n, seed, entity, counter, purpose):
+    """Uniform integer in [0, n) for 1 <= n < 2**31 (multiply-shift, exact integers)."""
+    h = hash4(seed, entity, counter, purpose) >> np.uint64(32)
+    return np.int64((h * np.uint64(n)) >> np.uint64(32))
+
+
+def threshold53(prob: float) -> int:
+    """Integer threshold t with P(draw53 < t) = prob (to 2**-53)."""
+    prob = min(max(float(prob), 0.0), 1.0)
+    return int(round(prob * (1 << 53)))

@@ -1,0 +1,69 @@
+"""Destination of a new packet: a pure function of (seed, source, creation cycle).
+
+Kinds (chosen by the traffic plans of ``models.traffic``):
+
+* ``TR_UNIFORM``    -- uniform over all other endpoints;
+* ``TR_TABLE``      -- a fixed destination per source (permutations, shifts,
+  bit patterns, worst cases); sources whose entry is -1 do not inject;
+* ``TR_TWO_CHOICE`` -- ``table[src]`` or ``table2[src]``, each with
+  probability 1/2 (000 Sec. V-B shift traffic);
+* ``TR_MIX``        -- with probability ``frac`` uniform over ``set_b``
+  (e.g. I/O endpoints), otherwise uniform over ``set_a`` (e.g. compute
+  endpoints); the source itself is never drawn when the set has another
+  member (004 Sec. 5 blended/hotspot traffic, uniform on a subset).
+"""
+import numpy as np
+
+from models.jit import njit
+from pdes.kernels.rng import P_DEST, P_TRAFFIC_AUX, below, draw53
+
+TR_UNIFORM = 0
+TR_TABLE = 1
+TR_TWO_CHOICE = 2
+TR_MIX = 3
+
+KINDS = {"uniform": TR_UNIFORM, "table": TR_TABLE, "two_choice": TR_TWO_CHOICE, "mix": TR_MIX}
+
+
+@njit
+def _uniform_in(members, seed, src, ctime):
+    n = members.shape[0]
+    if n == 1:
+        return members[0]
+    # at most one member equals src: draw among the others by skipping it
+    k = below(n - 1, seed, src, ctime, P_DEST)
+    d = members[k]
+    lo = 0      # position of src in the sorted members (binary search)
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if members[mid] < src:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < n and members[lo] == src:
+        if k >= lo:
+            d = members[k + 1]
+    else:  # src is not a member: draw among all n
+        d = members[below(n, seed, src, ctime, P_DEST)]
+    return d
+
+
+@njit
+def destination(kind, table, table2, set_a, set_b, frac_thr, n_endpoints, seed, src, ctime):
+    """Destination endpoint of the packet created at ``src`` in cycle ``ctime``."""
+    if kind == TR_UNIFORM:
+        d = below(n_endpoints - 1, seed, src, ctime, P_DEST)
+        if d >= src:
+            d += 1
+        return d
+    if kind == TR_TABLE:
+        return table[src]
+    if kind == TR_TWO_CHOICE:
+        if draw53(seed, src, ctime, P_TRAFFIC_AUX) < (np.int64(1) << np.int64(52)):
+            return table[src]
+        return table2[src]
+    # TR_MIX
+    if set_b.shape[0] > 0 and draw53(seed, src, ctime, P_TRAFFIC_AUX) < frac_thr:
+        return _uniform_in(set_b, seed, src, ctime)
+    return _uniform_in(set_a, seed, src, ctime)

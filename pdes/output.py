@@ -1,0 +1,104 @@
+"""HDF5 result files (schema in the README, "Output").
+
+Written by one process to ``<name>.tmp-<pid>`` and renamed when complete, so
+a file with the final name is always whole.  Everything that depends on the
+wall clock or on the rank count (timings, window, lookahead, partition) lives
+under ``/run``; all other groups and attributes are identical for the same
+config on any number of ranks.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+FORMAT = "pdes-results"
+FORMAT_VERSION = 1
+
+SERIES_COLUMNS = ("cycle", "delivered_flits", "injected_flits", "created_packets", "moves",
+                  "in_flight_flits")
+
+
+def write_results(path: str, res: dict, cfg_toml: str, *, nranks: int, partition: dict | None,
+                  version: str) -> None:
+    import h5py
+    tmp = f"{path}.tmp-{os.getpid()}"
+    prep = res["prepared"]
+    topo = prep.topo
+    try:
+        with h5py.File(tmp, "w") as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["format_version"] = FORMAT_VERSION
+            f.attrs["pdes_version"] = version
+            f.attrs["config_toml"] = cfg_toml
+            f.attrs["seed"] = int(prep.cfg["measure"]["seed"])
+            f.attrs["num_vcs"] = int(prep.rp.num_vcs)
+            f.attrs["routing_vc_scheme"] = prep.plan.vc_scheme
+            f.attrs["routing_max_hops"] = int(prep.plan.max_hops)
+            f.attrs["traffic"] = prep.traffic.description
+            f.attrs["topology_params"] = json.dumps(_jsonable(topo.params), sort_keys=True)
+            s = f.create_group("summary")
+            for k, v in res["summary"].items():
+                s.create_dataset(k, data=v)
+            c = f.create_group("counters")
+            for k, v in res["counters"].items():
+                c.create_dataset(k, data=np.int64(v))
+            h = f.create_group("hist")
+            h.create_dataset("packet_latency", data=res["hist_packet_latency"])
+            h.create_dataset("network_latency", data=res["hist_network_latency"])
+            h.create_dataset("hops", data=res["hist_hops"])
+            ln = f.create_group("links")
+            ln.create_dataset("routers", data=topo.links.astype(np.int32))
+            ln.create_dataset("latency_cycles", data=np.asarray(prep.link_latency, np.int64))
+            if prep.cable_m is not None:
+                ln.create_dataset("cable_m", data=np.asarray(prep.cable_m, np.float64))
+            ln.create_dataset("link_class", data=topo.link_class)
+            ln.attrs["link_class_names"] = json.dumps(list(topo.link_class_names))
+            if prep.cfg["output"]["per_link"]:
+                ln.create_dataset("channel_flits", data=res["link_flits"])
+            ep = f.create_group("endpoints")
+            ep.create_dataset("router", data=topo.endpoint_router)
+            if prep.cfg["output"]["per_endpoint"]:
+                ep.create_dataset("injected_flits", data=res["endpoint_injected"])
+                ep.create_dataset("delivered_flits", data=res["endpoint_delivered"])
+            sr = f.create_group("series")
+            sr.attrs["sample_period"] = int(prep.cfg["measure"]["sample_period"])
+            for i, name in enumerate(SERIES_COLUMNS):
+                sr.create_dataset(name, data=res["series"][:, i])
+            rt = f.create_group("routers")
+            rt.create_dataset("endpoints", data=topo.endpoints)
+            rt.create_dataset("group", data=topo.group)
+            tm = f.create_group("run")
+            for k, v in res["timing"].items():
+                tm.attrs[k] = float(v)
+            tm.attrs["nranks"] = int(nranks)
+            tm.attrs["window"] = int(res["window"])
+            tm.attrs["lookahead"] = int(res["lookahead"])
+            if partition is not None:
+                pg = tm.create_group("partition")
+                for k, v in partition.items():
+                    if isinstance(v, np.ndarray):
+                        pg.create_dataset(k, data=v)
+                    else:
+                        pg.attrs[k] = v
+            f.attrs["complete"] = True
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return obj

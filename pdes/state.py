@@ -1,0 +1,317 @@
+"""Flat-array state of one partition (the routers one rank owns).
+
+:class:`PartState` builds, from the global topology and an owner array,
+everything :func:`pdes.kernels.cycle.advance` needs: local port numbering,
+delay lines for incoming channels, credit lines for senders, VC buffers,
+output queues, endpoint source queues, outboxes for cut channels and
+integer statistics.  Nothing here depends on how many partitions exist
+except which channels are cut.
+
+Local numbering: routers in increasing global id; on each router its
+endpoint ports, then its network ports in neighbour order (the topology's
+CSR order).  Senders (owners of credit counters) are local ports
+``0..nP-1`` followed by local endpoints ``nP..nP+nE-1``.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.jit import njit
+from pdes.kernels import cycle
+from pdes.kernels.layout import NF, NSAMPLE, NSTAT
+
+
+def next_pow2(x: np.ndarray) -> np.ndarray:
+    x = np.maximum(np.asarray(x, dtype=np.int64), 1)
+    return (1 << np.ceil(np.log2(x)).astype(np.int64)).astype(np.int64)
+
+
+@dataclass
+class RouterParams:
+    """Integer router/endpoint parameters (cycles, flits) used by the kernel."""
+
+    num_vcs: int
+    vc_flits: int
+    output_flits: int
+    packet_size: int
+    credit_delay: int
+    routing_delay: int
+    vc_alloc_delay: int
+    sw_alloc_delay: int
+    st_delay: int
+    speedup: int
+    endpoint_latency: int
+
+
+@njit
+def insert_flits(dest_port, arr_t, recs, dline_off, dline_len, dline_t, dline_rec):
+    """Put received flits into the delay lines of their local input ports."""
+    nf = recs.shape[1]
+    for i in range(dest_port.shape[0]):
+        P = dest_port[i]
+        a = arr_t[i]
+        slot = dline_off[P] + (a & (dline_len[P] - 1))
+        for f in range(nf):
+            dline_rec[slot, f] = recs[i, f]
+        dline_t[slot] = a
+
+
+@njit
+def insert_credits(sender, arr_t, vcs, nv, cline_off, cline_len, cline):
+    """Put received credits into the credit lines of their local senders."""
+    for i in range(sender.shape[0]):
+        s = sender[i]
+        a = arr_t[i]
+        slot = cline_off[s] + (a & (cline_len[s] - 1))
+        cline[slot * nv + vcs[i]] += 1
+
+
+_ADVANCE_ARGS = list(inspect.signature(cycle.advance.py_func).parameters)[3:]
+
+
+class PartState:
+    """State of the routers with ``owner == part``."""
+
+    def __init__(self, topo, link_latency, owner, part, rp: RouterParams, *, ep_active,
+                 window: int, hist_max: int, n_hop_bins: int = 64):
+        R = topo.n_routers
+        owner = np.asarray(owner, dtype=np.int32)
+        self.part = int(part)
+        self.nv = nv = rp.num_vcs
+        self.rp = rp
+        loc = np.nonzero(owner == part)[0].astype(np.int64)
+        nR = loc.size
+        self.router_gid = loc.astype(np.int32)
+        p = topo.endpoints[loc].astype(np.int64)
+        deg = topo.degree[loc].astype(np.int64)
+        nports = p + deg
+        port_off = np.zeros(nR + 1, dtype=np.int64)
+        np.cumsum(nports, out=port_off[1:])
+        nP = int(port_off[-1])
+        port_router = np.repeat(np.arange(nR, dtype=np.int64), nports)
+        idx = np.arange(nP, dtype=np.int64) - port_off[port_router]
+        is_ep = idx < p[port_router]
+        is_net = ~is_ep
+
+        # --- endpoints (local order: by router, then endpoint index)
+        ep_first_r = topo.endpoint_offsets[loc]
+        ep_gid = (np.repeat(ep_first_r, p) + (np.arange(int(p.sum())) -
+                                              np.repeat(np.cumsum(p) - p, p))).astype(np.int64)
+        nE = ep_gid.size
+        ep_port = np.nonzero(is_ep)[0].astype(np.int64)  # endpoint ports are in the same order
+        self.ep_gid = ep_gid
+
+        # --- network ports: CSR index in the global topology
+        csr = np.full(nP, -1, dtype=np.int64)
+        csr[is_net] = topo.port_offsets[loc][port_router[is_net]] + (idx[is_net] - p[port_router[is_net]])
+        csr2local = np.full(2 * topo.n_links, -1, dtype=np.int64)
+        csr2local[csr[is_net]] = np.nonzero(is_net)[0]
+        out_nbr = np.full(nP, -1, dtype=np.int32)
+        out_nbr[is_net] = topo.port_neighbor[csr[is_net]]
+        out_ch = np.full(nP, -1, dtype=np.int64)
+        out_ch[is_net] = topo.port_out_channel[csr[is_net]]
+        lat = np.asarray(link_latency, dtype=np.int64)
+        elat = rp.endpoint_latency
+        out_lat = np.zeros(nP, dtype=np.int64)
+        out_lat[is_net] = lat[out_ch[is_net] // 2]
+        in_lat = np.full(nP, elat, dtype=np.int64)
+        in_lat[is_net] = out_lat[is_net]
+        peer = np.full(nP, -1, dtype=np.int64)
+        peer[is_net] = topo.port_peer[csr[is_net]]
+        peer_local = np.full(nP, -1, dtype=np.int64)
+        peer_local[is_net] = csr2local[peer[is_net]]
+        remote = is_net & (peer_local < 0)
+
+        out_dest = np.where(is_net, peer_local, -1).astype(np.int64)
+        in_sender = np.where(is_net, peer_local, -1).astype(np.int64)
+        in_sender[ep_port] = nP + np.arange(nE)
+        out_ep = np.full(nP, -1, dtype=np.int64)
+        out_ep[ep_port] = np.arange(nE)
+
+        # cut channels: outgoing (this part sends) and incoming (credits go back)
+        cut_ports = np.nonzero(remote)[0]
+        nC = cut_ports.size
+        out_cut = np.full(nP, -1, dtype=np.int64)
+        out_cut[cut_ports] = np.arange(nC)
+        in_cut = np.full(nP, -1, dtype=np.int64)
+        in_cut[cut_ports] = np.arange(nC)
+        self.cut_ports = cut_ports
+        self.cut_out_channel = out_ch[cut_ports]            # flits leave on these channels
+        self.cut_in_channel = out_ch[cut_ports] ^ 1         # flits arrive on these (credits go back)
+        self.cut_peer_part = owner[out_nbr[cut_ports]] if nC else np.zeros(0, np.int32)
+        self.cut_latency = out_lat[cut_ports]
+        # global channel -> local receiving port / local sending port (for received data)
+        self.chan_in_port = {}   # filled lazily as arrays below
+        n_ch = 2 * topo.n_links
+        self.in_port_of_channel = np.full(n_ch, -1, dtype=np.int64)
+        self.in_port_of_channel[out_ch[is_net] ^ 1] = np.nonzero(is_net)[0]
+        self.out_port_of_channel = np.full(n_ch, -1, dtype=np.int64)
+        self.out_port_of_channel[out_ch[is_net]] = np.nonzero(is_net)[0]
+        self.out_channel = out_ch
+
+        # --- delay lines (per input port) and credit lines (per sender)
+        dline_len = next_pow2(in_lat + 1)
+        dline_off = np.zeros(nP, dtype=np.int64)
+        if nP:
+            dline_off[1:] = np.cumsum(dline_len)[:-1]
+        nD = int(dline_len.sum())
+        c_lat = np.concatenate([np.where(is_net, out_lat, 0) + rp.credit_delay,
+                                np.full(nE, rp.credit_delay + elat, dtype=np.int64)])
+        cline_len = next_pow2(c_lat + 1)
+        cline_off = np.zeros(nP + nE, dtype=np.int64)
+        if nP + nE:
+            cline_off[1:] = np.cumsum(cline_len)[:-1]
+        nCl = int(cline_len.sum())
+        cred = np.zeros((nP + nE) * nv, dtype=np.int32)
+        cred.reshape(-1, nv)[:nP][is_net] = rp.vc_flits
+        cred.reshape(-1, nv)[nP:, :] = rp.vc_flits   # endpoints inject into any VC
+
+        S = rp.speedup
+        maxp = int(nports.max()) if nR else 1
+        self.window = int(window)
+        focap = max(self.window, 1)
+        cocap = max(self.window * S, 1)
+        prm = np.zeros(cycle.NPRM, dtype=np.int64)
+        prm[cycle.PR_NV] = nv
+        prm[cycle.PR_VCCAP] = rp.vc_flits
+        prm[cycle.PR_OQCAP] = rp.output_flits
+        prm[cycle.PR_PKT] = rp.packet_size
+        prm[cycle.PR_CD] = rp.credit_delay
+        prm[cycle.PR_RD] = rp.routing_delay
+        prm[cycle.PR_VAD] = rp.vc_alloc_delay
+        prm[cycle.PR_SAD] = rp.sw_alloc_delay
+        prm[cycle.PR_STD] = rp.st_delay
+        prm[cycle.PR_SPEEDUP] = S
+        prm[cycle.PR_ELAT] = elat
+        prm[cycle.PR_HMAX] = hist_max
+        prm[cycle.PR_FOCAP] = focap
+        prm[cycle.PR_COCAP] = cocap
+        prm[cycle.PR_INJECT] = 1
+        prm[cycle.PR_M0] = np.iinfo(np.int32).max
+        prm[cycle.PR_M1] = np.iinfo(np.int32).max
+        self.prm = prm
+
+        i32 = np.int32
+        a = self.arrays = {}
+        a.update(
+            port_off=port_off, n_epp=p.astype(np.int64), router_gid=self.router_gid,
+            port_router=port_router,
+            in_lat=in_lat, in_sender=in_sender, in_cut=in_cut,
+            out_lat=out_lat, out_dest=out_dest, out_cut=out_cut, out_nbr=out_nbr, out_ep=out_ep,
+            ep_gid=ep_gid, ep_port=ep_port,
+            ep_active=np.asarray(ep_active, dtype=np.int8)[ep_gid] if nE else np.zeros(0, np.int8),
+            dline_off=dline_off, dline_len=dline_len, dline_t=np.full(nD, -1, dtype=i32),
+            dline_rec=np.zeros((nD, NF), dtype=i32),
+            cline_off=cline_off, cline_len=cline_len, cline=np.zeros(nCl * nv, dtype=i32),
+            cred=cred,
+            ibuf=np.zeros((nP * nv * rp.vc_flits, NF), dtype=i32),
+            ib_head=np.zeros(nP * nv, dtype=i32), ib_cnt=np.zeros(nP * nv, dtype=i32),
+            iv_ready=np.zeros(nP * nv, dtype=np.int64),
+            iv_out=np.full(nP * nv, -1, dtype=np.int64), iv_ovc=np.zeros(nP * nv, dtype=np.int64),
+            iv_alloc=np.zeros(nP * nv, dtype=np.int8), iv_sa_ready=np.zeros(nP * nv, dtype=np.int64),
+            ov_owner=np.full(nP * nv, -1, dtype=np.int64),
+            obuf=np.zeros((nP * rp.output_flits, NF), dtype=i32),
+            oq_head=np.zeros(nP, dtype=i32), oq_cnt=np.zeros(nP, dtype=i32),
+            oq_ready=np.zeros(nP, dtype=np.int64),
+            rr_in=np.zeros(nP, dtype=np.int64), rr_out=np.zeros(nP, dtype=np.int64),
+            rr_va=np.zeros(nP * nv, dtype=np.int64),
+            ep_pending=np.zeros(nE, dtype=np.int64), ep_next_gen=np.zeros(nE, dtype=np.int64),
+            ep_cur_left=np.zeros(nE, dtype=np.int64), ep_cur_vc=np.zeros(nE, dtype=np.int64),
+            ep_cur_rec=np.zeros((nE, NF), dtype=i32),
+            ep_seq=np.zeros(nE, dtype=np.int64),
+            fo_rec=np.zeros((nC * focap, NF), dtype=i32), fo_t=np.zeros(nC * focap, dtype=np.int64),
+            fo_cnt=np.zeros(nC, dtype=np.int64),
+            co_t=np.zeros(nC * cocap, dtype=np.int64), co_vc=np.zeros(nC * cocap, dtype=np.int64),
+            co_cnt=np.zeros(nC, dtype=np.int64),
+            st=np.zeros(NSTAT, dtype=np.int64), smp=np.zeros(NSAMPLE, dtype=np.int64),
+            hist_plat=np.zeros(hist_max + 1, dtype=np.int64),
+            hist_nlat=np.zeros(hist_max + 1, dtype=np.int64),
+            hist_hops=np.zeros(n_hop_bins, dtype=np.int64),
+            link_flits=np.zeros(nP, dtype=np.int64),
+            ep_inj=np.zeros(nE, dtype=np.int64), ep_del=np.zeros(nE, dtype=np.int64),
+            scr=np.zeros(maxp * int(cycle.scratch_per_port(nv, S)), dtype=np.int64),
+        )
+        a["st"][cycle_last_move_index()] = -1
+        self.nP, self.nE, self.nR, self.nC = nP, nE, nR, nC
+        self.is_net = is_net
+
+    # ------------------------------------------------------------------ kernel
+    def bind_globals(self, *, ep_first, ep_router, dist, traffic):
+        """Global read-only tables shared by every partition."""
+        E = ep_router.shape[0]
+
+        def arr(x, n):
+            return np.zeros(n, np.int32) if x is None else np.ascontiguousarray(x, dtype=np.int32)
+        self.arrays.update(ep_first=ep_first, ep_router=ep_router, dist=dist,
+                           dest_table=arr(traffic.table, E), dest_table2=arr(traffic.table2, E),
+                           dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0))
+        self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
+
+    def advance(self, t0: int, t1: int) -> int:
+        return int(cycle.advance(np.int64(t0), np.int64(t1), self.prm, *self._args))
+
+    # ---------------------------------------------------------------- outboxes
+    def take_outbox(self):
+        """Flits and credits that left this part in the last window, then clear.
+
+        Returns ``(flit_channel, flit_arrival, flit_records, credit_channel,
+        credit_arrival, credit_vc, flit_peer, credit_peer)``; channels are
+        global ids of the direction the *flit* travels.
+        """
+        a = self.arrays
+        fo_cnt, co_cnt = a["fo_cnt"], a["co_cnt"]
+        focap, cocap = int(self.prm[cycle.PR_FOCAP]), int(self.prm[cycle.PR_COCAP])
+        rows_f = _rows(fo_cnt, focap)
+        rows_c = _rows(co_cnt, cocap)
+        cut_f = np.repeat(np.arange(self.nC), fo_cnt)
+        cut_c = np.repeat(np.arange(self.nC), co_cnt)
+        out = (self.cut_out_channel[cut_f], a["fo_t"][rows_f], a["fo_rec"][rows_f],
+               self.cut_in_channel[cut_c], a["co_t"][rows_c], a["co_vc"][rows_c],
+               self.cut_peer_part[cut_f], self.cut_peer_part[cut_c])
+        fo_cnt[:] = 0
+        co_cnt[:] = 0
+        return out
+
+    def receive(self, flit_channel, flit_arrival, flit_records, credit_channel, credit_arrival,
+                credit_vc):
+        """Insert flits/credits that other parts sent to this one."""
+        a = self.arrays
+        if len(flit_channel):
+            ports = self.in_port_of_channel[flit_channel]
+            insert_flits(ports, np.asarray(flit_arrival, dtype=np.int64),
+                         np.ascontiguousarray(flit_records, dtype=np.int32),
+                         a["dline_off"], a["dline_len"], a["dline_t"], a["dline_rec"])
+        if len(credit_channel):
+            senders = self.out_port_of_channel[credit_channel]
+            insert_credits(senders, np.asarray(credit_arrival, dtype=np.int64),
+                           np.asarray(credit_vc, dtype=np.int64), self.nv,
+                           a["cline_off"], a["cline_len"], a["cline"])
+
+    # -------------------------------------------------------------- accounting
+    def flits_held(self) -> int:
+        """Flits inside this part: input/output buffers, delay lines, outboxes."""
+        a = self.arrays
+        return int(a["ib_cnt"].sum() + a["oq_cnt"].sum() + (a["dline_t"] >= 0).sum()
+                   + a["fo_cnt"].sum())
+
+    def source_queue_flits(self) -> int:
+        a = self.arrays
+        return int(a["ep_pending"].sum() * self.rp.packet_size + a["ep_cur_left"].sum())
+
+
+def cycle_last_move_index():
+    from pdes.kernels.layout import S_LAST_MOVE
+    return S_LAST_MOVE
+
+
+def _rows(cnt, cap):
+    cnt = np.asarray(cnt, dtype=np.int64)
+    if cnt.sum() == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.arange(cnt.size, dtype=np.int64) * cap
+    first = np.repeat(starts, cnt)
+    within = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    return first + within

@@ -1,0 +1,113 @@
+"""`python -m pdes run`: default example, overrides, bad input and failure behaviour."""
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+import pytest
+
+FAST = ["--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=300",
+        "--set", "measure.sample_period=100"]
+
+
+def run(*args, cwd=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "pdes", "run", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout)
+
+
+def test_default_example_runs(tmp_path):
+    """With no config the built-in Slim Fly example runs and prints a summary."""
+    r = run("--quiet", *FAST, "-o", str(tmp_path / "out.h5"))
+    assert r.returncode == 0, r.stderr
+    assert "accepted load" in r.stdout and "packet latency" in r.stdout
+    with h5py.File(tmp_path / "out.h5") as f:
+        assert f.attrs["complete"]
+        assert 0.35 < f["summary/accepted_load"][()] < 0.45
+
+
+def test_print_config_round_trips(tmp_path):
+    """--print-config prints TOML that runs as a config file with the same result."""
+    r = run("--print-config", "--set", "traffic.load=0.25")
+    assert r.returncode == 0 and 'load = 0.25' in r.stdout
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(r.stdout)
+    r2 = run(str(cfg), "--print-config")
+    assert r2.returncode == 0 and r2.stdout == r.stdout
+
+
+@pytest.mark.parametrize("args,key", [
+    (["--set", "router.bogus=1"], "router.bogus"),
+    (["--set", "topology.q=abc"], "topology.q"),
+    (["--set", "traffic.load=-0.1"], "traffic.load"),
+    (["--set", "traffic.load=1.5"], "traffic.load"),
+    (["--set", "router.num_vcs=1"], "router.num_vcs"),
+    (["--set", "router.packet_size=40"], "router.buffer_flits"),
+    (["--set", "traffic.pattern=nosuch"], "traffic.pattern"),
+    (["--set", "routing.algorithm=nosuch"], "routing.algorithm"),
+    (["--set", "topology.name=nosuch"], "topology.name"),
+    (["--set", "topology.q=6"], "topology.q"),
+    (["--set", "measure.warmup_cycles=1.5"], "measure.warmup_cycles"),
+    (["/nonexistent/cfg.toml"], "config"),
+    (["--set", "nodot=1"], "--set"),
+])
+def test_bad_input_one_line_exit_2_no_file(tmp_path, args, key):
+    """Bad input: one line naming the key on stderr, exit status 2, no output file."""
+    out = tmp_path / "o.h5"
+    r = run(*args, "-o", str(out))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pdes: error:") and key in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_malformed_toml(tmp_path):
+    """A malformed TOML file is reported with its name, exit status 2."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[router\nnum_vcs = ")
+    r = run(str(bad))
+    assert r.returncode == 2 and "not valid TOML" in r.stderr and "Traceback" not in r.stderr
+
+
+MPIEXEC = "mpiexec"
+
+
+def _mpi(n, *args, env=None, timeout=120):
+    return subprocess.run([MPIEXEC, "-n", str(n), sys.executable, *args], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def test_bad_input_under_mpi_exits_2_everywhere(tmp_path):
+    """Under mpiexec a config error is printed once and every rank exits with status 2."""
+    r = _mpi(2, "-m", "pdes", "run", "--set", "traffic.load=2", "-o", str(tmp_path / "o.h5"))
+    assert r.returncode == 2
+    assert r.stderr.count("pdes: error:") == 1 and "traffic.load" in r.stderr
+    assert not any(tmp_path.iterdir())
+
+
+FAULT = """
+import sys
+from mpi4py import MPI
+import pdes.state
+orig = pdes.state.PartState.advance
+def faulty(self, t0, t1):
+    if MPI.COMM_WORLD.Get_rank() == 1 and t0 >= 300:
+        raise RuntimeError("injected fault")
+    return orig(self, t0, t1)
+pdes.state.PartState.advance = faulty
+from pdes.cli import main
+sys.exit(main(["run", "--quiet", "--set", "measure.measure_cycles=100000", "-o", sys.argv[1]]))
+"""
+
+
+def test_fault_on_one_rank_ends_the_job(tmp_path):
+    """An exception on one rank mid-run ends the whole job quickly, non-zero, with its message."""
+    script = tmp_path / "fault.py"
+    script.write_text(FAULT)
+    t = time.time()
+    r = _mpi(2, str(script), str(tmp_path / "o.h5"), timeout=120)
+    assert r.returncode != 0
+    assert "rank 1" in r.stderr and "injected fault" in r.stderr
+    assert time.time() - t < 60
+    assert not (tmp_path / "o.h5").exists()

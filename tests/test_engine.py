@@ -1,0 +1,173 @@
+"""Engine tests: partition contract, zero-load latency, throughput, audit, watchdog, output."""
+import h5py
+import numpy as np
+import pytest
+
+from models.metrics import distance_matrix
+from pdes import config as C
+from pdes.engine import SimulationError, prepare, run_local, simulate
+from pdes.output import write_results
+
+RESULT_ARRAYS = ("hist_packet_latency", "hist_network_latency", "hist_hops", "link_flits",
+                 "endpoint_injected", "endpoint_delivered", "series")
+
+
+def cfg_of(*sets):
+    return C.resolve({}, ["measure.warmup_cycles=400", "measure.measure_cycles=600",
+                          "measure.sample_period=100", *sets])
+
+
+def same_results(a, b):
+    assert a["summary"] == b["summary"]
+    assert a["counters"] == b["counters"]
+    for k in RESULT_ARRAYS:
+        assert np.array_equal(a[k], b[k]), k
+
+
+@pytest.mark.parametrize("sets", [
+    ["traffic.load=0.3"],
+    ["traffic.load=0.95", "measure.drain_cycles=300"],                  # above saturation
+    ["topology.name=dragonfly", "topology.h=2", "traffic.load=0.4", "router.packet_size=3",
+     "router.link_latency=4"],
+    ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2", "topology.p=2",
+     "traffic.pattern=randperm", "traffic.load=0.6", "router.num_vcs=6"],
+])
+def test_split_in_one_process_is_bit_identical(sets):
+    """Splitting the routers into parts (outboxes moved by hand) changes no result bit."""
+    cfg = cfg_of(*sets)
+    prep = prepare(cfg)
+    whole = run_local(cfg, prep=prep)
+    R = prep.topo.n_routers
+    for owner in (np.arange(R) % 2, (np.arange(R) * 3) // R,
+                  np.random.default_rng(7).integers(0, 4, R)):
+        same_results(whole, run_local(cfg, owner=owner, prep=prep))
+
+
+def analytic_zero_load(prep):
+    """Mean network latency of uniform traffic at zero load (1-flit packets).
+
+    latency = 2 * endpoint_latency + (H + 1) * (routing + vc_alloc + sw_alloc + st)
+              + H * link_latency, averaged over all ordered pairs of distinct endpoints,
+    with H the router distance of the pair.
+    """
+    topo = prep.topo
+    r = prep.cfg["router"]
+    d = distance_matrix(topo).astype(np.float64)
+    p = topo.endpoints.astype(np.float64)
+    E = p.sum()
+    pair = np.outer(p, p)
+    np.fill_diagonal(pair, p * (p - 1))
+    mean_h = float((pair * d).sum() / (E * (E - 1)))
+    per_router = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
+    return 2 * r["endpoint_latency"] + (mean_h + 1) * per_router + mean_h * r["link_latency"], mean_h
+
+
+@pytest.mark.parametrize("sets", [
+    ["topology.q=5", "router.link_latency=1"],
+    ["topology.q=5", "router.link_latency=3", "router.routing_delay=2"],
+    ["topology.name=dragonfly", "topology.h=2", "router.link_latency=2"],
+])
+def test_zero_load_latency_matches_formula(sets):
+    """At load 0.005 the mean network latency equals the hop-count formula within 2%."""
+    cfg = cfg_of("traffic.load=0.005", "measure.measure_cycles=6000", *sets)
+    res = run_local(cfg)
+    expected, mean_h = analytic_zero_load(res["prepared"])
+    s = res["summary"]
+    assert s["measured_packets"] > 500
+    assert s["network_latency_mean"] == pytest.approx(expected, rel=0.02)
+    assert s["hops_mean"] == pytest.approx(mean_h, rel=0.03)
+
+
+def test_accepted_equals_offered_below_saturation():
+    """SF q=13 p=9, uniform, load 0.5: accepted equals offered within 1%."""
+    cfg = cfg_of("topology.q=13", "topology.p=9", "router.link_latency=1", "traffic.load=0.5",
+                 "measure.measure_cycles=1500")
+    s = run_local(cfg)["summary"]
+    assert not s["saturated"]
+    assert s["accepted_load"] == pytest.approx(s["offered_load"], rel=0.01)
+    assert s["offered_load"] == pytest.approx(0.5, rel=0.02)
+
+
+def test_saturation_is_reported():
+    """Offered load far above what minimal routing carries is flagged as saturated."""
+    cfg = cfg_of("topology.q=5", "router.link_latency=1", "traffic.pattern=shift",
+                 "traffic.s=4", "traffic.load=1.0", "measure.drain_cycles=200")
+    s = run_local(cfg)["summary"]
+    assert s["saturated"] and "not delivered" in s["saturated_reason"]
+    assert s["accepted_load"] < s["offered_load"]
+
+
+def test_conservation_counters_add_up():
+    """Created flits = delivered + waiting in source queues + in flight, from the results."""
+    res = run_local(cfg_of("traffic.load=0.9", "measure.drain_cycles=200"))
+    c = res["counters"]
+    P = res["prepared"].rp.packet_size
+    assert c["created_packets"] * P == c["delivered_flits"] + c["source_queue_flits"] + c["in_flight_flits"]
+    assert c["in_flight_flits"] > 0
+
+
+def test_same_seed_same_result_other_seed_differs():
+    """Results are a function of the seed."""
+    a = run_local(cfg_of("measure.seed=3"))
+    b = run_local(cfg_of("measure.seed=3"))
+    c = run_local(cfg_of("measure.seed=4"))
+    same_results(a, b)
+    assert not np.array_equal(a["hist_packet_latency"], c["hist_packet_latency"])
+
+
+def test_watchdog_reports_instead_of_hanging():
+    """A network whose flits cannot move (all network credits withheld) is reported as a deadlock."""
+    from pdes.comm import LocalGroup
+    from pdes.engine import Engine, make_parts
+
+    cfg = cfg_of("measure.watchdog_cycles=300", "traffic.load=0.3")
+    prep = prepare(cfg)
+    part = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 100)[0]
+    cred = part.arrays["cred"].reshape(-1, prep.rp.num_vcs)
+    cred[:part.nP][part.is_net] = 0
+    with pytest.raises(SimulationError, match="deadlock: no flit moved for 300 cycles.*blocked: router"):
+        Engine(prep, LocalGroup([part]), 100, 0).run()
+
+
+def test_routing_vc_overflow_is_an_error():
+    """A path longer than the VCs allow stops the run with a message naming the routing."""
+    from pdes.comm import LocalGroup
+    from pdes.engine import Engine, make_parts
+
+    cfg = cfg_of("topology.name=torus", "topology.dims=[8]", "router.num_vcs=4")
+    prep = prepare(cfg)
+    prep.rp.num_vcs = 2          # bypass the pre-run check on purpose: paths are 4 hops long
+    part = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 100)[0]
+    with pytest.raises(SimulationError, match="routing 'min' asked for a VC >= num_vcs"):
+        Engine(prep, LocalGroup([part]), 100, 0).run()
+
+
+def test_multiflit_packets_and_vct():
+    """Packets of 4 flits are delivered whole; hops and counts stay consistent."""
+    res = run_local(cfg_of("router.packet_size=4", "traffic.load=0.3", "router.link_latency=2"))
+    s, c = res["summary"], res["counters"]
+    assert c["delivered_flits"] % 1 == 0 and s["measured_packets"] > 0
+    assert s["accepted_load"] == pytest.approx(0.3, rel=0.05)
+    assert res["hist_hops"].sum() == s["measured_packets"]
+
+
+def test_hdf5_schema(tmp_path):
+    """The result file has the documented groups/datasets and no temporary file is left."""
+    cfg = cfg_of()
+    res = simulate(cfg)
+    out = tmp_path / "r.h5"
+    write_results(str(out), res, C.to_toml(cfg), nranks=1, partition=res["partition"], version="t")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.h5"]
+    with h5py.File(out) as f:
+        assert f.attrs["complete"] and f.attrs["format"] == "pdes-results"
+        for name in ("summary/accepted_load", "summary/packet_latency_mean", "summary/saturated",
+                     "hist/packet_latency", "hist/network_latency", "hist/hops",
+                     "links/channel_flits", "links/routers", "links/latency_cycles",
+                     "endpoints/injected_flits", "endpoints/delivered_flits", "series/cycle",
+                     "series/delivered_flits", "counters/created_packets", "run"):
+            assert name in f, name
+        topo = res["prepared"].topo
+        assert f["links/channel_flits"].shape == (2 * topo.n_links,)
+        assert f["endpoints/injected_flits"].shape == (topo.n_endpoints,)
+        assert f["summary/accepted_load"][()] == res["summary"]["accepted_load"]
+        assert C.resolve(__import__("tomllib").loads(f.attrs["config_toml"])) == cfg

@@ -1,0 +1,63 @@
+"""MPI tests (run with `mpiexec -n 2|4 python -m pytest --with-mpi -m mpi`).
+
+Each rank also runs the same config alone in-process; the MPI results must
+be bit-identical to that serial run, on the world communicator and on a
+split communicator of 3 ranks.
+"""
+import numpy as np
+import pytest
+
+from pdes import config as C
+from pdes.engine import simulate
+
+ARRAYS = ("hist_packet_latency", "hist_network_latency", "hist_hops", "link_flits",
+          "endpoint_injected", "endpoint_delivered", "series")
+
+CASES = {
+    "sf-below": ["traffic.load=0.4"],
+    "sf-above": ["traffic.load=0.95", "measure.drain_cycles=300"],
+    "df": ["topology.name=dragonfly", "topology.h=2", "traffic.load=0.5", "router.link_latency=3"],
+    "df-sat": ["topology.name=dragonfly", "topology.h=2", "traffic.pattern=shift", "traffic.s=4",
+               "traffic.load=0.9", "measure.drain_cycles=300"],
+    "gf": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+           "topology.p=2", "traffic.load=0.5", "router.num_vcs=6"],
+    "gf-sat": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+               "topology.p=2", "traffic.load=1.0", "router.num_vcs=6", "measure.drain_cycles=300"],
+}
+
+
+def cfg_of(sets):
+    return C.resolve({}, ["measure.warmup_cycles=300", "measure.measure_cycles=500",
+                          "measure.sample_period=100", *sets])
+
+
+def check_same(a, b):
+    assert a["summary"] == b["summary"]
+    assert a["counters"] == b["counters"]
+    for k in ARRAYS:
+        assert np.array_equal(a[k], b[k]), k
+
+
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_world_equals_serial(case):
+    """Results on all ranks of the world communicator equal the one-process run."""
+    from mpi4py import MPI
+    cfg = cfg_of(CASES[case])
+    par = simulate(cfg, MPI.COMM_WORLD)
+    ser = simulate(cfg, None)
+    check_same(par, ser)
+    assert par["partition"]["ranks"] == MPI.COMM_WORLD.Get_size()
+
+
+@pytest.mark.mpi(min_size=4)
+@pytest.mark.parametrize("case", ["sf-below", "gf-sat"])
+def test_split_communicator_of_three(case):
+    """A run on a split communicator of 3 ranks equals the one-process run."""
+    from mpi4py import MPI
+    world = MPI.COMM_WORLD
+    sub = world.Split(0 if world.Get_rank() < 3 else 1, world.Get_rank())
+    cfg = cfg_of(CASES[case])
+    res = simulate(cfg, sub if sub.Get_size() > 1 else None)
+    check_same(res, simulate(cfg, None))
+    sub.Free()
