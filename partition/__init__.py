@@ -98,9 +98,10 @@ def _metis(topo, latency, nranks, seed):
     wlink = (1 + lat.max() - lat).astype(np.int64)
     ew = wlink[topo.port_link]
     opts = pymetis.Options(seed=int(seed), contig=0)
-    _, parts = pymetis.part_graph(nranks, xadj=topo.port_offsets.astype(np.int64),
-                                  adjncy=topo.port_neighbor.astype(np.int64),
-                                  vweights=_weights(topo), eweights=ew, options=opts)
+    adj = pymetis.CSRAdjacency(adj_starts=topo.port_offsets.astype(np.int64),
+                               adjacent=topo.port_neighbor.astype(np.int64))
+    _, parts = pymetis.part_graph(nranks, adjacency=adj, vweights=_weights(topo), eweights=ew,
+                                  options=opts)
     owner = np.asarray(parts, dtype=np.int32)
     used = np.unique(owner)
     if used.size != nranks:   # METIS may leave a part empty on tiny graphs

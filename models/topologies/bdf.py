@@ -1,4 +1,4 @@
-"""BDF (Bermond-Delorme-Farhi) diameter-3 graphs P_u * G_d (CONSTRUCTIONS 2)."""
+"""BDF (Bermond-Delorme-Farhi) diameter-3 graphs P_u * G_d (construction notes 2)."""
 from __future__ import annotations
 
 from numbers import Integral
@@ -44,7 +44,7 @@ def p_star_graph(d: int) -> np.ndarray:
 
     P*: diameter <= 2 and ``V = {v, f v} u f(N(v)) u N(f v)`` for every v
     (BDF's property, 000 Sec. II-C1).  This family is a reconstruction
-    (CONSTRUCTIONS 2.3 (b)); the 1982 construction could not be obtained.
+    (construction notes 2.3 (b)); the 1982 construction could not be obtained.
     """
     d = int(d)
     if d < 2:
@@ -102,7 +102,7 @@ def bdf(u: int = 3, p: int | None = None) -> Topology:
     000 gives only the counting (``N_r = 8/27 k'^3 - 4/9 k'^2 + 2/3 k'``), the
     * product and property P*; the construction of G_{k'/3} and of the arc
     maps is deferred to Bermond, Delorme, Farhi (1982), which could not be
-    obtained.  This generator is the reconstruction of CONSTRUCTIONS 2.3: the
+    obtained.  This generator is the reconstruction of construction notes 2.3: the
     inductive P* family of :func:`p_star_graph` and the same involution on
     every edge and loop of ER_u.  Its invariants (N_r, degree, diameter 3)
     are those of BDF; whether it is isomorphic to BDF's own graph is unknown.

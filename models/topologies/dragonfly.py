@@ -1,4 +1,4 @@
-"""Dragonfly with the consecutive (absolute) global arrangement (CONSTRUCTIONS 4)."""
+"""Dragonfly with the consecutive (absolute) global arrangement (construction notes 4)."""
 from __future__ import annotations
 
 from numbers import Integral

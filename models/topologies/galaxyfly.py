@@ -1,4 +1,4 @@
-"""Galaxy graph and Galaxyfly GF(n, q, a, p, h) (CONSTRUCTIONS 3)."""
+"""Galaxy graph and Galaxyfly GF(n, q, a, p, h) (construction notes 3)."""
 from __future__ import annotations
 
 from numbers import Integral

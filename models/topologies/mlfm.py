@@ -1,4 +1,4 @@
-"""h-MLFM: multi-layer full mesh (CONSTRUCTIONS 5)."""
+"""h-MLFM: multi-layer full mesh (construction notes 5)."""
 from __future__ import annotations
 
 from numbers import Integral
@@ -47,7 +47,7 @@ def mlfm(h: int = 4) -> Topology:
     Notes
     -----
     001 defines no racks; grouping by layer with the GRs apart is the
-    proposal of CONSTRUCTIONS 5.  h = 15 gives N = 3600, R = 360 (001 Sec. 4).
+    proposal of construction notes 5.  h = 15 gives N = 3600, R = 360 (001 Sec. 4).
 
     References
     ----------

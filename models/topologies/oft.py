@@ -1,4 +1,4 @@
-"""Two-level k-OFT (orthogonal fat tree) built from the k-ML3B table (CONSTRUCTIONS 6)."""
+"""Two-level k-OFT (orthogonal fat tree) built from the k-ML3B table (construction notes 6)."""
 from __future__ import annotations
 
 from numbers import Integral
@@ -23,7 +23,7 @@ def _prime_power(q: int) -> tuple[int, int] | None:
 
 
 def _field_tables(q: int, p: int, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Addition and multiplication tables of GF(q), elements encoded as in CONSTRUCTIONS 0.1.
+    """Addition and multiplication tables of GF(q), elements encoded as in construction notes 0.1.
 
     Base-p digit ``i`` of an element is the coefficient of ``x^i``; for
     ``m > 1`` products are reduced modulo the first monic polynomial (by its
@@ -119,7 +119,7 @@ def oft(k: int = 4) -> Topology:
     001 gives the procedure for ``k - 1`` prime only; for a prime power the
     same steps run with GF(k-1) arithmetic (checked: diameter and
     endpoint-router distance 2 hold).  k = 12 gives N = 3192 and R = 399
-    (001 Sec. 4).  The pods are the proposal of CONSTRUCTIONS 6; 001 gives
+    (001 Sec. 4).  The pods are the proposal of construction notes 6; 001 gives
     no racks.
 
     References

@@ -1,4 +1,4 @@
-"""Skywalk: cabinet-aware random topology with straight-first inter-cabinet links (CONSTRUCTIONS 7)."""
+"""Skywalk: cabinet-aware random topology with straight-first inter-cabinet links (construction notes 7)."""
 from __future__ import annotations
 
 import math
@@ -234,7 +234,7 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     Notes
     -----
     The number of cabinet rounds (``z*d_s``, ``z*d_d``) and the shared
-    cyclic counter resolve ambiguities of 002 as in CONSTRUCTIONS 7.  With
+    cyclic counter resolve ambiguities of 002 as in construction notes 7.  With
     ``d_i = z-1`` and ``d_o = d_smax + d_dmax`` the result is (up to missed
     pairings) the fully connected Dragonfly of 002 Sec. II-B.  The switch
     radix check ``d_i + d_o + m <= ports`` of 002 Sec. II-B is left to the

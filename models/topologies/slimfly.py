@@ -1,4 +1,4 @@
-"""Slim Fly: the McKay-Miller-Siran (MMS) graphs of diameter 2 (CONSTRUCTIONS 1)."""
+"""Slim Fly: the McKay-Miller-Siran (MMS) graphs of diameter 2 (construction notes 1)."""
 from __future__ import annotations
 
 from numbers import Integral
