@@ -1,4 +1,4 @@
-"""Finite fields GF(q), q = p^m, as small lookup tables (CONSTRUCTIONS 0.1, 0.2).
+"""Finite fields GF(q), q = p^m, as small lookup tables (construction notes 0.1, 0.2).
 
 Elements are the integers ``0..q-1``.  Base-p digit ``i`` of an element
 (least significant first) is the coefficient of ``x^i``; for m = 1 this is
@@ -183,7 +183,7 @@ def delta_of(q: int) -> int:
 
 @lru_cache(maxsize=None)
 def generator_sets(q: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Generator sets ``(X, X', delta)`` of CONSTRUCTIONS 0.2, as sorted element arrays.
+    """Generator sets ``(X, X', delta)`` of construction notes 0.2, as sorted element arrays.
 
     With ``q = 4w + delta`` (exponents of xi, mod q-1):
 

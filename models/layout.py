@@ -10,7 +10,7 @@ Model (000 Sec. VI-A/VI-B, 002 Sec. III-A):
   and ``racks_per_row = ceil(n_racks / n_rows)`` (002 Sec. III-A: ``x`` rows,
   ``y`` columns); the last row may be partial (000 Sec. VI-A places the
   remaining racks "at an arbitrary side").  Skywalk topologies number their
-  cabinets with exactly this grid (CONSTRUCTIONS 7), so the cable metres here
+  cabinets with exactly this grid (construction notes 7), so the cable metres here
   are the ones its construction assumes.
 * Rack centres are ``x = (col + 1/2) * rack_width_m`` along a row and
   ``y = (row + 1/2) * rack_depth_m`` between rows (the depth pitch includes

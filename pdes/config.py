@@ -72,6 +72,8 @@ STATIC: dict[str, list[Param]] = {
               "checks); the MPI window always divides it"),
         Param("drain_cycles", int, 20000, "after the window, cycles allowed for every measured packet "
               "to arrive; not draining marks the run saturated"),
+        Param("saturation_tolerance", float, 0.02, "the run is also saturated when the accepted "
+              "load is below the offered load by more than this fraction (source queues grow)"),
         Param("watchdog_cycles", int, 5000, "cycles without any flit movement, while flits are in "
               "flight, that are reported as a deadlock"),
         Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins up to this value "

@@ -27,7 +27,7 @@ from models.errors import ParameterError
 from pdes import config as C
 from pdes.kernels import cycle
 from pdes.kernels.layout import (
-    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_OUTBOX, ERR_ROUTE, ERR_VC, NSAMPLE,
+    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC, NSAMPLE,
     S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
     S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, S_MAX_NLAT,
     S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
@@ -137,6 +137,8 @@ def prepare(cfg: dict) -> Prepared:
         raise ParameterError(
             f"router.num_vcs: routing '{alg}' needs {plan.vcs_needed} VCs on this topology "
             f"({plan.vc_scheme}; longest path {plan.max_hops} hops), but num_vcs = {nv}")
+    # VC classes (000 Sec. IV-D hop index, or an algorithm's own classes): with more VCs than
+    # classes each class owns nv // classes VCs and VC allocation picks a free one
     vc_flits = r["buffer_flits"] // nv
     if vc_flits < r["packet_size"]:
         raise ParameterError(
@@ -197,6 +199,7 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         prm[cycle.PR_ALG] = ROUTING_KERNELS[prep.plan.kernel]
         prm[cycle.PR_TRAFFIC] = TRAFFIC_KINDS[prep.traffic.kind]
         prm[cycle.PR_FRAC_THR] = threshold53(prep.traffic.frac)
+        prm[cycle.PR_NCLS] = prep.plan.vcs_needed
         prm[cycle.PR_E] = topo.n_endpoints
         out.append(ps)
     return out
@@ -242,6 +245,8 @@ class Engine:
             raise SimulationError(f"routing '{algo}' found no output port near cycle {T}")
         if status == ERR_OUTBOX:
             raise SimulationError("outbox overflow: window longer than the lookahead (engine bug)")
+        if status == ERR_CREDIT:
+            raise SimulationError("credit FIFO overflow: more credits than buffer slots (engine bug)")
         raise SimulationError(f"kernel status {status}")
 
     # ------------------------------------------------------------------- run
@@ -391,11 +396,18 @@ class Engine:
                 return -1
             return int(np.searchsorted(np.cumsum(hist), math.ceil(q * tot)))
 
+        offered = int(st[S_CREATED_WIN_FLITS]) / (M * n_act)
+        accepted = int(st[S_DELIVERED_WIN]) / (M * n_act)
+        tol = prep.cfg["measure"]["saturation_tolerance"]
+        if not saturated and accepted < offered * (1.0 - tol):
+            saturated = True
+            reason = (f"accepted load {accepted:.4f} is more than {100 * tol:g}% below the offered "
+                      f"load {offered:.4f}")
         summary = {
             "offered_load_config": float(prep.cfg["traffic"]["load"]),
-            "offered_load": int(st[S_CREATED_WIN_FLITS]) / (M * n_act),
+            "offered_load": offered,
             "injected_load": int(st[S_INJECTED_WIN]) / (M * n_act),
-            "accepted_load": int(st[S_DELIVERED_WIN]) / (M * n_act),
+            "accepted_load": accepted,
             "measured_packets": n_meas,
             "measured_packets_created": int(st[S_CREATED_MEAS]),
             "packet_latency_mean": st[S_SUM_PLAT] / n_meas if n_meas else float("nan"),

@@ -21,7 +21,7 @@ import numpy as np
 
 from models.jit import njit
 from pdes.kernels import cycle
-from pdes.kernels.layout import NF, NSAMPLE, NSTAT
+from pdes.kernels.layout import F_FLIT, F_VC, NF, NSAMPLE, NSTAT
 
 
 def next_pow2(x: np.ndarray) -> np.ndarray:
@@ -47,27 +47,26 @@ class RouterParams:
 
 
 @njit
-def insert_flits(dest_port, arr_t, recs, dline_off, dline_len, dline_t, dline_rec):
-    """Put received flits into the delay lines of their local input ports."""
-    nf = recs.shape[1]
+def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, ibuf, ib_head, ib_cnt, iv_ready):
+    """Put flits received from other parts into their local input VCs (in send order)."""
     for i in range(dest_port.shape[0]):
-        P = dest_port[i]
         a = arr_t[i]
-        slot = dline_off[P] + (a & (dline_len[P] - 1))
-        for f in range(nf):
-            dline_rec[slot, f] = recs[i, f]
-        dline_t[slot] = a
+        rdy = a + rdel if recs[i, F_FLIT] == 0 else a
+        cycle.push_flit(ibuf, ib_head, ib_cnt, iv_ready, dest_port[i] * nv + recs[i, F_VC], vccap,
+                        recs, i, rdy)
 
 
 @njit
-def insert_credits(sender, arr_t, vcs, nv, cline_off, cline_len, cline):
-    """Put received credits into the credit lines of their local senders."""
+def insert_credits(sender, arr_t, vcs, nv, vccap, cr_t, cr_head, cr_cnt):
+    """Queue credits received from other parts at their local senders (in send order)."""
     for i in range(sender.shape[0]):
-        s = sender[i]
-        a = arr_t[i]
-        slot = cline_off[s] + (a & (cline_len[s] - 1))
-        cline[slot * nv + vcs[i]] += 1
+        if not cycle.push_credit(cr_t, cr_head, cr_cnt, sender[i] * nv + vcs[i], vccap, arr_t[i]):
+            return False
+    return True
 
+
+_KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "link_flits", "ep_inj",
+                         "ep_del", "ep_seq", "ep_pending"})
 
 _ADVANCE_ARGS = list(inspect.signature(cycle.advance.py_func).parameters)[3:]
 
@@ -152,19 +151,8 @@ class PartState:
         self.out_port_of_channel[out_ch[is_net]] = np.nonzero(is_net)[0]
         self.out_channel = out_ch
 
-        # --- delay lines (per input port) and credit lines (per sender)
-        dline_len = next_pow2(in_lat + 1)
-        dline_off = np.zeros(nP, dtype=np.int64)
-        if nP:
-            dline_off[1:] = np.cumsum(dline_len)[:-1]
-        nD = int(dline_len.sum())
-        c_lat = np.concatenate([np.where(is_net, out_lat, 0) + rp.credit_delay,
-                                np.full(nE, rp.credit_delay + elat, dtype=np.int64)])
-        cline_len = next_pow2(c_lat + 1)
-        cline_off = np.zeros(nP + nE, dtype=np.int64)
-        if nP + nE:
-            cline_off[1:] = np.cumsum(cline_len)[:-1]
-        nCl = int(cline_len.sum())
+        # --- credits: a counter and a FIFO of arrival cycles per (sender, VC)
+        nS = nP + nE
         cred = np.zeros((nP + nE) * nv, dtype=np.int32)
         cred.reshape(-1, nv)[:nP][is_net] = rp.vc_flits
         cred.reshape(-1, nv)[nP:, :] = rp.vc_flits   # endpoints inject into any VC
@@ -203,10 +191,8 @@ class PartState:
             out_lat=out_lat, out_dest=out_dest, out_cut=out_cut, out_nbr=out_nbr, out_ep=out_ep,
             ep_gid=ep_gid, ep_port=ep_port,
             ep_active=np.asarray(ep_active, dtype=np.int8)[ep_gid] if nE else np.zeros(0, np.int8),
-            dline_off=dline_off, dline_len=dline_len, dline_t=np.full(nD, -1, dtype=i32),
-            dline_rec=np.zeros((nD, NF), dtype=i32),
-            cline_off=cline_off, cline_len=cline_len, cline=np.zeros(nCl * nv, dtype=i32),
-            cred=cred,
+            cr_t=np.zeros(nS * nv * rp.vc_flits, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
+            cr_cnt=np.zeros(nS * nv, dtype=i32), cred=cred,
             ibuf=np.zeros((nP * nv * rp.vc_flits, NF), dtype=i32),
             ib_head=np.zeros(nP * nv, dtype=i32), ib_cnt=np.zeros(nP * nv, dtype=i32),
             iv_ready=np.zeros(nP * nv, dtype=np.int64),
@@ -234,6 +220,11 @@ class PartState:
             ep_inj=np.zeros(nE, dtype=np.int64), ep_del=np.zeros(nE, dtype=np.int64),
             scr=np.zeros(maxp * int(cycle.scratch_per_port(nv, S)), dtype=np.int64),
         )
+        # kernel state that is swept every cycle is kept in int32 (half the cache
+        # footprint of int64); counters that can grow large stay int64
+        for name, arr in a.items():
+            if arr.dtype == np.int64 and name not in _KEEP_INT64:
+                a[name] = arr.astype(np.int32)
         a["st"][cycle_last_move_index()] = -1
         self.nP, self.nE, self.nR, self.nC = nP, nE, nR, nC
         self.is_net = is_net
@@ -282,20 +273,22 @@ class PartState:
         if len(flit_channel):
             ports = self.in_port_of_channel[flit_channel]
             insert_flits(ports, np.asarray(flit_arrival, dtype=np.int64),
-                         np.ascontiguousarray(flit_records, dtype=np.int32),
-                         a["dline_off"], a["dline_len"], a["dline_t"], a["dline_rec"])
+                         np.ascontiguousarray(flit_records, dtype=np.int32), self.nv,
+                         self.rp.vc_flits, self.rp.routing_delay,
+                         a["ibuf"], a["ib_head"], a["ib_cnt"], a["iv_ready"])
         if len(credit_channel):
             senders = self.out_port_of_channel[credit_channel]
-            insert_credits(senders, np.asarray(credit_arrival, dtype=np.int64),
-                           np.asarray(credit_vc, dtype=np.int64), self.nv,
-                           a["cline_off"], a["cline_len"], a["cline"])
+            if not insert_credits(senders, np.asarray(credit_arrival, dtype=np.int64),
+                                  np.asarray(credit_vc, dtype=np.int64), self.nv, self.rp.vc_flits,
+                                  a["cr_t"], a["cr_head"], a["cr_cnt"]):
+                raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
     # -------------------------------------------------------------- accounting
     def flits_held(self) -> int:
-        """Flits inside this part: input/output buffers, delay lines, outboxes."""
+        """Flits inside this part: input buffers (including flits on their way in),
+        output queues and outboxes."""
         a = self.arrays
-        return int(a["ib_cnt"].sum() + a["oq_cnt"].sum() + (a["dline_t"] >= 0).sum()
-                   + a["fo_cnt"].sum())
+        return int(a["ib_cnt"].sum() + a["oq_cnt"].sum() + a["fo_cnt"].sum())
 
     def source_queue_flits(self) -> int:
         a = self.arrays

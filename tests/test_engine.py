@@ -1,4 +1,6 @@
 """Engine tests: partition contract, zero-load latency, throughput, audit, watchdog, output."""
+import dataclasses
+
 import h5py
 import numpy as np
 import pytest
@@ -31,6 +33,7 @@ def same_results(a, b):
      "router.link_latency=4"],
     ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2", "topology.p=2",
      "traffic.pattern=randperm", "traffic.load=0.6", "router.num_vcs=6"],
+    ["router.num_vcs=4", "traffic.load=0.9", "router.link_latency=2"],   # 2 VCs per hop class
 ])
 def test_split_in_one_process_is_bit_identical(sets):
     """Splitting the routers into parts (outboxes moved by hand) changes no result bit."""
@@ -97,6 +100,24 @@ def test_saturation_is_reported():
     assert s["accepted_load"] < s["offered_load"]
 
 
+def test_saturation_by_accepted_below_offered():
+    """Accepted load clearly below offered is flagged even when the measured packets drain."""
+    cfg = cfg_of("topology.q=5", "router.link_latency=1", "router.num_vcs=2", "traffic.load=1.0",
+                 "measure.drain_cycles=20000")
+    s = run_local(cfg)["summary"]
+    assert s["saturated"] and "below the offered" in s["saturated_reason"]
+
+
+def test_more_vcs_per_class_raise_saturation_throughput():
+    """Two VCs per hop class (num_vcs=4) carry more uniform traffic than one (num_vcs=2)."""
+    acc = {}
+    for nv in (2, 4):
+        cfg = cfg_of("topology.q=7", "router.link_latency=1", f"router.num_vcs={nv}",
+                     "traffic.load=1.0", "measure.drain_cycles=100")
+        acc[nv] = run_local(cfg)["summary"]["accepted_load"]
+    assert acc[4] > acc[2] * 1.03, acc
+
+
 def test_conservation_counters_add_up():
     """Created flits = delivered + waiting in source queues + in flight, from the results."""
     res = run_local(cfg_of("traffic.load=0.9", "measure.drain_cycles=200"))
@@ -136,7 +157,9 @@ def test_routing_vc_overflow_is_an_error():
 
     cfg = cfg_of("topology.name=torus", "topology.dims=[8]", "router.num_vcs=4")
     prep = prepare(cfg)
-    prep.rp.num_vcs = 2          # bypass the pre-run check on purpose: paths are 4 hops long
+    # bypass the pre-run check on purpose: paths are 4 hops long, claim 2 classes
+    prep.rp.num_vcs = 2
+    prep.plan = dataclasses.replace(prep.plan, vcs_needed=2)
     part = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 100)[0]
     with pytest.raises(SimulationError, match="routing 'min' asked for a VC >= num_vcs"):
         Engine(prep, LocalGroup([part]), 100, 0).run()

@@ -369,7 +369,7 @@ def test_skywalk_grid_matches_construction(c):
 
 
 def test_skywalk_8_256_7_4_cable_length():
-    """Skywalk(8,256,7,4) with the 002 cable model has about 57.6 km of cable (CONSTRUCTIONS 7)."""
+    """Skywalk(8,256,7,4) with the 002 cable model has about 57.6 km of cable (construction notes 7)."""
     t = _skywalk(z=8, c=256, d_i=7, d_o=4)
     lay = build_layout(t, preset="skywalk")
     assert lay.totals["cable_m_total"] / 1000 == pytest.approx(57.6, abs=0.6)

@@ -30,7 +30,7 @@ def diameter(t):
 
 # ----------------------------------------------------------------------------- GF(q)
 
-MODULI = {  # q: (coefficients c_0..c_m lowest first, xi), CONSTRUCTIONS 0.1
+MODULI = {  # q: (coefficients c_0..c_m lowest first, xi), construction notes 0.1
     4: ((1, 1, 1), 2), 8: ((1, 1, 0, 1), 2), 9: ((2, 1, 1), 3), 16: ((1, 1, 0, 0, 1), 2),
     25: ((2, 1, 1), 5), 27: ((1, 2, 0, 1), 3), 32: ((1, 0, 1, 0, 0, 1), 2),
     49: ((3, 1, 1), 7), 64: ((1, 1, 0, 0, 0, 0, 1), 2), 81: ((2, 1, 0, 0, 1), 3),
@@ -396,7 +396,7 @@ def test_bad_parameters(func, kwargs, key):
 
 
 def test_error_messages():
-    """The messages name the rule (CONSTRUCTIONS 1-4)."""
+    """The messages name the rule (construction notes 1-4)."""
     with pytest.raises(ParameterError, match=r"q=6 is not a prime power \(q must be a prime power"):
         slim_fly(6)
     with pytest.raises(ParameterError, match="congruent to 2 mod 4"):

@@ -381,7 +381,7 @@ def test_skywalk_256_invariants(sky256):
 
 
 def test_skywalk_256_cable_length(sky256):
-    """Skywalk(8,256,7,4) has about 58 km of cable (002 Sec. III-B: 59 km; CONSTRUCTIONS: 57.6 km)."""
+    """Skywalk(8,256,7,4) has about 58 km of cable (002 Sec. III-B: 59 km; construction notes: 57.6 km)."""
     km = cable_m(sky256).sum() / 1000
     assert 56.0 <= km <= 61.0
 

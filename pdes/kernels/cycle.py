@@ -3,18 +3,25 @@
 One call runs cycles ``t0 .. t1-1`` for the routers this state owns.  Within
 a cycle the passes are
 
-1. credits arriving at senders (output ports and endpoints),
-2. flits arriving at input ports (from per-channel delay lines),
-3. endpoints: Bernoulli packet generation and injection of one flit,
-4. per router: route computation + VC allocation, then switch allocation,
-5. output ports: one flit per cycle onto the link (or to the endpoint).
+1. endpoints: Bernoulli packet generation and injection of one flit,
+2. per router: switch allocation, then route computation + VC allocation,
+3. output ports: one flit per cycle onto the link (or to the endpoint).
 
-Everything a router does in cycle ``t`` reaches another router at
+A flit sent on a link is written at once into the receiving VC buffer (its
+room was reserved by a credit), stamped with the cycle from which it may be
+processed (``F_READY``: arrival + routing delay for a head).  Every decision
+about a VC looks only at its front flit's ready cycle, so a flit that is
+"in the wire" is never observed early.  Credits travel the same way: each
+(sender, VC) keeps a FIFO of credit arrival cycles that is absorbed when the
+sender checks its credits.  Nothing is swept per cycle for flits or credits
+in transit, which keeps the per-cycle working set small.
+
+Everything a router does in cycle ``t`` takes effect at another router from
 ``t + latency >= t + 1``, so the order in which routers are visited does not
 matter.  Flits and credits for routers owned by another state (rank) go to
-outboxes instead of local delay lines; the orchestrator moves them at the
-window boundary, and because the window is at most the smallest latency of
-a cut channel they always arrive in a later window.
+outboxes; the orchestrator inserts them at the window boundary, and because
+the window is at most the smallest latency of a cut channel they are never
+needed before then.
 
 Pipeline timing per hop (all delays are config values, cycles):
 arrival ``a`` -> route ready ``a + routing_delay`` (VC allocation may succeed
@@ -24,9 +31,10 @@ queue and sendable ``+ sw_alloc_delay + st_delay`` later -> next input at
 """
 import numpy as np
 
-from models.jit import njit
+from models.jit import njit, njit_inline
 from pdes.kernels.layout import (
-    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_OUTBOX, ERR_ROUTE, ERR_VC, F_CTIME, F_DST,
+    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC,
+    F_CTIME, F_DST,
     F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_READY, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
     NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
@@ -59,7 +67,8 @@ PR_FOCAP = 19      # flit outbox capacity per cut channel
 PR_COCAP = 20      # credit outbox capacity per cut channel
 PR_INJECT = 21     # 1 = endpoints generate packets, 0 = no new packets
 PR_FRAC_THR = 22   # 53-bit threshold of the traffic mix draw
-NPRM = 23
+PR_NCLS = 23       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
+NPRM = 24
 
 
 @njit
@@ -69,14 +78,47 @@ def scratch_per_port(nv, speed):
 
 
 @njit
+def push_flit(ibuf, ib_head, ib_cnt, iv_ready, ivc, vccap, src, row, rdy):
+    """Append record ``src[row]`` to input VC ``ivc`` with ready cycle ``rdy``.
+
+    Used for flits received from other parts at window boundaries; the cycle
+    loop of :func:`advance` has the same code written out (a call taking
+    arrays would cost atomic reference counts per flit).
+    """
+    w = ib_head[ivc] + ib_cnt[ivc]
+    if w >= vccap:
+        w -= vccap
+    pos = ivc * vccap + w
+    for f in range(NF):
+        ibuf[pos, f] = src[row, f]
+    ibuf[pos, F_READY] = rdy
+    if ib_cnt[ivc] == 0:
+        iv_ready[ivc] = rdy
+    ib_cnt[ivc] += 1
+
+
+@njit
+def push_credit(cr_t, cr_head, cr_cnt, k, cap, arr):
+    """Queue a credit for (sender, VC) key ``k`` arriving in cycle ``arr``; False if full."""
+    n = cr_cnt[k]
+    if n >= cap:
+        return False
+    w = cr_head[k] + n
+    if w >= cap:
+        w -= cap
+    cr_t[k * cap + w] = arr
+    cr_cnt[k] = n + 1
+    return True
+
+
+@njit
 def advance(t0, t1, prm,
             port_off, n_epp, router_gid, port_router,
             in_lat, in_sender, in_cut,
             out_lat, out_dest, out_cut, out_nbr, out_ep,
             ep_gid, ep_port, ep_active,
             ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
-            dline_off, dline_len, dline_t, dline_rec,
-            cline_off, cline_len, cline, cred,
+            cr_t, cr_head, cr_cnt, cred,
             ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
             ov_owner, obuf, oq_head, oq_cnt, oq_ready,
             rr_in, rr_out, rr_va,
@@ -108,6 +150,8 @@ def advance(t0, t1, prm,
     cocap = prm[PR_COCAP]
     inject = prm[PR_INJECT]
     frac_thr = prm[PR_FRAC_THR]
+    ncls = prm[PR_NCLS]
+    kcls = nv // ncls
     nR = port_off.shape[0] - 1
     nP = port_off[nR]
     nE = ep_gid.shape[0]
@@ -134,34 +178,7 @@ def advance(t0, t1, prm,
 
     status = OK
     for t in range(t0, t1):
-        # ---------------------------------------------------------- 1. credits
-        nS = cline_off.shape[0]
-        for s in range(nS):
-            slot = cline_off[s] + (t & (cline_len[s] - 1))
-            for vc in range(nv):
-                c = cline[slot * nv + vc]
-                if c != 0:
-                    cred[s * nv + vc] += c
-                    cline[slot * nv + vc] = 0
-        # ---------------------------------------------------------- 2. flit arrivals
-        for P in range(nP):
-            slot = dline_off[P] + (t & (dline_len[P] - 1))
-            if dline_t[slot] == t:
-                vc = dline_rec[slot, F_VC]
-                ivc = P * nv + vc
-                w = ib_head[ivc] + ib_cnt[ivc]
-                if w >= vccap:
-                    w -= vccap
-                pos = ivc * vccap + w
-                for f in range(NF):
-                    ibuf[pos, f] = dline_rec[slot, f]
-                rdy = t + rdel if ibuf[pos, F_FLIT] == 0 else t
-                ibuf[pos, F_READY] = rdy
-                if ib_cnt[ivc] == 0:
-                    iv_ready[ivc] = rdy
-                ib_cnt[ivc] += 1
-                dline_t[slot] = -1
-        # ---------------------------------------------------------- 3. endpoints
+        # ---------------------------------------------------------- 1. endpoints
         for e in range(nE):
             eg = ep_gid[e]
             if inject != 0 and ep_active[e] != 0:
@@ -177,12 +194,29 @@ def advance(t0, t1, prm,
             s = nP + e
             # injection VC: the one with the most free credits (lowest index on ties);
             # injection-port VCs are separate from the network VCs routing assigns
+            if ep_cur_left[e] == 0 and ep_pending[e] == 0:
+                continue
+            for vc in range(nv):
+                # absorb the credits of key s * nv + vc that have arrived (inlined: a helper call
+                # taking arrays would cost atomic reference counts on this hot path)
+                kk = s * nv + vc
+                n = cr_cnt[kk]
+                if n > 0:
+                    h = cr_head[kk]
+                    while n > 0 and cr_t[kk * vccap + h] <= t:
+                        cred[kk] += 1
+                        n -= 1
+                        h = h + 1 if h + 1 < vccap else 0
+                    cr_cnt[kk] = n
+                    cr_head[kk] = h if n > 0 else 0
             bvc = 0
-            if ep_cur_left[e] == 0 and ep_pending[e] > 0:
-                for vc in range(1, nv):
-                    if cred[s * nv + vc] > cred[s * nv + bvc]:
+            bcr = -1
+            if ep_cur_left[e] == 0:
+                for vc in range(nv):
+                    if cred[s * nv + vc] > bcr:
+                        bcr = cred[s * nv + vc]
                         bvc = vc
-            if ep_cur_left[e] == 0 and ep_pending[e] > 0 and cred[s * nv + bvc] >= pkt:
+            if ep_cur_left[e] == 0 and ep_pending[e] > 0 and bcr >= pkt:
                 # next packet of the source queue: its creation cycle is the
                 # next successful generation draw at or after ep_next_gen
                 c = ep_next_gen[e]
@@ -209,12 +243,19 @@ def advance(t0, t1, prm,
                 ep_seq[e] += 1
                 ep_cur_left[e] = pkt
             if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
-                P = ep_port[e]
                 arr = t + elat
-                slot = dline_off[P] + (arr & (dline_len[P] - 1))
+                rdy = arr + rdel if ep_cur_rec[e, F_FLIT] == 0 else arr
+                ivc = ep_port[e] * nv + ep_cur_vc[e]
+                w = ib_head[ivc] + ib_cnt[ivc]
+                if w >= vccap:
+                    w -= vccap
+                pos = ivc * vccap + w
                 for f in range(NF):
-                    dline_rec[slot, f] = ep_cur_rec[e, f]
-                dline_t[slot] = arr
+                    ibuf[pos, f] = ep_cur_rec[e, f]
+                ibuf[pos, F_READY] = rdy
+                if ib_cnt[ivc] == 0:
+                    iv_ready[ivc] = rdy
+                ib_cnt[ivc] += 1
                 cred[s * nv + ep_cur_vc[e]] -= 1
                 ep_cur_rec[e, F_FLIT] += 1
                 ep_cur_left[e] -= 1
@@ -225,7 +266,7 @@ def advance(t0, t1, prm,
                     st[S_INJECTED_WIN] += 1
                     ep_inj[e] += 1
                 st[S_LAST_MOVE] = t
-        # ---------------------------------------------------------- 4. routers
+        # ---------------------------------------------------------- 2. routers
         for k in range(nR):
             plo = port_off[k]
             phi = port_off[k + 1]
@@ -249,8 +290,21 @@ def advance(t0, t1, prm,
                             or iv_ready[ivc] > t:
                         continue
                     op = iv_out[ivc]
-                    if op - plo >= nepk and cred[op * nv + iv_ovc[ivc]] < 1:
-                        continue
+                    if op - plo >= nepk:
+                        # absorb the credits of key op * nv + iv_ovc[ivc] that have arrived (inlined: a helper call
+                        # taking arrays would cost atomic reference counts on this hot path)
+                        kk = op * nv + iv_ovc[ivc]
+                        n = cr_cnt[kk]
+                        if n > 0:
+                            h = cr_head[kk]
+                            while n > 0 and cr_t[kk * vccap + h] <= t:
+                                cred[kk] += 1
+                                n -= 1
+                                h = h + 1 if h + 1 < vccap else 0
+                            cr_cnt[kk] = n
+                            cr_head[kk] = h if n > 0 else 0
+                        if cred[kk] < 1:
+                            continue
                     req_ivc[n_req] = ivc
                     req_out[n_req] = op
                     n_req += 1
@@ -330,8 +384,15 @@ def advance(t0, t1, prm,
                     s = in_sender[P]
                     carr = t + cdel + in_lat[P]
                     if s >= 0:
-                        cslot = cline_off[s] + (carr & (cline_len[s] - 1))
-                        cline[cslot * nv + vc] += 1
+                        kk = s * nv + vc
+                        n = cr_cnt[kk]
+                        if n >= vccap:
+                            return ERR_CREDIT
+                        w = cr_head[kk] + n
+                        if w >= vccap:
+                            w -= vccap
+                        cr_t[kk * vccap + w] = carr
+                        cr_cnt[kk] = n + 1
                     else:
                         cc = in_cut[P]
                         n = co_cnt[cc]
@@ -367,17 +428,41 @@ def advance(t0, t1, prm,
                                                 plo, nepk, phi, ep_first, out_nbr, dist, seed)
                         if op < 0:
                             return ERR_ROUTE
-                        if ovc >= nv:
+                        if ovc >= ncls:
                             return ERR_VC
                         iv_out[ivc] = op
-                        iv_ovc[ivc] = ovc
+                        iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
                     op = iv_out[ivc]
-                    ovc = iv_ovc[ivc]
+                    if op - plo < nepk:
+                        ovc = 0                    # ejection: one output "VC"
+                        if ov_owner[op * nv] >= 0:
+                            continue
+                    else:
+                        # the free VC of the class with the most credits (room for the packet)
+                        lo = iv_ovc[ivc] * kcls
+                        ovc = -1
+                        bc = -1
+                        for v in range(lo, lo + kcls):
+                            kk = op * nv + v
+                            if ov_owner[kk] >= 0:
+                                continue
+                            # absorb the credits of key kk that have arrived (inlined: a helper
+                            # call taking arrays would cost atomic reference counts here)
+                            n = cr_cnt[kk]
+                            if n > 0:
+                                h = cr_head[kk]
+                                while n > 0 and cr_t[kk * vccap + h] <= t:
+                                    cred[kk] += 1
+                                    n -= 1
+                                    h = h + 1 if h + 1 < vccap else 0
+                                cr_cnt[kk] = n
+                                cr_head[kk] = h if n > 0 else 0
+                            if cred[kk] >= pkt and cred[kk] > bc:
+                                bc = cred[kk]
+                                ovc = v
+                        if ovc < 0:
+                            continue
                     o = op * nv + ovc
-                    if ov_owner[o] >= 0:
-                        continue
-                    if op - plo >= nepk and cred[op * nv + ovc] < pkt:
-                        continue
                     loc = (op - plo) * nv + ovc
                     me = (P - plo) * nv + vc
                     prio = me - rr_va[o]
@@ -396,12 +481,13 @@ def advance(t0, t1, prm,
                 w = va_who[loc]
                 o = plo * nv + loc
                 ov_owner[o] = w
+                iv_ovc[w] = loc % nv
                 iv_alloc[w] = 1
                 iv_sa_ready[w] = t + vadel
                 nxt = w - plo * nv + 1
                 rr_va[o] = nxt if nxt < n_ivc else 0
                 va_best[loc] = -1
-        # ---------------------------------------------------------- 5. outputs
+        # ---------------------------------------------------------- 3. outputs
         for P in range(nP):
             if oq_cnt[P] == 0 or oq_ready[P] > t:
                 continue
@@ -452,10 +538,18 @@ def advance(t0, t1, prm,
                 link_flits[P] += 1
             D = out_dest[P]
             if D >= 0:
-                slot = dline_off[D] + (arr & (dline_len[D] - 1))
+                rdy = arr + rdel if obuf[qpos, F_FLIT] == 0 else arr
+                ivc = D * nv + obuf[qpos, F_VC]
+                w = ib_head[ivc] + ib_cnt[ivc]
+                if w >= vccap:
+                    w -= vccap
+                pos = ivc * vccap + w
                 for f in range(NF):
-                    dline_rec[slot, f] = obuf[qpos, f]
-                dline_t[slot] = arr
+                    ibuf[pos, f] = obuf[qpos, f]
+                ibuf[pos, F_READY] = rdy
+                if ib_cnt[ivc] == 0:
+                    iv_ready[ivc] = rdy
+                ib_cnt[ivc] += 1
             else:
                 cc = out_cut[P]
                 n = fo_cnt[cc]

@@ -12,7 +12,7 @@ whichever rank routes the packet.
 """
 import numpy as np
 
-from models.jit import njit
+from models.jit import njit, njit_inline
 from pdes.kernels.rng import P_ROUTE, below
 
 ALG_MIN = 0
@@ -23,7 +23,7 @@ KERNELS = {"min": ALG_MIN}
 UNREACHABLE = 255
 
 
-@njit
+@njit_inline
 def min_port(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop):
     """A minimal next-hop port from router ``rg`` towards router ``target``.
 
@@ -49,7 +49,7 @@ def min_port(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop):
     return -1
 
 
-@njit
+@njit_inline
 def compute_route(alg, rg, dstr, dst, src, seq, hops, port_lo, n_ep_ports, net_hi, ep_first,
                   out_nbr, dist, seed):
     """Output port (local index) and output VC for a head flit at router ``rg``.

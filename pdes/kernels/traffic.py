@@ -14,7 +14,7 @@ Kinds (chosen by the traffic plans of ``models.traffic``):
 """
 import numpy as np
 
-from models.jit import njit
+from models.jit import njit, njit_inline
 from pdes.kernels.rng import P_DEST, P_TRAFFIC_AUX, below, draw53
 
 TR_UNIFORM = 0
@@ -25,7 +25,7 @@ TR_MIX = 3
 KINDS = {"uniform": TR_UNIFORM, "table": TR_TABLE, "two_choice": TR_TWO_CHOICE, "mix": TR_MIX}
 
 
-@njit
+@njit_inline
 def _uniform_in(members, seed, src, ctime):
     n = members.shape[0]
     if n == 1:
@@ -49,7 +49,7 @@ def _uniform_in(members, seed, src, ctime):
     return d
 
 
-@njit
+@njit_inline
 def destination(kind, table, table2, set_a, set_b, frac_thr, n_endpoints, seed, src, ctime):
     """Destination endpoint of the packet created at ``src`` in cycle ``ctime``."""
     if kind == TR_UNIFORM:
