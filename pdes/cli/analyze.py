@@ -1,0 +1,413 @@
+"""``python -m pdes analyze``: compare networks on paper before simulating them.
+
+    python -m pdes analyze slimfly --set topology.q=19 --only cost,power
+    python -m pdes analyze dragonfly --set topology.h=4 --only bisection,resiliency --json
+    python -m pdes analyze network.toml -o analysis.h5
+    mpiexec -n 4 python -m pdes analyze slimfly --set topology.q=17 --only resiliency
+
+The positional argument is a TOML config (its ``[topology]`` and ``[layout]``
+sections are used) or a registered topology name.  Sections: paths, moore,
+bisection, resiliency, cables, cost, power (see ``models.analysis``).  Under
+``mpiexec`` the resiliency samples are split over the ranks (identical answer
+for any rank count); rank 0 prints and writes the file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+from models.errors import ParameterError
+from pdes import config as cfgmod
+from pdes.cli.topo import _jsonable
+
+HELP = "structural analysis: distances, Moore bound, bisection, resiliency, cables, cost, power"
+
+FORMAT = "pdes-analysis"
+FORMAT_VERSION = 1
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("target", nargs="?", metavar="CONFIG_OR_TOPOLOGY",
+                        help="TOML config file or registered topology name "
+                             "(see 'python -m pdes info')")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a config key, e.g. topology.q=13 or layout.preset=skywalk "
+                             "(repeatable)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--only", metavar="LIST",
+                        help="comma-separated sections: paths, moore, bisection, resiliency, "
+                             "cables, cost, power (default: all)")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="also write the report to this HDF5 file")
+    parser.add_argument("--seed", default="0", help="seed of the resiliency samples, the first "
+                        "METIS seed and --sample (default 0)")
+    parser.add_argument("--sample", metavar="N",
+                        help="path metrics from N random source routers (required above 20000 "
+                             "routers)")
+    parser.add_argument("--threads", metavar="N", help="threads of the distance searches "
+                        "(default: all CPUs; 1 per rank under mpiexec)")
+    g = parser.add_argument_group("bisection")
+    g.add_argument("--bisection-seeds", default="16", metavar="N",
+                   help="METIS runs with consecutive seeds; the smallest cut wins (default 16)")
+    g = parser.add_argument_group("resiliency")
+    g.add_argument("--samples", metavar="N",
+                   help="exact number of failure samples (default: until the 95%% confidence "
+                        "interval of each mean threshold is at most --ci-width wide)")
+    g.add_argument("--max-samples", default="400", metavar="N",
+                   help="upper limit of the adaptive sample count (default 400)")
+    g.add_argument("--ci-width", default="2", metavar="PCT",
+                   help="target width of the 95%% confidence interval, in percentage points "
+                        "of the links (default 2, as in 000 Sec. III-D)")
+    g.add_argument("--criteria", default="disconnect,diameter,distance", metavar="LIST",
+                   help="resiliency criteria: disconnect, diameter, distance (default: all)")
+    g.add_argument("--step", default="0.05", metavar="F",
+                   help="failure step as a fraction of the links (default 0.05)")
+    g.add_argument("--level", default="0.5", metavar="F",
+                   help="share of samples that must tolerate a step for the tabulated value "
+                        "(default 0.5: the median)")
+    g = parser.add_argument_group("cost and power")
+    g.add_argument("--cables", default="fdr10", metavar="PRESET",
+                   help="cable price preset (default fdr10: 000 Sec. VI-B1)")
+    g.add_argument("--cable-coeffs", metavar="AE,BE,AO,BO",
+                   help="custom cable prices a*x+b $/Gb/s: electric a,b then optical a,b")
+    g.add_argument("--cable-gbps", metavar="G", help="bandwidth per cable in Gb/s (fdr10: 40)")
+    g.add_argument("--router-coeffs", metavar="A,B",
+                   help="custom router price a*k+b $ (fdr10: 350.4,-892.3)")
+    g.add_argument("--router-radix", default="max", metavar="MODE",
+                   help="radix routers are priced and powered at: max (default), used, or an "
+                        "integer")
+    g.add_argument("--electric-max-m", metavar="M",
+                   help="cables up to M metres are electric (default: intra-rack electric, "
+                        "inter-rack optical)")
+    g.add_argument("--endpoint-cables", action="store_true",
+                   help="also price one electric cable per endpoint")
+    g.add_argument("--power", default="slimfly", metavar="MODEL",
+                   help="power model: slimfly (000 Sec. VI-C, 2.8 W/port) or galaxyfly "
+                        "(004 Sec. 6.2, + 10 W per NIC)")
+
+
+# --------------------------------------------------------------------------- argument parsing
+def _int(name: str, text, lo: int, allow_none: bool = False):
+    if text is None and allow_none:
+        return None
+    try:
+        value = int(str(text).strip(), 10)
+    except ValueError:
+        raise ParameterError(f"{name}: expected an integer, got {text!r}") from None
+    if value < lo:
+        raise ParameterError(f"{name}: must be an integer >= {lo}, got {text!r}")
+    return value
+
+
+def _float(name: str, text, allow_none: bool = False):
+    if text is None and allow_none:
+        return None
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise ParameterError(f"{name}: expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ParameterError(f"{name}: expected a finite number, got {text!r}")
+    return value
+
+
+def _floats(name: str, text, n: int):
+    if text is None:
+        return None
+    parts = [s for s in str(text).replace(" ", ",").split(",") if s]
+    if len(parts) != n:
+        raise ParameterError(f"{name}: expected {n} comma-separated numbers, got {text!r}")
+    return tuple(_float(name, s) for s in parts)
+
+
+def options(args) -> dict:
+    """Keyword arguments of :func:`models.analysis.analyze` from the parsed arguments."""
+    from models.analysis import parse_only
+    radix = str(args.router_radix).strip()
+    if radix not in ("max", "used"):
+        radix = _int("--router-radix", radix, 1)
+    only = parse_only(args.only) if args.only is not None else None
+    crit = [c.strip() for c in str(args.criteria).split(",") if c.strip()]
+    cost_opts = {"cables": args.cables, "radix": radix,
+                 "cable_coeffs": _floats("--cable-coeffs", args.cable_coeffs, 4),
+                 "cable_gbps": _float("--cable-gbps", args.cable_gbps, allow_none=True),
+                 "router_coeffs": _floats("--router-coeffs", args.router_coeffs, 2),
+                 "electric_max_m": _float("--electric-max-m", args.electric_max_m, allow_none=True),
+                 "endpoint_cables": bool(args.endpoint_cables)}
+    return {
+        "only": only,
+        "seed": _int("--seed", args.seed, 0),
+        "samples": _int("--samples", args.samples, 1, allow_none=True),
+        "sample": _int("--sample", args.sample, 1, allow_none=True),
+        "threads": _int("--threads", args.threads, 1, allow_none=True),
+        "bisection_seeds": _int("--bisection-seeds", args.bisection_seeds, 1),
+        "resiliency_opts": {"max_samples": _int("--max-samples", args.max_samples, 1),
+                            "ci_width": _float("--ci-width", args.ci_width),
+                            "criteria": crit,
+                            "step": _float("--step", args.step),
+                            "level": _float("--level", args.level)},
+        "cost_opts": cost_opts,
+        "power_model": args.power,
+    }
+
+
+def _check_options(topo, opts) -> None:
+    """Validate the cost/power/resiliency options before any (collective) work starts."""
+    from models.analysis.cost import CABLE_PRESETS, POWER_MODELS, router_radix
+    from models.analysis.resiliency import CRITERIA
+    c = opts["cost_opts"]
+    if c["cables"] not in CABLE_PRESETS:
+        raise ParameterError(f"--cables: unknown preset {c['cables']!r} "
+                             f"(known: {', '.join(CABLE_PRESETS)})")
+    if opts["power_model"] not in POWER_MODELS:
+        raise ParameterError(f"--power: unknown model {opts['power_model']!r} "
+                             f"(known: {', '.join(POWER_MODELS)})")
+    for crit in opts["resiliency_opts"]["criteria"]:
+        if crit not in CRITERIA:
+            raise ParameterError(f"--criteria: unknown criterion {crit!r} "
+                                 f"(known: {', '.join(CRITERIA)})")
+    r = opts["resiliency_opts"]
+    if not 0 < r["step"] < 1 or abs(round(1 / r["step"]) * r["step"] - 1) > 1e-9:
+        raise ParameterError(f"--step: must be in (0, 1) with 1/step an integer, got {r['step']}")
+    if not 0 < r["level"] <= 1:
+        raise ParameterError(f"--level: must be in (0, 1], got {r['level']}")
+    if r["ci_width"] <= 0:
+        raise ParameterError(f"--ci-width: must be > 0, got {r['ci_width']}")
+    if c["radix"] not in ("max", "used"):
+        try:
+            router_radix(topo, c["radix"])
+        except ParameterError as exc:
+            raise ParameterError(str(exc).replace("cost.router_radix", "--router-radix")) from None
+    if c["cable_gbps"] is not None and c["cable_gbps"] <= 0:
+        raise ParameterError(f"--cable-gbps: must be > 0, got {c['cable_gbps']}")
+    if c["electric_max_m"] is not None and c["electric_max_m"] < 0:
+        raise ParameterError(f"--electric-max-m: must be >= 0, got {c['electric_max_m']}")
+
+
+def resolve_config(args) -> dict:
+    """The resolved ``[topology]`` and ``[layout]`` config of the command line."""
+    target = args.target
+    raw: dict = {}
+    overrides = list(args.sets)
+    if target is None:
+        raise ParameterError("analyze: give a TOML config file or a topology NAME "
+                             "(see 'python -m pdes info')")
+    if target.endswith(".toml") or os.path.isfile(target):
+        raw = cfgmod.load_toml(target)
+    else:
+        overrides.insert(0, f"topology.name={target}")
+    return cfgmod.resolve(raw, overrides, sections=("topology", "layout"))
+
+
+# --------------------------------------------------------------------------- output
+def _clean(obj):
+    """The report with numpy scalars turned into Python numbers and non-finite floats into None."""
+    import numpy as np
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _clean(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
+                   options: dict | None = None) -> None:
+    """Write ``report`` to an HDF5 file (temporary name, renamed when complete).
+
+    Root attributes: ``format = "pdes-analysis"``, ``format_version``,
+    ``pdes_version``, ``config_toml``, ``options`` (JSON), ``report_json``
+    (the whole report as JSON) and ``complete``.  Every section is also a
+    group: nested dicts are subgroups, lists of numbers datasets, scalars and
+    strings attributes (``None`` is left out).
+    """
+    import h5py
+    import numpy as np
+
+    def put(group, key, value):
+        if value is None:
+            return
+        if isinstance(value, dict):
+            sub = group.create_group(key)
+            for k, v in value.items():
+                put(sub, str(k), v)
+        elif isinstance(value, (list, tuple)):
+            if all(isinstance(v, (int, float, bool)) and v is not None for v in value):
+                group.create_dataset(key, data=np.asarray(value))
+            else:
+                group.attrs[key] = json.dumps(value)
+        else:
+            group.attrs[key] = value
+
+    tmp = f"{path}.tmp-{os.getpid()}"
+    rep = _clean(report)
+    try:
+        with h5py.File(tmp, "w") as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["format_version"] = FORMAT_VERSION
+            f.attrs["pdes_version"] = version
+            f.attrs["config_toml"] = cfg_toml
+            f.attrs["options"] = json.dumps(_clean(options or {}), sort_keys=True)
+            f.attrs["report_json"] = json.dumps(rep)
+            for key, value in rep.items():
+                if key == "summary":
+                    value = dict(value)
+                    value["params"] = json.dumps(value.get("params", {}), sort_keys=True)
+                put(f, key, value)
+            f.attrs["complete"] = True
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _fmt(v, nd=4) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.{nd}g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return str(v)
+
+
+def _pct(f) -> str:
+    return "n/a" if f is None else f"{100 * f:.0f}%"
+
+
+def table(rep: dict) -> str:
+    """A short human-readable report."""
+    s = rep["summary"]
+    params = ", ".join(f"{k}={v}" for k, v in s["params"].items() if v is not None)
+    rows = [("topology", f"{s['topology']} ({params})"),
+            ("routers / endpoints / links", f"{s['routers']} / {s['endpoints']} / {s['links']}"),
+            ("router radix (max)", s["router_radix_max"])]
+    if "paths" in rep:
+        p = rep["paths"]
+        r, e, mp = p["router"], p["endpoint"], p["min_paths"]
+        rows += [
+            ("diameter (routers / endpoints)", f"{_fmt(r['diameter'])} / {_fmt(e['diameter'])}"
+             + (f"  (sampled {p['sampled']} sources)" if p["sampled"] else "")),
+            ("avg distance (routers / endpoints)",
+             f"{_fmt(r['avg_distance'])} / {_fmt(e['avg_distance'])}"),
+            ("endpoint distance distribution",
+             "  ".join(f"{d}:{100 * x:.1f}%" for d, x in enumerate(e["histogram"]))),
+            ("minimal paths", f"mean {_fmt(mp['mean'])} (non-adjacent {_fmt(mp['mean_nonadjacent'])}),"
+                              f" max {_fmt(mp['max'])}, >1 for {100 * mp['frac_multi']:.1f}% of pairs"),
+        ]
+    if "moore" in rep:
+        m = rep["moore"]
+        rows.append(("Moore bound", f"{m['bound']} for k'={m['k']}, D={m['diameter']} "
+                                    f"(ratio {_fmt(m['ratio'])})" if m["applicable"]
+                     else f"n/a ({m['reason']})"))
+    if "bisection" in rep:
+        b = rep["bisection"]
+        an = b["analytic"]
+        rows.append(("bisection", f"{b['links_cut']} links cut, beta = C/(N/2) = {b['beta']:.3f}"
+                     + (f"  (analytic {an['links']}: {an['formula']})" if an else "")))
+    if "resiliency" in rep:
+        r = rep["resiliency"]
+        for c, label in (("disconnect", "connected"), ("diameter", "diameter <= D0+2"),
+                         ("distance", "avg distance <= A0+1")):
+            if c in r:
+                x = r[c]
+                ci = x["ci95_width"]
+                rows.append((f"resiliency: {label}", f"up to {_pct(x['fraction'])} of links fail "
+                             f"(mean threshold {x['mean']:.1f}%"
+                             + (f" +- {ci / 2:.1f} at 95%)" if ci is not None else ")")))
+        rows.append(("resiliency samples", f"{r['samples']} (seed {r['seed']})"))
+    if "cables" in rep:
+        c = rep["cables"]["cables"]
+        rows += [("cables intra-rack (electric)", f"{c['intra_rack']['count']} / "
+                                                  f"{_fmt(c['intra_rack']['m'])} m"),
+                 ("cables inter-rack (optical)", f"{c['inter_rack']['count']} / "
+                                                 f"{_fmt(c['inter_rack']['m'])} m")]
+    if "cost" in rep:
+        c = rep["cost"]
+        rows.append(("cost", f"${c['total']:,.0f} total, ${_fmt(c['per_endpoint'])} per endpoint "
+                             f"(routers ${c['routers']['dollars']:,.0f} at radix "
+                             f"{c['routers']['radix_max']}, cables ${c['cables']['dollars']:,.0f})"))
+    if "power" in rep:
+        w = rep["power"]
+        rows.append(("power", f"{w['total']:,.0f} W total, {_fmt(w['per_endpoint'])} W per endpoint "
+                              f"({w['model']} model)"))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+# --------------------------------------------------------------------------- main
+def _world(opts):
+    """COMM_WORLD when running on more than one rank and resiliency is requested, else None."""
+    if opts["only"] is not None and "resiliency" not in opts["only"]:
+        return None
+    try:
+        from mpi4py import MPI
+    except ImportError:  # pragma: no cover - mpi4py is a dependency
+        return None
+    world = MPI.COMM_WORLD
+    return world if world.Get_size() > 1 else None
+
+
+def main(args) -> int:
+    opts = options(args)
+    comm = _world(opts)
+    rank = comm.Get_rank() if comm is not None else 0
+    try:
+        return _main(args, opts, comm)
+    except ParameterError as exc:
+        if comm is None:
+            raise
+        if rank == 0:  # found identically on every rank before any collective work
+            print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - one failing rank must end the whole job
+        if comm is None:
+            raise
+        print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr,
+              flush=True)
+        comm.Abort(3)
+        return 3
+
+
+def _main(args, opts, comm) -> int:
+    from models.analysis import analyze
+    from models.layout import build_layout
+    from models.topology import build
+    from pdes import __version__
+
+    cfg = resolve_config(args)
+    if args.output:
+        d = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(d):
+            raise ParameterError(f"--output: directory does not exist: {d}")
+    name, params = cfgmod.topology_params(cfg)
+    topo = build(name, params)
+    _check_options(topo, opts)
+    layout = build_layout(topo, **cfg["layout"])
+    rank = comm.Get_rank() if comm is not None else 0
+    kw = dict(opts)
+    if comm is not None and kw["threads"] is None:
+        kw["threads"] = 1
+    if rank != 0:
+        # the other ranks only help with the resiliency samples
+        kw["only"] = ("resiliency",)
+    rep = analyze(topo, layout, comm=comm, **kw)
+    if rank != 0:
+        return 0
+    rep = _clean(rep)
+    if args.output:
+        write_analysis(args.output, rep, cfgmod.to_toml(cfg), __version__, options=opts)
+    if args.json:
+        json.dump(rep, sys.stdout, default=_jsonable)
+        sys.stdout.write("\n")
+    else:
+        print(table(rep))
+        if args.output:
+            print(f"{'report':<8}  {args.output}")
+    return 0
