@@ -1,0 +1,109 @@
+"""Process -> endpoint placement for patterns defined over application ranks.
+
+A pattern such as bit reversal is written for processes ``0..n-1``; the
+placement decides which endpoint runs each process.  ``place`` returns an
+``(n,) int32`` array ``ep`` with ``ep[i]`` = endpoint of process ``i``; the
+endpoints not listed stay idle (a partial-machine job).
+
+* ``linear`` -- process ``i`` on endpoint ``i`` (contiguous in endpoint
+  order, i.e. router by router; the default of 001 Sec. 4 and 003).
+* ``random`` -- the first ``n`` entries of a seeded random permutation of
+  all endpoints (003 Sec. 7.3 compares linear and random placement).
+* ``file``   -- the endpoint of process ``i`` is the ``i``-th integer of a
+  text file (one per line; blank lines and ``#`` comments are skipped).
+  The file must list distinct endpoint ids ``0..E-1``; only its first ``n``
+  entries are used.
+
+Everything is a pure function of (topology, n, how, seed, file contents).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ParameterError
+
+PLACEMENTS = ("linear", "random", "file")
+
+_RANDOM_TAG = 0x9A1C
+"""Second word of the placement RNG key, so placement draws never coincide
+with other seeded draws of the same run."""
+
+
+def read_placement_file(path: str, n_endpoints: int, key: str = "traffic.placement_file") -> np.ndarray:
+    """Endpoint ids listed in ``path`` (int64), checked against ``0..n_endpoints-1``."""
+    if not path:
+        raise ParameterError(f"{key}: placement 'file' needs a file name")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise ParameterError(f"{key}: cannot read '{path}' ({exc.strerror or exc})") from None
+    ids = []
+    for lineno, raw in enumerate(lines, 1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            ids.append(int(text))
+        except ValueError:
+            raise ParameterError(f"{key}: {path}:{lineno}: expected one endpoint id, got {text!r}") from None
+    if not ids:
+        raise ParameterError(f"{key}: {path} lists no endpoint")
+    arr = np.asarray(ids, dtype=np.int64)
+    bad = np.nonzero((arr < 0) | (arr >= n_endpoints))[0]
+    if bad.size:
+        i = int(bad[0])
+        raise ParameterError(f"{key}: {path}: endpoint {int(arr[i])} (entry {i}) is outside "
+                             f"0..{n_endpoints - 1}")
+    uniq, first, counts = np.unique(arr, return_index=True, return_counts=True)
+    if np.any(counts > 1):
+        j = int(np.argmax(counts > 1))
+        raise ParameterError(f"{key}: {path}: endpoint {int(uniq[j])} is listed more than once")
+    return arr
+
+
+def place(topo, n_procs: int | None = None, how: str = "linear", seed: int = 0,
+          path: str | None = None, key: str = "traffic.placement") -> np.ndarray:
+    """Endpoint of each of ``n_procs`` processes, as an ``(n_procs,) int32`` array.
+
+    Parameters
+    ----------
+    topo : Topology
+        The network; its endpoints are ``0..E-1``.
+    n_procs : int, optional
+        Number of processes, ``1 <= n_procs <= E`` (or the file length for
+        ``file``).  Default: every endpoint (every file entry).
+    how : str
+        ``linear``, ``random`` or ``file``.
+    seed : int
+        Seed of the ``random`` placement.
+    path : str, optional
+        Placement file for ``file``.
+    key : str
+        Config key named in error messages.
+
+    Raises
+    ------
+    ParameterError
+        Unknown ``how``, ``n_procs`` outside ``1..E``, and for ``file`` an
+        unreadable file, a non-integer line, an id outside ``0..E-1``, a
+        duplicate id, or fewer entries than ``n_procs``.
+    """
+    E = topo.n_endpoints
+    if how not in PLACEMENTS:
+        raise ParameterError(f"{key}: unknown placement '{how}' (known: {', '.join(PLACEMENTS)})")
+    listed = read_placement_file(path, E, key=f"{key}_file") if how == "file" else None
+    avail = E if listed is None else listed.size
+    n = avail if n_procs is None else int(n_procs)
+    if n < 1:
+        raise ParameterError(f"{key}: needs at least one process, got {n}")
+    if n > avail:
+        where = f"the network has {E} endpoints" if listed is None else \
+            f"the placement file lists {avail} endpoints"
+        raise ParameterError(f"{key}: {n} processes do not fit: {where}")
+    if how == "linear":
+        return np.arange(n, dtype=np.int32)
+    if how == "random":
+        rng = np.random.default_rng([int(seed) & 0xFFFFFFFFFFFFFFFF, _RANDOM_TAG])
+        return rng.permutation(E)[:n].astype(np.int32)
+    return listed[:n].astype(np.int32)
