@@ -92,10 +92,36 @@ def _check_router(cfg) -> None:
         raise ParameterError("measure: warm-up + measurement + drain must stay below 2**30 cycles")
 
 
-def prepare(cfg: dict) -> Prepared:
-    """Build topology, latencies, routing tables and traffic; validate against them."""
+def distances(topo, comm=None) -> np.ndarray:
+    """All-pairs router distances (uint8), computed in parallel over the ranks of ``comm``.
+
+    Each rank runs the searches from a contiguous slice of source routers on
+    one thread; the rows are then gathered on every rank (the routing reads
+    the distance from any neighbour to any destination, so every rank keeps
+    the whole R x R byte matrix: 100 MB for 10,000 routers).
+    """
+    from models.metrics import distance_matrix, distance_rows
+    R = topo.n_routers
+    if comm is None or comm.Get_size() == 1:
+        return distance_matrix(topo)
+    size, rank = comm.Get_size(), comm.Get_rank()
+    bounds = [(R * i) // size for i in range(size + 1)]
+    mine = distance_rows(topo, np.arange(bounds[rank], bounds[rank + 1]), threads=1)
+    out = np.empty((R, R), dtype=np.uint8)
+    counts = [(bounds[i + 1] - bounds[i]) * R for i in range(size)]
+    displs = [bounds[i] * R for i in range(size)]
+    from mpi4py import MPI
+    comm.Allgatherv(np.ascontiguousarray(mine), [out, counts, displs, MPI.UNSIGNED_CHAR])
+    return out
+
+
+def prepare(cfg: dict, comm=None) -> Prepared:
+    """Build topology, latencies, routing tables and traffic; validate against them.
+
+    Every rank of ``comm`` builds the same objects; only the distance table is
+    computed cooperatively.
+    """
     from models import layout as L
-    from models.metrics import distance_matrix
     from models.registry import ROUTINGS, TRAFFIC
     from models.topology import build
     import models.routing  # noqa: F401
@@ -119,7 +145,7 @@ def prepare(cfg: dict) -> Prepared:
     timings["layout_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    dist = distance_matrix(topo)
+    dist = distances(topo, comm)
     timings["distances_s"] = time.perf_counter() - t
     ep = np.nonzero(topo.endpoints > 0)[0]
     if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
@@ -484,7 +510,7 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None) 
     size = 1 if comm is None else comm.Get_size()
     rank = 0 if comm is None else comm.Get_rank()
     t0 = time.perf_counter()
-    prep = prep or prepare(cfg)
+    prep = prep or prepare(cfg, comm if size > 1 else None)
     owner = PT.assign(prep.topo, prep.link_latency, size, cfg["run"]["partition"],
                       seed=cfg["measure"]["seed"])
     rep = PT.report(prep.topo, owner, prep.link_latency)
@@ -495,6 +521,7 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None) 
     else:
         group = MpiGroup(comm, make_parts(prep, owner, [rank], W)[0], W, prep.rp.speedup)
     res = Engine(prep, group, W, la, progress=progress).run()
+    res["timing"].update(getattr(group, "timing", {}))   # rank-local exchange breakdown
     res["prepared"] = prep
     res["partition"] = rep
     res["timing"]["total_s"] = time.perf_counter() - t0

@@ -68,7 +68,7 @@ def _main(args, comm) -> int:
         d = os.path.dirname(os.path.abspath(out))
         if not os.path.isdir(d):
             raise ParameterError(f"output.file: directory does not exist: {d}")
-    prep = prepare(cfg)
+    prep = prepare(cfg, comm if size > 1 else None)
     say = (lambda s: print(f"[pdes] {s}", file=sys.stderr, flush=True)) \
         if (rank == 0 and not args.quiet) else None
     topo = prep.topo
