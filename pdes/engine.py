@@ -27,11 +27,11 @@ from models.errors import ParameterError
 from pdes import config as C
 from pdes.kernels import cycle
 from pdes.kernels.layout import (
-    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC, NSAMPLE,
+    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_VC_ORDER, ERR_ROUTE, ERR_VC, NSAMPLE,
     S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
     S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, S_MAX_NLAT,
     S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
-from pdes.kernels.routing import KERNELS as ROUTING_KERNELS
+from pdes.kernels.routing import KERNELS as ROUTING_KERNELS, SCHEMES as ROUTING_SCHEMES
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
 from pdes.kernels.rng import threshold53
 from pdes.state import PartState, RouterParams
@@ -115,6 +115,35 @@ def distances(topo, comm=None) -> np.ndarray:
     return out
 
 
+CDG_AUTO_MAX_ROUTERS = 3000
+"""Runs with a non-hop VC scheme check the channel dependency graph first up to this size."""
+
+
+def _routing(cfg, topo, dist):
+    from models.registry import ROUTINGS
+    import models.routing  # noqa: F401
+    rsec = dict(cfg["routing"])
+    alg = rsec.pop("algorithm")
+    plan = ROUTINGS.get(alg).func(topo, dist, **rsec)
+    if plan.kernel not in ROUTING_KERNELS:
+        raise ParameterError(f"routing.algorithm: '{alg}' has no engine kernel ({plan.kernel})")
+    nv = cfg["router"]["num_vcs"] or plan.vcs_needed
+    if nv < plan.vcs_needed:
+        raise ParameterError(
+            f"router.num_vcs: routing '{alg}' needs {plan.vcs_needed} VCs on this topology "
+            f"({plan.vc_scheme}; longest path {plan.max_hops} hops), but num_vcs = {nv}")
+    return plan, nv
+
+
+def plan_routing(cfg: dict):
+    """(topology, distances, routing plan, num_vcs) of a config, for the static check."""
+    from models.topology import build
+    name, params = C.topology_params(cfg)
+    topo = build(name, params)
+    dist = distances(topo)
+    return (topo, dist) + _routing(cfg, topo, dist)
+
+
 def prepare(cfg: dict, comm=None) -> Prepared:
     """Build topology, latencies, routing tables and traffic; validate against them.
 
@@ -151,18 +180,15 @@ def prepare(cfg: dict, comm=None) -> Prepared:
     if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
         raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
 
-    rsec = dict(cfg["routing"])
-    alg = rsec.pop("algorithm")
-    plan = ROUTINGS.get(alg).func(topo, dist, **rsec)
-    if plan.kernel not in ROUTING_KERNELS:
-        raise ParameterError(f"routing.algorithm: '{alg}' has no engine kernel ({plan.kernel})")
-
+    plan, nv = _routing(cfg, topo, dist)
+    alg = cfg["routing"]["algorithm"]
+    if plan.scheme != "hop" and topo.n_routers <= CDG_AUTO_MAX_ROUTERS:
+        from models.routing.cdg import check
+        res = check(topo, dist, plan, nv)
+        if not res["ok"]:
+            raise ParameterError(f"routing.vc_scheme: routing '{alg}' with the '{plan.scheme}' "
+                                 f"VC scheme can deadlock on this topology: {res['reason']}")
     r = cfg["router"]
-    nv = r["num_vcs"] or plan.vcs_needed
-    if nv < plan.vcs_needed:
-        raise ParameterError(
-            f"router.num_vcs: routing '{alg}' needs {plan.vcs_needed} VCs on this topology "
-            f"({plan.vc_scheme}; longest path {plan.max_hops} hops), but num_vcs = {nv}")
     # VC classes (000 Sec. IV-D hop index, or an algorithm's own classes): with more VCs than
     # classes each class owns nv // classes VCs and VC allocation picks a free one
     vc_flits = r["buffer_flits"] // nv
@@ -187,6 +213,18 @@ def prepare(cfg: dict, comm=None) -> Prepared:
         endpoint_latency=r["endpoint_latency"])
     return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
                     plan=plan, traffic=traffic, rp=rp, timings=timings)
+
+
+def epoch_of(prep) -> int:
+    """Cycles between routing snapshots (UGAL-G), 0 if the routing takes none."""
+    return int(prep.plan.kernel_params.get("epoch", 0)) if prep.plan.kernel == "ugal_g" else 0
+
+
+def sync_period(prep) -> int:
+    """Every window must divide this: the sample period and the routing epoch."""
+    sp = prep.cfg["measure"]["sample_period"]
+    ep = epoch_of(prep)
+    return math.gcd(sp, ep) if ep else sp
 
 
 def lookahead_of(topo, owner, link_latency) -> int:
@@ -215,17 +253,31 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
     ep_router = topo.endpoint_router.astype(np.int32)
     out = []
     hist_max = cfg["measure"]["latency_hist_max"]
+    plan = prep.plan
+    kp = plan.kernel_params
+    g_off = topo.port_offsets.astype(np.int32)
+    g_nbr = topo.port_neighbor.astype(np.int32)
+    g_chan = topo.port_out_channel.astype(np.int32)
+    snap = np.zeros(2 * topo.n_links, dtype=np.int32)     # shared by the parts of this process
     for q in parts_here:
         ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
                        window=window, hist_max=hist_max)
-        ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic)
+        ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic,
+                        mid_cand=plan.tables.get("mid_cand"), g_off=g_off, g_nbr=g_nbr,
+                        g_chan=g_chan, snap=snap)
         prm = ps.prm
         prm[cycle.PR_SEED] = cfg["measure"]["seed"]
         prm[cycle.PR_THR] = threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
         prm[cycle.PR_ALG] = ROUTING_KERNELS[prep.plan.kernel]
         prm[cycle.PR_TRAFFIC] = TRAFFIC_KINDS[prep.traffic.kind]
         prm[cycle.PR_FRAC_THR] = threshold53(prep.traffic.frac)
-        prm[cycle.PR_NCLS] = prep.plan.vcs_needed
+        prm[cycle.PR_NCLS] = plan.vcs_needed
+        prm[cycle.PR_SCHEME] = ROUTING_SCHEMES[plan.scheme]
+        prm[cycle.PR_MAXHOPS] = kp.get("max_hops_cap", 0)
+        prm[cycle.PR_NIND] = kp.get("n_indirect", 0)
+        prm[cycle.PR_CMICRO] = int(round(kp.get("c", 1.0) * 1_000_000))
+        prm[cycle.PR_LENW] = int(kp.get("length_weighted", True))
+        prm[cycle.PR_THRESH] = int(math.ceil(kp.get("threshold", 0.0) * cfg["router"]["buffer_flits"]))
         prm[cycle.PR_E] = topo.n_endpoints
         out.append(ps)
     return out
@@ -271,6 +323,9 @@ class Engine:
             raise SimulationError(f"routing '{algo}' found no output port near cycle {T}")
         if status == ERR_OUTBOX:
             raise SimulationError("outbox overflow: window longer than the lookahead (engine bug)")
+        if status == ERR_VC_ORDER:
+            raise SimulationError(f"routing '{algo}' lowered the VC class along a path near cycle "
+                                  f"{T} (its VC scheme would not be deadlock-free)")
         if status == ERR_CREDIT:
             raise SimulationError("credit FIFO overflow: more credits than buffer slots (engine bug)")
         raise SimulationError(f"kernel status {status}")
@@ -299,6 +354,8 @@ class Engine:
         exchange_s = 0.0
         n_active = self.prep.active_endpoints
         max_cycles = cfg["run"]["max_cycles"]
+        epoch = epoch_of(self.prep)
+        assert not epoch or epoch % W == 0
         while True:
             t0 = time.perf_counter()
             for p in self.parts:
@@ -311,6 +368,8 @@ class Engine:
             kernel_s += t1 - t0
             exchange_s += t2 - t1
             T += W
+            if epoch and T % epoch == 0:
+                self._snapshot(T)
             if T % SP:
                 continue
             # ----------------------------------------------- sample boundary
@@ -363,6 +422,14 @@ class Engine:
         phase_wall[phase] += now - t_phase
         return self._results(T, m0, m1, series, saturated, reason, phase_wall,
                              kernel_s, exchange_s)
+
+    def _snapshot(self, T):
+        """Network-wide output-port occupancy at the start of cycle ``T`` (UGAL-G)."""
+        snap = self.parts[0].arrays["snap"]
+        local = np.zeros_like(snap)
+        for p in self.parts:
+            p.port_occupancy(T - 1, local)
+        snap[:] = self.group.sum(local)
 
     def _deadlock(self, T, st):
         a_cnt = [p.arrays["ib_cnt"] for p in self.parts]
@@ -488,7 +555,7 @@ def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None
     prep = prep or prepare(cfg)
     owner = np.zeros(prep.topo.n_routers, np.int32) if owner is None else np.asarray(owner, np.int32)
     la = lookahead_of(prep.topo, owner, prep.link_latency)
-    W = window_for(la, cfg["measure"]["sample_period"])
+    W = window_for(la, sync_period(prep))
     parts = make_parts(prep, owner, sorted(set(owner.tolist())), W)
     eng = Engine(prep, LocalGroup(parts), W, la, progress=progress)
     res = eng.run()
@@ -515,7 +582,7 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None) 
                       seed=cfg["measure"]["seed"])
     rep = PT.report(prep.topo, owner, prep.link_latency)
     la = lookahead_of(prep.topo, owner, prep.link_latency)
-    W = window_for(la, cfg["measure"]["sample_period"])
+    W = window_for(la, sync_period(prep))
     if size == 1:
         group = LocalGroup(make_parts(prep, owner, [0], W))
     else:

@@ -65,6 +65,25 @@ def insert_credits(sender, arr_t, vcs, nv, vccap, cr_t, cr_head, cr_cnt):
     return True
 
 
+@njit
+def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt):
+    out = np.zeros(ports.shape[0], dtype=np.int32)
+    for i in range(ports.shape[0]):
+        q = 0
+        for v in range(nv):
+            kk = ports[i] * nv + v
+            c = cred[kk]
+            h = cr_head[kk]
+            for j in range(cr_cnt[kk]):
+                if cr_t[kk * vccap + h] > t:
+                    break
+                c += 1
+                h = h + 1 if h + 1 < vccap else 0
+            q += vccap - c
+        out[i] = q
+    return out
+
+
 _KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "link_flits", "ep_inj",
                          "ep_del", "ep_seq", "ep_pending"})
 
@@ -230,15 +249,18 @@ class PartState:
         self.is_net = is_net
 
     # ------------------------------------------------------------------ kernel
-    def bind_globals(self, *, ep_first, ep_router, dist, traffic):
-        """Global read-only tables shared by every partition."""
+    def bind_globals(self, *, ep_first, ep_router, dist, traffic, mid_cand, g_off, g_nbr, g_chan,
+                     snap):
+        """Global tables shared by every partition (``snap`` is updated in place)."""
         E = ep_router.shape[0]
 
         def arr(x, n):
             return np.zeros(n, np.int32) if x is None else np.ascontiguousarray(x, dtype=np.int32)
         self.arrays.update(ep_first=ep_first, ep_router=ep_router, dist=dist,
                            dest_table=arr(traffic.table, E), dest_table2=arr(traffic.table2, E),
-                           dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0))
+                           dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
+                           mid_cand=arr(mid_cand, 0), g_off=g_off, g_nbr=g_nbr, g_chan=g_chan,
+                           snap=snap)
         self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
 
     def advance(self, t0: int, t1: int) -> int:
@@ -282,6 +304,18 @@ class PartState:
                                   np.asarray(credit_vc, dtype=np.int64), self.nv, self.rp.vc_flits,
                                   a["cr_t"], a["cr_head"], a["cr_cnt"]):
                 raise RuntimeError("credit FIFO overflow on receive (engine bug)")
+
+    def port_occupancy(self, t: int, out: np.ndarray) -> None:
+        """Write into ``out[channel]`` the occupancy of every local network output port.
+
+        Occupancy = flits sent or queued on the port whose credits have not
+        arrived by cycle ``t`` (no state is changed).
+        """
+        a = self.arrays
+        ports = np.nonzero(self.is_net)[0]
+        occ = _occupancy(ports, self.nv, self.rp.vc_flits, np.int64(t), a["cred"], a["cr_t"],
+                         a["cr_head"], a["cr_cnt"])
+        out[self.out_channel[ports]] = occ
 
     # -------------------------------------------------------------- accounting
     def flits_held(self) -> int:

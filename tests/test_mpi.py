@@ -23,6 +23,12 @@ CASES = {
            "topology.p=2", "traffic.load=0.5", "router.num_vcs=6"],
     "gf-sat": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
                "topology.p=2", "traffic.load=1.0", "router.num_vcs=6", "measure.drain_cycles=300"],
+    "sf-valiant-wc": ["routing.algorithm=valiant", "traffic.pattern=worst_case", "traffic.load=0.5"],
+    "sf-ugal_l": ["routing.algorithm=ugal_l", "traffic.load=0.8", "measure.drain_cycles=300"],
+    "sf-ugal_g": ["routing.algorithm=ugal_g", "routing.epoch=50", "traffic.load=0.6",
+                  "traffic.pattern=worst_case"],
+    "mlfm-ugal-phase": ["topology.name=mlfm", "topology.h=3", "routing.algorithm=ugal_l",
+                        "routing.vc_scheme=phase", "traffic.load=0.6"],
 }
 
 
@@ -51,7 +57,7 @@ def test_world_equals_serial(case):
 
 
 @pytest.mark.mpi(min_size=4)
-@pytest.mark.parametrize("case", ["sf-below", "gf-sat"])
+@pytest.mark.parametrize("case", ["sf-below", "gf-sat", "sf-ugal_g"])
 def test_split_communicator_of_three(case):
     """A run on a split communicator of 3 ranks equals the one-process run."""
     from mpi4py import MPI

@@ -16,8 +16,10 @@ class RoutingPlan:
 
     ``kernel`` names the kernel branch (see ``pdes.kernels.routing``);
     ``max_hops`` is the longest router-to-router path it can produce;
-    ``vcs_needed`` the VCs its VC scheme uses; ``vc_scheme`` a one-line
-    description stored in the output; ``tables`` optional integer arrays.
+    ``vcs_needed`` the VC classes its scheme uses (the minimum ``num_vcs``);
+    ``vc_scheme`` a one-line description stored in the output; ``tables``
+    integer arrays for the kernel (``mid_cand``: routers eligible as
+    intermediates, sorted).
     """
 
     kernel: str
@@ -25,6 +27,11 @@ class RoutingPlan:
     vcs_needed: int
     vc_scheme: str
     tables: dict = field(default_factory=dict)
+    scheme: str = "hop"
+    """VC class rule: ``hop`` (class = hops taken) or ``phase`` (0 before, 1 after the intermediate)."""
+    kernel_params: dict = field(default_factory=dict)
+    """Integer/float knobs of the kernel: max_hops_cap, n_indirect, c, length_weighted,
+    threshold (fraction of a port's buffer), epoch."""
 
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

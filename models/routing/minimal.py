@@ -1,16 +1,26 @@
-"""Minimal routing with hop-index VCs (000 Sec. IV-A, IV-D).
+"""Minimal routing (000 Sec. IV-A, IV-D; 001 Sec. 3.1, 3.4).
 
 At every router the packet takes a next hop that is one step closer to the
 destination router; where several exist, one is drawn uniformly from the
-counter-based generator keyed by (packet id, hop).  The VC on the ``h``-th
-router-to-router link is ``h`` (0-based), so the channel dependency graph is
-acyclic and ``num_vcs`` must be at least the longest minimal path between
-routers that have endpoints.
+counter-based generator keyed by (packet id, hop).
+
+VC classes (``vc_scheme``):
+
+* ``hop`` (default): the h-th router-to-router hop uses class h (000 Sec.
+  IV-D), so ``num_vcs`` must be at least the longest minimal path between
+  routers that have endpoints;
+* ``phase``: a single class -- only deadlock-free where minimal routes are
+  acyclic by themselves (MLFM, OFT, fat trees: "towards" then "away" links,
+  001 Sec. 3.4); ``python -m pdes check`` verifies it.
 """
 import numpy as np
 
-from models.registry import ROUTINGS
+from models.errors import ParameterError
+from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
+
+SCHEME_DOC = ("VC classes: hop = one class per hop (000 Sec. IV-D); phase = one class before and "
+              "one after the intermediate router (001 Sec. 3.4)")
 
 
 def endpoint_diameter(topo, dist) -> int:
@@ -21,13 +31,24 @@ def endpoint_diameter(topo, dist) -> int:
     return int(dist[np.ix_(ep, ep)].max())
 
 
-def minimal(topo, dist):
-    """Plan for minimal routing: ``max_hops`` = VCs needed = endpoint diameter."""
+def check_scheme(vc_scheme: str) -> None:
+    if vc_scheme not in ("hop", "phase"):
+        raise ParameterError(f"routing.vc_scheme: '{vc_scheme}' is not one of hop, phase")
+
+
+def minimal(topo, dist, vc_scheme="hop"):
+    """Plan for minimal routing: ``max_hops`` = endpoint diameter."""
+    check_scheme(vc_scheme)
     d = endpoint_diameter(topo, dist)
-    return RoutingPlan(kernel="min", max_hops=d, vcs_needed=max(d, 1),
-                       vc_scheme="hop-index: VC = number of router-to-router hops taken")
+    if vc_scheme == "phase":
+        return RoutingPlan(kernel="min", max_hops=d, vcs_needed=1, scheme="phase",
+                           vc_scheme="phase: one VC class for every hop (minimal routes must be "
+                                     "acyclic by themselves)")
+    return RoutingPlan(kernel="min", max_hops=d, vcs_needed=max(d, 1), scheme="hop",
+                       vc_scheme="hop-index: VC class = number of router-to-router hops taken")
 
 
-ROUTINGS.register("min", minimal, params=[],
+ROUTINGS.register("min", minimal,
+                  params=[Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("hop", "phase"))],
                   summary="minimal routing, uniform random choice among minimal next hops",
                   reference="000 Sec. IV-A, IV-D; 001 Sec. 3.1")

@@ -34,13 +34,14 @@ import numpy as np
 from models.jit import njit, njit_inline
 from pdes.kernels.layout import (
     C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC,
+    ERR_VC_ORDER,
     F_CTIME, F_DST,
     F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_READY, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
     NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.rng import P_INJECT, draw53
-from pdes.kernels.routing import compute_route
+from pdes.kernels.routing import ALG_MIN, compute_route, source_decision
 from pdes.kernels.traffic import destination
 
 # ---- indices into the int64 parameter vector ``prm``
@@ -68,7 +69,13 @@ PR_COCAP = 20      # credit outbox capacity per cut channel
 PR_INJECT = 21     # 1 = endpoints generate packets, 0 = no new packets
 PR_FRAC_THR = 22   # 53-bit threshold of the traffic mix draw
 PR_NCLS = 23       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
-NPRM = 24
+PR_SCHEME = 24     # VC class scheme (routing.SCHEME_*)
+PR_MAXHOPS = 25    # cap on the path length of non-minimal routes (0 = none)
+PR_NIND = 26       # UGAL: random indirect paths compared with the minimal one
+PR_CMICRO = 27     # UGAL: penalty c of indirect paths, in millionths
+PR_LENW = 28       # UGAL: 1 = costs weighted by path length (000), 0 = not (001 generic)
+PR_THRESH = 29     # UGAL-L: route minimally while the minimal port holds fewer flits (0 = off)
+NPRM = 30
 
 
 @njit
@@ -118,6 +125,7 @@ def advance(t0, t1, prm,
             out_lat, out_dest, out_cut, out_nbr, out_ep,
             ep_gid, ep_port, ep_active,
             ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
+            mid_cand, g_off, g_nbr, g_chan, snap,
             cr_t, cr_head, cr_cnt, cred,
             ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
             ov_owner, obuf, oq_head, oq_cnt, oq_ready,
@@ -151,6 +159,12 @@ def advance(t0, t1, prm,
     inject = prm[PR_INJECT]
     frac_thr = prm[PR_FRAC_THR]
     ncls = prm[PR_NCLS]
+    scheme = prm[PR_SCHEME]
+    max_hops = prm[PR_MAXHOPS]
+    n_ind = prm[PR_NIND]
+    c_micro = prm[PR_CMICRO]
+    length_w = prm[PR_LENW]
+    thresh = prm[PR_THRESH]
     kcls = nv // ncls
     nR = port_off.shape[0] - 1
     nP = port_off[nR]
@@ -423,13 +437,25 @@ def advance(t0, t1, prm,
                         continue
                     if iv_out[ivc] < 0:
                         pos = ivc * vccap + ib_head[ivc]
-                        op, ovc = compute_route(alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST],
-                                                ibuf[pos, F_SRC], ibuf[pos, F_SEQ], ibuf[pos, F_HOPS],
-                                                plo, nepk, phi, ep_first, out_nbr, dist, seed)
+                        if alg != ALG_MIN and ibuf[pos, F_HOPS] == 0 and ibuf[pos, F_PHASE] == 0:
+                            # first router of the packet: the algorithm picks its intermediate
+                            ibuf[pos, F_MID] = source_decision(
+                                alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
+                                plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops, n_ind,
+                                c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head, cr_cnt,
+                                t, g_off, g_nbr, g_chan, snap)
+                        op, ovc, ph = compute_route(
+                            rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
+                            ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
+                            ibuf[pos, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr, dist,
+                            seed)
+                        ibuf[pos, F_PHASE] = ph
                         if op < 0:
                             return ERR_ROUTE
                         if ovc >= ncls:
                             return ERR_VC
+                        if P - plo >= nepk and op - plo >= nepk and ovc < vc // kcls:
+                            return ERR_VC_ORDER      # classes must not decrease along a path
                         iv_out[ivc] = op
                         iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
                     op = iv_out[ivc]

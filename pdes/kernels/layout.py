@@ -56,3 +56,4 @@ ERR_VC = 1          # routing asked for a VC >= num_vcs
 ERR_OUTBOX = 2      # outbox overflow (engine bug: window longer than lookahead)
 ERR_ROUTE = 3       # routing found no output port (disconnected destination)
 ERR_CREDIT = 4      # credit FIFO overflow (engine bug: more credits than buffer slots)
+ERR_VC_ORDER = 5    # a hop asked for a lower VC class than the one it arrived on

@@ -1,26 +1,52 @@
 """Route computation kernels.
 
-``compute_route`` is called once per packet per router, when the head flit
-reaches the front of its input VC.  It returns the local output port; the
-output VC is the hop index (000 Sec. IV-D) unless an algorithm says
-otherwise.  Algorithms are selected by the integer ids below, which the
-routing registry (``models.routing``) maps names to.
+Routing has two parts, both called from the VC-allocation stage of
+:func:`pdes.kernels.cycle.advance` when a head flit reaches the front of its
+input VC at a router:
+
+* :func:`source_decision` -- once per packet, at its first router: the
+  algorithm may pick an intermediate router (``F_MID``; -1 = go minimally).
+  ``ALG_VALIANT`` draws one at random (000 Sec. IV-B, 001 Sec. 3.2);
+  ``ALG_UGAL_L`` compares the minimal path with ``n_indirect`` random
+  Valiant paths by local output-queue occupancy (000 Sec. IV-C2, 001
+  Sec. 3.3); ``ALG_UGAL_G`` compares them by the sum of output-queue
+  occupancies along the whole path in a network-wide snapshot taken at a
+  fixed epoch (000 Sec. IV-C1, the idealised global variant).
+* :func:`compute_route` -- at every router: a minimal next hop towards the
+  current target (the intermediate router until it is reached, then the
+  destination) and the VC class of the hop.
+
+VC classes (``vc_scheme``): ``hop`` -- class = router-to-router hops taken so
+far (000 Sec. IV-D); ``phase`` -- class 0 before the intermediate router, 1
+after it (001 Sec. 3.4, for topologies whose minimal routes are deadlock-free
+by themselves: MLFM, OFT, fat trees).
 
 Every random choice is drawn from the counter-based generator keyed by the
-packet id (source endpoint, sequence number) and the hop, so it is the same
-whichever rank routes the packet.
+packet id (source endpoint, sequence number), so it is the same whichever
+rank routes the packet.  Queue occupancy of an output port is the number of
+flits sent or queued on it whose credits have not come back, i.e.
+``sum over VCs (vc_flits - credits)`` after absorbing the credits that have
+arrived -- a function of the router's own state only.
 """
 import numpy as np
 
-from models.jit import njit, njit_inline
-from pdes.kernels.rng import P_ROUTE, below
+from models.jit import njit_inline
+from pdes.kernels.rng import P_MID, P_ROUTE, below
 
 ALG_MIN = 0
+ALG_VALIANT = 1
+ALG_UGAL_L = 2
+ALG_UGAL_G = 3
 
-KERNELS = {"min": ALG_MIN}
+KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g": ALG_UGAL_G}
 """Routing kernel names (used by models.routing plans) -> kernel ids."""
 
+SCHEME_HOP = 0
+SCHEME_PHASE = 1
+SCHEMES = {"hop": SCHEME_HOP, "phase": SCHEME_PHASE}
+
 UNREACHABLE = 255
+MAX_TRIES = 32   # redraws of an intermediate router that is the source/destination or too far
 
 
 @njit_inline
@@ -50,18 +76,125 @@ def min_port(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop):
 
 
 @njit_inline
-def compute_route(alg, rg, dstr, dst, src, seq, hops, port_lo, n_ep_ports, net_hi, ep_first,
-                  out_nbr, dist, seed):
-    """Output port (local index) and output VC for a head flit at router ``rg``.
+def draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j):
+    """The ``j``-th random intermediate router for a packet (-1 if none qualifies).
 
-    ``port_lo`` is the router's first local port, its endpoint ports are
-    ``port_lo .. port_lo + n_ep_ports - 1`` and network ports follow up to
-    ``net_hi``.  The packet is ``(src, seq)``, heading to endpoint ``dst`` on
-    router ``dstr`` after ``hops`` router-to-router hops.  Returns
-    ``(port, vc)``; ``port = -1`` means no route.
+    Drawn uniformly from ``cand`` (sorted router ids), excluding the source
+    and destination routers and, with ``max_hops > 0``, routers that would
+    make the path longer than ``max_hops``; redrawn up to ``MAX_TRIES`` times.
     """
-    if dstr == rg:
-        return port_lo + (dst - ep_first[rg]), 0
-    # ALG_MIN (only algorithm so far): hop-index VC
-    P = min_port(rg, dstr, port_lo + n_ep_ports, net_hi, out_nbr, dist, seed, src, seq, hops)
-    return P, hops
+    n = cand.shape[0]
+    if n == 0:
+        return -1
+    for k in range(MAX_TRIES):
+        m = cand[below(n, seed, src, seq, P_MID + 1024 * j + k)]
+        if m == rg or m == dstr:
+            continue
+        if max_hops > 0 and np.int64(dist[m, rg]) + np.int64(dist[dstr, m]) > max_hops:
+            continue
+        return m
+    return -1
+
+
+@njit_inline
+def port_queue(op, nv, vccap, cred, cr_t, cr_head, cr_cnt, t):
+    """Flits sent or queued on output port ``op`` whose credits have not returned."""
+    q = 0
+    for v in range(nv):
+        kk = op * nv + v
+        n = cr_cnt[kk]
+        if n > 0:
+            h = cr_head[kk]
+            while n > 0 and cr_t[kk * vccap + h] <= t:
+                cred[kk] += 1
+                n -= 1
+                h = h + 1 if h + 1 < vccap else 0
+            cr_cnt[kk] = n
+            cr_head[kk] = h if n > 0 else 0
+        q += vccap - cred[kk]
+    return q
+
+
+@njit_inline
+def path_cost(a, b, g_off, g_nbr, g_chan, dist, snap):
+    """Sum of snapshot occupancies along one minimal path a -> b (lowest-id next hops)."""
+    cost = 0
+    x = a
+    while x != b:
+        d = np.int64(dist[b, x])
+        nxt = -1
+        for i in range(g_off[x], g_off[x + 1]):
+            if np.int64(dist[b, g_nbr[i]]) == d - 1:
+                cost += snap[g_chan[i]]
+                nxt = g_nbr[i]
+                break
+        if nxt < 0:
+            return cost
+        x = nxt
+    return cost
+
+
+@njit_inline
+def source_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed, cand,
+                    max_hops, n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head,
+                    cr_cnt, t, g_off, g_nbr, g_chan, snap):
+    """Intermediate router of a packet at its first router (-1 = minimal route)."""
+    if alg == ALG_MIN or dstr == rg:
+        return -1
+    if alg == ALG_VALIANT:
+        return draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, 0)
+    lm = np.int64(dist[dstr, rg])
+    if alg == ALG_UGAL_L:
+        pm = min_port(rg, dstr, net_lo, net_hi, out_nbr, dist, seed, src, seq, 0)
+        qm = port_queue(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+        if thresh > 0 and qm < thresh:
+            return -1
+        best = qm * lm * 1000000 if length_w != 0 else qm * 1000000
+        mid = -1
+        for j in range(n_ind):
+            m = draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j)
+            if m < 0:
+                continue
+            pi = min_port(rg, m, net_lo, net_hi, out_nbr, dist, seed, src, seq, 0)
+            qi = port_queue(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+            li = np.int64(dist[m, rg]) + np.int64(dist[dstr, m])
+            cost = c_micro * qi * li if length_w != 0 else c_micro * qi
+            if cost < best:
+                best = cost
+                mid = m
+        return mid
+    # ALG_UGAL_G: whole-path occupancy in the epoch snapshot
+    best = path_cost(rg, dstr, g_off, g_nbr, g_chan, dist, snap) * 1000000
+    mid = -1
+    for j in range(n_ind):
+        m = draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j)
+        if m < 0:
+            continue
+        cost = c_micro * (path_cost(rg, m, g_off, g_nbr, g_chan, dist, snap)
+                          + path_cost(m, dstr, g_off, g_nbr, g_chan, dist, snap))
+        if cost < best:
+            best = cost
+            mid = m
+    return mid
+
+
+@njit_inline
+def compute_route(rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_lo, n_ep_ports,
+                  net_hi, ep_first, out_nbr, dist, seed):
+    """Output port, VC class and new phase for a head flit at router ``rg``.
+
+    The packet ``(src, seq)`` heads to endpoint ``dst`` on router ``dstr``,
+    via router ``mid`` while ``phase == 0`` (``mid = -1``: minimal), after
+    ``hops`` router-to-router hops.  Ports: endpoint ports ``port_lo ..
+    port_lo + n_ep_ports - 1``, network ports up to ``net_hi``.  Returns
+    ``(port, class, phase)``; ``port = -1`` means no route.
+    """
+    if phase == 0 and mid >= 0 and rg == mid:
+        phase = 1
+    target = mid if (phase == 0 and mid >= 0) else dstr
+    if target == rg:
+        return port_lo + (dst - ep_first[rg]), 0, phase
+    P = min_port(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, dist, seed, src, seq, hops)
+    if scheme == SCHEME_PHASE:
+        return P, (1 if (phase == 1 and mid >= 0) else 0), phase
+    return P, hops, phase

@@ -1,0 +1,123 @@
+"""Static deadlock check: the channel dependency graph of a routing (Dally & Seitz).
+
+Nodes are (directed channel, VC class).  A packet holding class ``k`` on
+channel ``u -> r`` that may next request class ``k'`` on ``r -> n`` adds the
+edge ``(u->r, k) -> (r->n, k')``; the routing is deadlock-free if this graph
+has no cycle.
+
+* ``hop`` scheme: every dependency goes from class ``h`` to ``h + 1``, so the
+  graph is acyclic whatever the paths; the check only confirms that the
+  longest path fits in the configured VCs.
+* ``phase`` scheme: class 0 holds every turn of a minimal path towards an
+  intermediate router (or towards the destination for packets that go
+  minimally), class 1 every turn of a minimal path after the intermediate;
+  0 -> 1 edges cannot close a cycle, so each class's turn graph is built and
+  searched for a cycle.  A turn ``u -> r -> n`` is used iff it lies on a
+  shortest path from a source to a target of its class (see
+  :func:`minimal_turns`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def minimal_turns(topo, dist, sources, targets) -> np.ndarray:
+    """Channel dependency edges (c_in, c_out) of shortest paths from ``sources`` to ``targets``.
+
+    The turn ``u -> r -> n`` is used iff it lies on a shortest path from some
+    source S to some target T: ``d(S,u) = d(S,r) - 1``, ``d(n,T) = d(r,T) - 1``
+    and ``d(S,T) = d(S,r) + d(r,T)``.  Per router this is ``pred @ K @ succ.T``
+    with ``pred[u,S]``, ``succ[n,T]`` and ``K[S,T]`` the three conditions
+    (cost: degree x |sources| x |targets| per router).
+    """
+    S = np.asarray(sources, dtype=np.int64)
+    T = np.asarray(targets, dtype=np.int64)
+    off, nbr, chan = topo.port_offsets, topo.port_neighbor, topo.port_out_channel
+    d_st = dist[np.ix_(S, T)].astype(np.int16)
+    src, dst = [], []
+    for r in range(topo.n_routers):
+        lo, hi = off[r], off[r + 1]
+        if hi - lo < 2:
+            continue
+        nb = nbr[lo:hi]
+        a = dist[S, r].astype(np.int16)                        # d(S, r)
+        b = dist[r, T].astype(np.int16)                        # d(r, T)
+        pred = (dist[np.ix_(nb, S)].astype(np.int16) == a - 1).astype(np.float32)
+        succ = (dist[np.ix_(nb, T)].astype(np.int16) == b - 1).astype(np.float32)
+        k = (d_st == a[:, None] + b[None, :]).astype(np.float32)
+        use = ((pred @ k) @ succ.T) > 0
+        iu, jn = np.nonzero(use)
+        if iu.size:
+            src.append(chan[lo + iu] ^ 1)          # u -> r is the reverse of r's port to u
+            dst.append(chan[lo + jn])
+    if not src:
+        return np.zeros((0, 2), dtype=np.int64)
+    return np.stack([np.concatenate(src), np.concatenate(dst)], axis=1)
+
+
+def find_cycle(edges: np.ndarray, n_nodes: int) -> list[int] | None:
+    """A cycle (list of nodes) in a directed graph given as an edge array, or None."""
+    if edges.shape[0] == 0:
+        return None
+    order = np.argsort(edges[:, 0], kind="stable")
+    e = edges[order]
+    start = np.searchsorted(e[:, 0], np.arange(n_nodes + 1))
+    color = np.zeros(n_nodes, dtype=np.int8)      # 0 new, 1 on stack, 2 done
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    for root in np.unique(e[:, 0]):
+        if color[root]:
+            continue
+        stack = [(int(root), int(start[root]))]
+        color[root] = 1
+        while stack:
+            v, i = stack[-1]
+            if i < start[v + 1]:
+                stack[-1] = (v, i + 1)
+                w = int(e[i, 1])
+                if color[w] == 0:
+                    color[w] = 1
+                    parent[w] = v
+                    stack.append((w, int(start[w])))
+                elif color[w] == 1:              # back edge: w ... v -> w
+                    cyc = [v]
+                    while cyc[-1] != w:
+                        cyc.append(int(parent[cyc[-1]]))
+                    return cyc[::-1]
+            else:
+                color[v] = 2
+                stack.pop()
+    return None
+
+
+def check(topo, dist, plan, num_vcs: int) -> dict:
+    """Deadlock analysis of a routing plan; ``ok`` is False with a reason if it can deadlock."""
+    out = {"scheme": plan.scheme, "classes": plan.vcs_needed, "num_vcs": num_vcs,
+           "max_hops": plan.max_hops, "ok": True, "reason": "", "cycle": []}
+    if num_vcs < plan.vcs_needed:
+        out.update(ok=False, reason=f"needs {plan.vcs_needed} VC classes, num_vcs = {num_vcs}")
+        return out
+    if plan.scheme == "hop":
+        out["reason"] = ("acyclic: every dependency goes from class h to class h+1 "
+                         f"(at most {plan.max_hops} hops, {plan.vcs_needed} classes)")
+        return out
+    ep = np.nonzero(topo.endpoints > 0)[0]
+    mids = plan.tables.get("mid_cand")
+    n_ch = 2 * topo.n_links
+    # class 0: source router -> destination (minimal) or -> intermediate; class 1: intermediate ->
+    # destination
+    classes = [(0, ep, ep if mids is None else np.union1d(ep, mids))]
+    if mids is not None:
+        classes.append((1, mids, ep))
+    for cls, sources, targets in classes:
+        edges = minimal_turns(topo, dist, sources, targets)
+        out[f"class{cls}_dependencies"] = int(edges.shape[0])
+        cyc = find_cycle(edges, n_ch)
+        if cyc is not None:
+            links = topo.links
+            names = [f"{int(links[c // 2, c % 2])}->{int(links[c // 2, 1 - c % 2])}" for c in cyc]
+            out.update(ok=False, cycle=names,
+                       reason=f"cycle of {len(cyc)} channels in VC class {cls}: "
+                              + " , ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
+            return out
+    out["reason"] = "acyclic: no cycle in the dependency graph of either class"
+    return out

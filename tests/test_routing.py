@@ -1,0 +1,148 @@
+"""Routing algorithms: delivery, hop bounds, VC order, static deadlock check, determinism."""
+import numpy as np
+import pytest
+
+from models.errors import ParameterError
+from models.routing.cdg import check
+from pdes import config as C
+from pdes.engine import plan_routing, prepare, run_local
+
+TOPOS = {
+    "sf": ["topology.q=5"],
+    "df": ["topology.name=dragonfly", "topology.h=2"],
+    "mlfm": ["topology.name=mlfm", "topology.h=3"],
+    "oft": ["topology.name=oft", "topology.k=4"],
+}
+ALGS = ["min", "valiant", "ugal_l", "ugal_g"]
+
+
+def cfg_of(*sets):
+    return C.resolve({}, ["router.link_latency=2", "measure.warmup_cycles=300",
+                          "measure.measure_cycles=500", "measure.sample_period=100",
+                          "measure.drain_cycles=300", *sets])
+
+
+@pytest.mark.parametrize("alg", ALGS)
+@pytest.mark.parametrize("topo", sorted(TOPOS))
+@pytest.mark.parametrize("load", [0.2, 1.0])
+def test_delivery_hop_bound_and_vc_order(alg, topo, load):
+    """Every algorithm delivers below saturation, stays within its declared hops above it.
+
+    The run itself enforces conservation (audit) and non-decreasing VC classes
+    along every path (the kernel stops with an error otherwise).
+    """
+    res = run_local(cfg_of(*TOPOS[topo], f"routing.algorithm={alg}", f"traffic.load={load}"))
+    s = res["summary"]
+    plan = res["prepared"].plan
+    hops = np.nonzero(res["hist_hops"])[0]
+    assert hops.max() <= plan.max_hops
+    if load == 0.2:
+        assert not s["saturated"]
+        assert s["accepted_load"] == pytest.approx(0.2, rel=0.05)
+
+
+def test_valiant_path_lengths():
+    """Valiant: at most 4 hops on SF; exactly 4 on MLFM and OFT for packets between different routers."""
+    sf = run_local(cfg_of(*TOPOS["sf"], "routing.algorithm=valiant"))
+    assert np.nonzero(sf["hist_hops"])[0].max() == 4
+    for topo in ("mlfm", "oft"):
+        res = run_local(cfg_of(*TOPOS[topo], "routing.algorithm=valiant", "traffic.pattern=randperm"))
+        h = res["hist_hops"]
+        assert h.sum() > 0 and set(np.nonzero(h)[0]) <= {0, 4}, (topo, np.nonzero(h)[0])
+
+
+def test_valiant_cap():
+    """routing.max_hops caps Valiant paths (000 Sec. IV-B: 3 hops on SF)."""
+    res = run_local(cfg_of(*TOPOS["sf"], "routing.algorithm=valiant", "routing.max_hops=3"))
+    assert np.nonzero(res["hist_hops"])[0].max() == 3
+    assert res["prepared"].plan.max_hops == 3
+
+
+def test_papers_shape_on_worst_case():
+    """Minimal routing collapses under the SF worst case; Valiant and UGAL-L do not."""
+    acc = {}
+    for alg in ("min", "valiant", "ugal_l"):
+        res = run_local(cfg_of("topology.q=7", f"routing.algorithm={alg}", "traffic.pattern=worst_case",
+                               "traffic.load=0.4", "router.link_latency=1"))
+        acc[alg] = res["summary"]["accepted_load"]
+    p = 6  # SF q=7: k' = 11, p = 6 -> minimal limit 1/(2p)
+    assert acc["min"] == pytest.approx(1 / (2 * p), rel=0.15)
+    assert acc["valiant"] > 3 * acc["min"] and acc["ugal_l"] > 3 * acc["min"]
+
+
+def test_ugal_l_goes_minimal_at_low_load():
+    """UGAL-L with a threshold routes (almost) everything minimally at low uniform load."""
+    res = run_local(cfg_of(*TOPOS["sf"], "routing.algorithm=ugal_l", "routing.threshold=0.5",
+                           "traffic.load=0.1"))
+    assert res["summary"]["hops_mean"] < 1.9
+
+
+@pytest.mark.parametrize("alg", ["valiant", "ugal_l", "ugal_g"])
+def test_adaptive_split_is_bit_identical(alg):
+    """Adaptive and random routing give identical results when the routers are split into parts."""
+    extra = {"ugal_g": ["routing.epoch=50"], "ugal_l": ["routing.n_indirect=3"]}.get(alg, [])
+    cfg = cfg_of(*TOPOS["sf"], f"routing.algorithm={alg}", "traffic.load=0.7", *extra)
+    prep = prepare(cfg)
+    a = run_local(cfg, prep=prep)
+    R = prep.topo.n_routers
+    for owner in (np.arange(R) % 2, np.random.default_rng(3).integers(0, 3, R)):
+        b = run_local(cfg, prep=prep, owner=owner)
+        assert a["summary"] == b["summary"]
+        for k in ("hist_hops", "hist_packet_latency", "link_flits", "series"):
+            assert np.array_equal(a[k], b[k]), k
+
+
+SHIPPED = [(t, a) for t in ("sf", "df", "mlfm", "oft") for a in ALGS] + \
+          [("mlfm", "valiant phase"), ("oft", "ugal_l phase"), ("mlfm", "min phase")]
+
+
+@pytest.mark.parametrize("topo,alg", SHIPPED)
+def test_static_check_passes_shipped_defaults(topo, alg):
+    """The channel dependency graph of every shipped (topology, routing) default is acyclic."""
+    name, *rest = alg.split()
+    sets = list(TOPOS[topo]) + [f"routing.algorithm={name}"] + \
+        (["routing.vc_scheme=phase"] if rest else [])
+    topo_, dist, plan, nv = plan_routing(cfg_of(*sets))
+    res = check(topo_, dist, plan, nv)
+    assert res["ok"], res["reason"]
+
+
+@pytest.mark.parametrize("sets", [
+    ["topology.q=5", "routing.vc_scheme=phase"],                                  # 1 class on SF
+    ["topology.name=mlfm", "topology.h=3", "routing.algorithm=valiant", "routing.vc_scheme=phase",
+     "routing.intermediates=all"],                                                # GRs as mids
+    ["topology.name=torus", "topology.dims=[6]", "routing.vc_scheme=phase"],      # a ring, 1 class
+])
+def test_static_check_finds_cycle_in_broken_scheme(sets):
+    """A VC scheme that allows a cyclic dependency is reported with the channels on the cycle."""
+    topo, dist, plan, nv = plan_routing(cfg_of(*sets))
+    res = check(topo, dist, plan, nv)
+    assert not res["ok"] and len(res["cycle"]) >= 3 and "cycle of" in res["reason"]
+    with pytest.raises(ParameterError, match="routing.vc_scheme: .*can deadlock"):
+        prepare(cfg_of(*sets))
+
+
+@pytest.mark.parametrize("sets,key", [
+    (["routing.algorithm=valiant", "router.num_vcs=2"], "router.num_vcs"),
+    (["routing.algorithm=ugal_l", "routing.n_indirect=0"], "routing.n_indirect"),
+    (["routing.algorithm=ugal_l", "routing.threshold=2"], "routing.threshold"),
+    (["routing.algorithm=ugal_g", "routing.epoch=0"], "routing.epoch"),
+    (["routing.algorithm=valiant", "routing.max_hops=-1"], "routing.max_hops"),
+    (["routing.algorithm=min", "routing.n_indirect=3"], "routing.n_indirect"),
+])
+def test_bad_routing_parameters(sets, key):
+    """Bad routing parameters are refused with a message naming the key."""
+    with pytest.raises(ParameterError, match=key):
+        prepare(cfg_of(*TOPOS["sf"], *sets))
+
+
+def test_check_command_exit_codes(tmp_path):
+    """`pdes check` exits 0 for a deadlock-free config and 1 when it finds a cycle."""
+    import subprocess
+    import sys
+    ok = subprocess.run([sys.executable, "-m", "pdes", "check", "--set", "routing.algorithm=valiant"],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0 and "deadlock-free" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "pdes", "check", "--set", "routing.vc_scheme=phase"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "DEADLOCK POSSIBLE" in bad.stdout
