@@ -29,7 +29,8 @@ from pdes.kernels import cycle
 from pdes.kernels.layout import (
     C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_VC_ORDER, ERR_ROUTE, ERR_VC, NSAMPLE,
     S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
-    S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, S_MAX_NLAT,
+    S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
+    S_MAX_NLAT,
     S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
 from pdes.kernels.routing import KERNELS as ROUTING_KERNELS, SCHEMES as ROUTING_SCHEMES
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
@@ -259,17 +260,29 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
     g_nbr = topo.port_neighbor.astype(np.int32)
     g_chan = topo.port_out_channel.astype(np.int32)
     snap = np.zeros(2 * topo.n_links, dtype=np.int32)     # shared by the parts of this process
+    tr = prep.traffic
+    finite = tr.kind == "messages"
+    if finite:   # message tables; each entry is only written by its source's / destination's part
+        msgs = dict(msg_off=tr.msg_off.astype(np.int64), msg_dst=tr.msg_dst.astype(np.int32),
+                    msg_pkts=tr.msg_pkts.astype(np.int32), msg_left=tr.msg_pkts.astype(np.int32),
+                    msg_recv=np.zeros(tr.msg_dst.size, np.int32))
+    else:
+        z = np.zeros(0, np.int32)
+        msgs = dict(msg_off=np.zeros(topo.n_endpoints + 1, np.int64), msg_dst=z, msg_pkts=z,
+                    msg_left=z, msg_recv=z)
     for q in parts_here:
         ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
                        window=window, hist_max=hist_max)
         ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic,
                         mid_cand=plan.tables.get("mid_cand"), g_off=g_off, g_nbr=g_nbr,
-                        g_chan=g_chan, snap=snap)
+                        g_chan=g_chan, snap=snap, messages=msgs)
         prm = ps.prm
         prm[cycle.PR_SEED] = cfg["measure"]["seed"]
-        prm[cycle.PR_THR] = threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
+        prm[cycle.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
+        prm[cycle.PR_FINITE] = int(finite)
+        prm[cycle.PR_SCHED] = int(finite and tr.schedule == "staggered")
         prm[cycle.PR_ALG] = ROUTING_KERNELS[prep.plan.kernel]
-        prm[cycle.PR_TRAFFIC] = TRAFFIC_KINDS[prep.traffic.kind]
+        prm[cycle.PR_TRAFFIC] = TRAFFIC_KINDS.get(prep.traffic.kind, 0)
         prm[cycle.PR_FRAC_THR] = threshold53(prep.traffic.frac)
         prm[cycle.PR_NCLS] = plan.vcs_needed
         prm[cycle.PR_SCHEME] = ROUTING_SCHEMES[plan.scheme]
@@ -356,6 +369,12 @@ class Engine:
         max_cycles = cfg["run"]["max_cycles"]
         epoch = epoch_of(self.prep)
         assert not epoch or epoch % W == 0
+        finite = self.prep.traffic.kind == "messages"
+        if finite:   # a finite exchange: every packet is measured, the run ends when all arrived
+            total_flits = int(self.prep.traffic.msg_pkts.sum()) * self.prep.rp.packet_size
+            phase, m0, m1 = "exchange", 0, BIG
+            phase_wall["exchange"] = 0.0
+            self._set_window(m0, m1)
         while True:
             t0 = time.perf_counter()
             for p in self.parts:
@@ -397,6 +416,8 @@ class Engine:
                 phase = "drain"
             prev_rate = rate
             finished = False
+            if finite and int(st[S_DELIVERED_FLITS]) == total_flits:
+                finished = True
             if phase == "drain":
                 outstanding = int(st[S_CREATED_MEAS] - st[S_DELIVERED_MEAS])
                 if outstanding == 0:
@@ -477,9 +498,15 @@ class Engine:
             raise SimulationError(
                 f"conservation audit failed: created {created_flits} flits != delivered {delivered}"
                 f" + source queues {queued} + in flight {held} (kernel count {int(st[S_INFLIGHT])})")
-        M = (m1 - m0) if m1 < INT32_MAX else 0
+        finite = prep.traffic.kind == "messages"
         n_act = prep.active_endpoints
         n_meas = int(st[S_DELIVERED_MEAS])
+        if finite:
+            # completion time: from cycle 0 (every message posted) to the last delivery
+            M = int(st[S_LAST_DELIVERY]) + 1 if delivered else 1
+            m0, m1 = 0, M
+        else:
+            M = (m1 - m0) if m1 < INT32_MAX else 0
         if M == 0:
             raise SimulationError("the run ended before the measurement window started")
 
@@ -496,7 +523,25 @@ class Engine:
             saturated = True
             reason = (f"accepted load {accepted:.4f} is more than {100 * tol:g}% below the offered "
                       f"load {offered:.4f}")
-        summary = {
+        summary = {}
+        if finite:
+            hist_m = self.group.sum(sum(p.arrays["hist_msg"] for p in self.parts).copy())
+            n_msg = int(prep.traffic.msg_pkts.size)
+            summary.update({
+                "workload": prep.traffic.description,
+                "completion_cycles": M,
+                "messages": n_msg,
+                "messages_completed": int(hist_m.sum()),
+                "total_flits": created_flits,
+                "processes": n_act,
+                "effective_throughput": created_flits / (M * n_act),
+                "message_latency_mean": float((hist_m * np.arange(hist_m.size)).sum() / hist_m.sum())
+                if hist_m.sum() else float("nan"),
+                "message_latency_p50": pct(hist_m, 0.5),
+                "message_latency_p99": pct(hist_m, 0.99),
+                "message_latency_max": int(np.nonzero(hist_m)[0].max()) if hist_m.sum() else -1,
+            })
+        summary.update({
             "offered_load_config": float(prep.cfg["traffic"]["load"]),
             "offered_load": offered,
             "injected_load": int(st[S_INJECTED_WIN]) / (M * n_act),
@@ -518,7 +563,7 @@ class Engine:
             "measure_start": int(m0),
             "measure_end": int(m1),
             "active_endpoints": n_act,
-        }
+        })
         sums = {k: int(st[i]) for k, i in (
             ("created_packets", S_CREATED_PKTS), ("created_measured", S_CREATED_MEAS),
             ("injected_flits", S_INJECTED_FLITS), ("delivered_flits", S_DELIVERED_FLITS),
@@ -532,6 +577,7 @@ class Engine:
             "hist_packet_latency": hist_p,
             "hist_network_latency": hist_n,
             "hist_hops": hist_h,
+            "hist_message_latency": hist_m if finite else None,
             "link_flits": link,
             "endpoint_injected": ep_inj,
             "endpoint_delivered": ep_del,

@@ -48,6 +48,8 @@ def write_results(path: str, res: dict, cfg_toml: str, *, nranks: int, partition
             h.create_dataset("packet_latency", data=res["hist_packet_latency"])
             h.create_dataset("network_latency", data=res["hist_network_latency"])
             h.create_dataset("hops", data=res["hist_hops"])
+            if res.get("hist_message_latency") is not None:
+                h.create_dataset("message_latency", data=res["hist_message_latency"])
             ln = f.create_group("links")
             ln.create_dataset("routers", data=topo.links.astype(np.int32))
             ln.create_dataset("latency_cycles", data=np.asarray(prep.link_latency, np.int64))

@@ -84,7 +84,8 @@ def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt):
     return out
 
 
-_KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "link_flits", "ep_inj",
+_KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "hist_msg", "link_flits",
+                         "ep_inj",
                          "ep_del", "ep_seq", "ep_pending"})
 
 _ADVANCE_ARGS = list(inspect.signature(cycle.advance.py_func).parameters)[3:]
@@ -235,6 +236,8 @@ class PartState:
             hist_plat=np.zeros(hist_max + 1, dtype=np.int64),
             hist_nlat=np.zeros(hist_max + 1, dtype=np.int64),
             hist_hops=np.zeros(n_hop_bins, dtype=np.int64),
+            hist_msg=np.zeros(hist_max + 1, dtype=np.int64),
+            ep_cur_msg=np.zeros(nE, dtype=np.int64),
             link_flits=np.zeros(nP, dtype=np.int64),
             ep_inj=np.zeros(nE, dtype=np.int64), ep_del=np.zeros(nE, dtype=np.int64),
             scr=np.zeros(maxp * int(cycle.scratch_per_port(nv, S)), dtype=np.int64),
@@ -250,7 +253,7 @@ class PartState:
 
     # ------------------------------------------------------------------ kernel
     def bind_globals(self, *, ep_first, ep_router, dist, traffic, mid_cand, g_off, g_nbr, g_chan,
-                     snap):
+                     snap, messages):
         """Global tables shared by every partition (``snap`` is updated in place)."""
         E = ep_router.shape[0]
 
@@ -260,7 +263,8 @@ class PartState:
                            dest_table=arr(traffic.table, E), dest_table2=arr(traffic.table2, E),
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
                            mid_cand=arr(mid_cand, 0), g_off=g_off, g_nbr=g_nbr, g_chan=g_chan,
-                           snap=snap)
+                           snap=snap, **messages)
+        self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
         self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
 
     def advance(self, t0: int, t1: int) -> int:

@@ -22,7 +22,10 @@ class TrafficPlan:
     * ``"table"``      -- ``table[e]`` is the fixed destination of ``e`` (-1 = idle);
     * ``"two_choice"`` -- ``table[e]`` or ``table2[e]`` with probability 1/2 each;
     * ``"mix"``        -- with probability ``frac`` uniform over ``set_b``, else
-      uniform over ``set_a`` (sorted endpoint ids; the source is skipped).
+      uniform over ``set_a`` (sorted endpoint ids; the source is skipped);
+    * ``"messages"``   -- a finite workload: each endpoint sends its messages
+      (``msg_off``/``msg_dst``/``msg_pkts``) at link rate, every message posted
+      at cycle 0; the run ends when all have arrived.
 
     ``sources`` marks the endpoints that inject; by default every endpoint
     for ``uniform``, ``table >= 0`` for ``table``/``two_choice`` and
@@ -37,6 +40,14 @@ class TrafficPlan:
     set_b: np.ndarray | None = None
     frac: float = 0.0
     sources: np.ndarray | None = None
+    msg_off: np.ndarray | None = None
+    """``messages`` kind: CSR offsets (E+1) of each source endpoint's messages."""
+    msg_dst: np.ndarray | None = None
+    """``messages`` kind: destination endpoint of each message."""
+    msg_pkts: np.ndarray | None = None
+    """``messages`` kind: packets of each message."""
+    schedule: str = "all_at_once"
+    """``messages`` kind: ``all_at_once`` (packets of all messages interleaved) or ``staggered``."""
 
     @property
     def active(self) -> np.ndarray:
@@ -49,6 +60,8 @@ class TrafficPlan:
             out = np.zeros(self.table.size, dtype=np.int8)
             out[self.set_a] = 1
             return out
+        if self.kind == "messages":
+            return (np.diff(self.msg_off) > 0).astype(np.int8)
         return (self.table >= 0).astype(np.int8)
 
 

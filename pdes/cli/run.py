@@ -97,6 +97,25 @@ def _short(sec: dict) -> str:
 
 def _print_summary(res, out):
     s = res["summary"]
+    if "completion_cycles" in s:
+        rows = [
+            ("workload", s["workload"]),
+            ("completion", f"{s['completion_cycles']} cycles"),
+            ("effective throughput", f"{100 * s['effective_throughput']:.1f}% of injection bandwidth "
+                                     f"({s['processes']} processes)"),
+            ("message latency", f"mean {s['message_latency_mean']:.1f}  p50 {s['message_latency_p50']}"
+                                f"  p99 {s['message_latency_p99']}  max {s['message_latency_max']} cycles"
+                                f" ({s['messages_completed']} of {s['messages']} messages)"),
+            ("network latency", f"mean {s['network_latency_mean']:.2f}  p99 {s['network_latency_p99']}"
+                                " cycles"),
+            ("hops", f"mean {s['hops_mean']:.3f}"),
+        ]
+        if out:
+            rows.append(("results", out))
+        w = max(len(k) for k, _ in rows)
+        for k, v in rows:
+            print(f"{k:<{w}}  {v}")
+        return
     rows = [
         ("offered load", f"{s['offered_load']:.4f} flits/cycle/endpoint (configured {s['offered_load_config']})"),
         ("accepted load", f"{s['accepted_load']:.4f} flits/cycle/endpoint"),

@@ -39,7 +39,7 @@ from pdes.kernels.layout import (
     F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_READY, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
     NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
-    S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+    S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.rng import P_INJECT, draw53
 from pdes.kernels.routing import ALG_MIN, compute_route, source_decision
 from pdes.kernels.traffic import destination
@@ -75,7 +75,10 @@ PR_NIND = 26       # UGAL: random indirect paths compared with the minimal one
 PR_CMICRO = 27     # UGAL: penalty c of indirect paths, in millionths
 PR_LENW = 28       # UGAL: 1 = costs weighted by path length (000), 0 = not (001 generic)
 PR_THRESH = 29     # UGAL-L: route minimally while the minimal port holds fewer flits (0 = off)
-NPRM = 30
+PR_FINITE = 30     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
+PR_SCHED = 31      # finite: 0 = all messages posted at once (packets interleaved round-robin),
+                   #         1 = staggered (one message after the other, in table order)
+NPRM = 32
 
 
 @njit
@@ -126,13 +129,14 @@ def advance(t0, t1, prm,
             ep_gid, ep_port, ep_active,
             ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
             mid_cand, g_off, g_nbr, g_chan, snap,
+            msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
             ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
             ov_owner, obuf, oq_head, oq_cnt, oq_ready,
             rr_in, rr_out, rr_va,
             ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq,
             fo_rec, fo_t, fo_cnt, co_t, co_vc, co_cnt,
-            st, smp, hist_plat, hist_nlat, hist_hops, link_flits, ep_inj, ep_del,
+            st, smp, hist_plat, hist_nlat, hist_hops, hist_msg, link_flits, ep_inj, ep_del,
             scr):
     """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``)."""
     nv = prm[PR_NV]
@@ -165,6 +169,8 @@ def advance(t0, t1, prm,
     c_micro = prm[PR_CMICRO]
     length_w = prm[PR_LENW]
     thresh = prm[PR_THRESH]
+    finite = prm[PR_FINITE]
+    sched = prm[PR_SCHED]
     kcls = nv // ncls
     nR = port_off.shape[0] - 1
     nP = port_off[nR]
@@ -205,6 +211,37 @@ def advance(t0, t1, prm,
                     if t >= m0 and t < m1:
                         st[S_CREATED_MEAS] += 1
                         st[S_CREATED_WIN_FLITS] += pkt
+            if finite != 0 and ep_cur_left[e] == 0 and ep_pending[e] == 0:
+                # finite workload: the next packet comes from the next message with data left
+                lo = msg_off[eg]
+                hi = msg_off[eg + 1]
+                m = -1
+                if hi > lo:
+                    ptr = ep_msg_ptr[e]
+                    if sched == 1:
+                        while ptr < hi and msg_left[ptr] == 0:
+                            ptr += 1
+                        if ptr < hi:
+                            m = ptr
+                        ep_msg_ptr[e] = ptr
+                    else:
+                        for i in range(hi - lo):
+                            cand = ptr + i
+                            if cand >= hi:
+                                cand -= hi - lo
+                            if msg_left[cand] > 0:
+                                m = cand
+                                break
+                        if m >= 0:
+                            ep_msg_ptr[e] = m + 1 if m + 1 < hi else lo
+                if m >= 0:
+                    msg_left[m] -= 1
+                    ep_cur_msg[e] = m
+                    ep_pending[e] = 1
+                    st[S_CREATED_PKTS] += 1
+                    st[S_CREATED_MEAS] += 1
+                    st[S_CREATED_WIN_FLITS] += pkt
+                    smp[C_CREATED] += 1
             s = nP + e
             # injection VC: the one with the most free credits (lowest index on ties);
             # injection-port VCs are separate from the network VCs routing assigns
@@ -231,15 +268,20 @@ def advance(t0, t1, prm,
                         bcr = cred[s * nv + vc]
                         bvc = vc
             if ep_cur_left[e] == 0 and ep_pending[e] > 0 and bcr >= pkt:
-                # next packet of the source queue: its creation cycle is the
-                # next successful generation draw at or after ep_next_gen
-                c = ep_next_gen[e]
-                while draw53(seed, eg, c, P_INJECT) >= thr:
-                    c += 1
-                ep_next_gen[e] = c + 1
+                if finite != 0:
+                    # every message is posted at cycle 0
+                    c = 0
+                    d = msg_dst[ep_cur_msg[e]]
+                else:
+                    # next packet of the source queue: its creation cycle is the
+                    # next successful generation draw at or after ep_next_gen
+                    c = ep_next_gen[e]
+                    while draw53(seed, eg, c, P_INJECT) >= thr:
+                        c += 1
+                    ep_next_gen[e] = c + 1
+                    d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b,
+                                    frac_thr, n_end, seed, eg, c)
                 ep_pending[e] -= 1
-                d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b, frac_thr,
-                                n_end, seed, eg, c)
                 ep_cur_rec[e, F_SRC] = eg
                 ep_cur_rec[e, F_DST] = d
                 ep_cur_rec[e, F_DSTR] = ep_router[d]
@@ -252,7 +294,7 @@ def advance(t0, t1, prm,
                 ep_cur_vc[e] = bvc
                 ep_cur_rec[e, F_MID] = -1
                 ep_cur_rec[e, F_PHASE] = 0
-                ep_cur_rec[e, F_AUX] = 0
+                ep_cur_rec[e, F_AUX] = ep_cur_msg[e] if finite != 0 else 0
                 ep_cur_rec[e, F_AUX2] = 0
                 ep_seq[e] += 1
                 ep_cur_left[e] = pkt
@@ -538,7 +580,15 @@ def advance(t0, t1, prm,
                 if td >= m0 and td < m1:
                     st[S_DELIVERED_WIN] += 1
                     ep_del[e] += 1
+                if td > st[S_LAST_DELIVERY]:
+                    st[S_LAST_DELIVERY] = td
                 if obuf[qpos, F_FLIT] == pkt - 1:
+                    if finite != 0:
+                        m = obuf[qpos, F_AUX]
+                        msg_recv[m] += 1
+                        if msg_recv[m] == msg_pkts[m]:
+                            # message complete: its latency is the completion cycle (posted at 0)
+                            hist_msg[td if td < hmax else hmax] += 1
                     ct = obuf[qpos, F_CTIME]
                     if ct >= m0 and ct < m1:
                         plat = td - ct

@@ -40,8 +40,9 @@ S_LAST_MOVE = 12          # last cycle any flit moved (reduced with max)
 S_INFLIGHT = 13           # flits injected minus delivered on this rank (sums to the global count)
 S_CREATED_WIN_FLITS = 14  # flits of packets created inside the window (offered load)
 S_SUM_PLAT_SQ = 15        # sum of squared packet latency (for the standard deviation)
-NSTAT = 16
-STAT_MAX = (S_MAX_PLAT, S_MAX_NLAT, S_LAST_MOVE)
+S_LAST_DELIVERY = 16      # last cycle a flit was delivered (reduced with max)
+NSTAT = 17
+STAT_MAX = (S_MAX_PLAT, S_MAX_NLAT, S_LAST_MOVE, S_LAST_DELIVERY)
 
 # ---- per-sample counters (int64), reset by the orchestrator every sample
 C_DELIVERED = 0   # flits delivered in the sample
