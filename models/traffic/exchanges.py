@@ -56,13 +56,20 @@ def _check_pkts(pkts):
 
 
 def alltoall(topo, seed, procs=0, placement="linear", placement_file="", message_packets=30,
-             schedule="all_at_once"):
+             schedule="all_at_once", order="random"):
     """Every process sends one message to every other process (001 Sec. 4.4).
 
-    Process i sends to i+1, i+2, ..., i-1 (mod n): the order of Kumar et al.'s
-    all-to-all, so no destination is hit by everyone at once.
+    ``order`` is the order in which a process lists its destinations:
+    ``random`` (default: a seeded random permutation per process) or
+    ``shift`` (process i sends to i+1, i+2, ..., i-1).  With contiguous
+    placement the shifted order makes all processes send to ``i + k`` at the
+    same time, i.e. a sequence of shift permutations -- the adversarial
+    pattern of minimal routing on MLFM/OFT (001 Sec. 4.2) -- which is why the
+    random order is the default.
     """
     _check_pkts(message_packets)
+    if order not in ("random", "shift"):
+        raise ParameterError(f"traffic.order: '{order}' is not one of random, shift")
     ep = _procs(topo, seed, procs, placement, placement_file)
     n = ep.size
     if n < 2:
@@ -70,10 +77,14 @@ def alltoall(topo, seed, procs=0, placement="linear", placement_file="", message
     if n * (n - 1) > 200_000_000:
         raise ParameterError(f"traffic.procs: all-to-all of {n} processes is {n * (n - 1)} messages;"
                              " use fewer processes (at most about 14,000)")
+    k = np.tile(np.arange(1, n), (n, 1))                   # offsets 1..n-1 per process
+    if order == "random":
+        keys = np.random.default_rng([int(seed), 0xA2A]).random((n, n - 1))
+        k = np.take_along_axis(k, np.argsort(keys, axis=1), axis=1)
     i = np.repeat(np.arange(n), n - 1)
-    k = np.tile(np.arange(1, n), n)
-    return _plan(topo, ep[i], ep[(i + k) % n], message_packets, schedule,
-                 f"all-to-all of {n} processes, {message_packets} packets per message, {schedule}")
+    return _plan(topo, ep[i], ep[(i + k.ravel()) % n], message_packets, schedule,
+                 f"all-to-all of {n} processes, {message_packets} packets per message, {order} "
+                 f"order, {schedule}")
 
 
 def torus_dims(n: int) -> tuple[int, int, int]:
@@ -153,7 +164,9 @@ COMMON = [
           "staggered: one message after the other", choices=SCHEDULES),
 ]
 TRAFFIC.register("alltoall", alltoall, params=COMMON + [
-    Param("message_packets", int, 30, "packets per message (001: 30 packets of 256 B)")],
+    Param("message_packets", int, 30, "packets per message (001: 30 packets of 256 B)"),
+    Param("order", str, "random", "destination order per process: random (seeded) or shift "
+          "(i+1, i+2, ...)", choices=("random", "shift"))],
     summary="finite all-to-all exchange: completion time and effective throughput",
     reference="001 Sec. 4.4; 003 App. C.1")
 TRAFFIC.register("nn3d", nn3d, params=COMMON + [
