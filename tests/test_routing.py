@@ -146,3 +146,34 @@ def test_check_command_exit_codes(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "pdes", "check", "--set", "routing.vc_scheme=phase"],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "DEADLOCK POSSIBLE" in bad.stdout
+
+
+def test_anca_beats_oblivious_minimal_on_fat_tree():
+    """ANCA (adaptive up) carries more than oblivious minimal routing on a fat tree, same VCs."""
+    acc = {}
+    for alg in ("anca", "min"):
+        res = run_local(cfg_of("topology.name=fattree", "topology.k=8", f"routing.algorithm={alg}",
+                               "router.num_vcs=4", "traffic.load=1.0", "router.link_latency=1"))
+        acc[alg] = res["summary"]["accepted_load"]
+    assert acc["anca"] > 1.05 * acc["min"], acc
+
+
+def test_anca_only_on_fat_trees():
+    """anca refuses other topologies with a message naming routing.algorithm."""
+    with pytest.raises(ParameterError, match="routing.algorithm: 'anca' is for fat trees"):
+        prepare(cfg_of(*TOPOS["sf"], "routing.algorithm=anca"))
+
+
+@pytest.mark.parametrize("sets", [
+    ["topology.name=fattree", "topology.k=4", "routing.algorithm=anca"],
+    [*TOPOS["sf"], "routing.algorithm=min_adaptive"],
+])
+def test_adaptive_minimal_exact_and_deadlock_free(sets):
+    """Adaptive minimal routing passes the static check and is exact under a split."""
+    cfg = cfg_of(*sets, "traffic.load=0.8")
+    topo, dist, plan, nv = plan_routing(cfg)
+    assert check(topo, dist, plan, nv)["ok"]
+    prep = prepare(cfg)
+    a = run_local(cfg, prep=prep)
+    b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 2)
+    assert a["summary"] == b["summary"] and np.array_equal(a["link_flits"], b["link_flits"])

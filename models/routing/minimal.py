@@ -48,6 +48,35 @@ def minimal(topo, dist, vc_scheme="hop"):
                        vc_scheme="hop-index: VC class = number of router-to-router hops taken")
 
 
+def min_adaptive(topo, dist, vc_scheme="hop"):
+    """Plan for adaptive minimal routing: same paths and VC classes as ``min``."""
+    plan = minimal(topo, dist, vc_scheme)
+    return RoutingPlan(kernel="min_adaptive", max_hops=plan.max_hops, vcs_needed=plan.vcs_needed,
+                       scheme=plan.scheme, vc_scheme=plan.vc_scheme)
+
+
+def anca(topo, dist, vc_scheme="phase"):
+    """ANCA on fat trees: adaptive up to a nearest common ancestor, deterministic down.
+
+    On a fat tree every up port is minimal towards the nearest common
+    ancestor and the down path is unique, so adaptive minimal routing is
+    exactly ANCA (000 Sec. V uses it for FT-3).  Up*/down* paths are acyclic,
+    so one VC class suffices (``phase``; checked by ``pdes check``).
+    """
+    if topo.name != "fattree":
+        raise ParameterError(f"routing.algorithm: 'anca' is for fat trees (topology is "
+                             f"'{topo.name}'); use 'min_adaptive' elsewhere")
+    return min_adaptive(topo, dist, vc_scheme)
+
+
+ROUTINGS.register("min_adaptive", min_adaptive,
+                  params=[Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("hop", "phase"))],
+                  summary="adaptive minimal: the minimal next hop with the least occupied output",
+                  reference="000 Sec. V (ANCA on fat trees); Kim et al. minimal adaptive")
+ROUTINGS.register("anca", anca,
+                  params=[Param("vc_scheme", str, "phase", SCHEME_DOC, choices=("hop", "phase"))],
+                  summary="fat tree ANCA: adaptive up, deterministic down",
+                  reference="000 Sec. V; Gomez et al. (ANCA)")
 ROUTINGS.register("min", minimal,
                   params=[Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("hop", "phase"))],
                   summary="minimal routing, uniform random choice among minimal next hops",

@@ -487,10 +487,10 @@ def advance(t0, t1, prm,
                                 c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head, cr_cnt,
                                 t, g_off, g_nbr, g_chan, snap)
                         op, ovc, ph = compute_route(
-                            rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
+                            alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
                             ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
                             ibuf[pos, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr, dist,
-                            seed)
+                            seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
                         ibuf[pos, F_PHASE] = ph
                         if op < 0:
                             return ERR_ROUTE

@@ -14,7 +14,9 @@ input VC at a router:
   fixed epoch (000 Sec. IV-C1, the idealised global variant).
 * :func:`compute_route` -- at every router: a minimal next hop towards the
   current target (the intermediate router until it is reached, then the
-  destination) and the VC class of the hop.
+  destination) and the VC class of the hop.  ``ALG_MIN_ADAPTIVE`` takes the
+  minimal next hop whose output port is least occupied (on a fat tree:
+  adaptive up, the unique path down -- ANCA).
 
 VC classes (``vc_scheme``): ``hop`` -- class = router-to-router hops taken so
 far (000 Sec. IV-D); ``phase`` -- class 0 before the intermediate router, 1
@@ -37,8 +39,10 @@ ALG_MIN = 0
 ALG_VALIANT = 1
 ALG_UGAL_L = 2
 ALG_UGAL_G = 3
+ALG_MIN_ADAPTIVE = 4
 
-KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g": ALG_UGAL_G}
+KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g": ALG_UGAL_G,
+           "min_adaptive": ALG_MIN_ADAPTIVE}
 """Routing kernel names (used by models.routing plans) -> kernel ids."""
 
 SCHEME_HOP = 0
@@ -179,8 +183,40 @@ def source_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed
 
 
 @njit_inline
-def compute_route(rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_lo, n_ep_ports,
-                  net_hi, ep_first, out_nbr, dist, seed):
+def min_port_adaptive(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop, nv, vccap,
+                      cred, cr_t, cr_head, cr_cnt, t):
+    """The minimal next-hop port with the least occupied output (random among ties)."""
+    d = np.int64(dist[target, rg])
+    if d == UNREACHABLE or d == 0:
+        return -1
+    best = -1
+    bq = 1 << 60
+    cnt = 0
+    for P in range(net_lo, net_hi):
+        if np.int64(dist[target, out_nbr[P]]) == d - 1:
+            q = port_queue(P, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+            if q < bq:
+                bq = q
+                best = P
+                cnt = 1
+            elif q == bq:
+                cnt += 1
+    if cnt <= 1:
+        return best
+    j = below(cnt, seed, src, seq, P_ROUTE + 64 * hop)
+    for P in range(net_lo, net_hi):
+        if np.int64(dist[target, out_nbr[P]]) == d - 1:
+            if port_queue(P, nv, vccap, cred, cr_t, cr_head, cr_cnt, t) == bq:
+                if j == 0:
+                    return P
+                j -= 1
+    return best
+
+
+@njit_inline
+def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_lo, n_ep_ports,
+                  net_hi, ep_first, out_nbr, dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt,
+                  t):
     """Output port, VC class and new phase for a head flit at router ``rg``.
 
     The packet ``(src, seq)`` heads to endpoint ``dst`` on router ``dstr``,
@@ -194,7 +230,11 @@ def compute_route(rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_lo, n_
     target = mid if (phase == 0 and mid >= 0) else dstr
     if target == rg:
         return port_lo + (dst - ep_first[rg]), 0, phase
-    P = min_port(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, dist, seed, src, seq, hops)
+    if alg == ALG_MIN_ADAPTIVE:
+        P = min_port_adaptive(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, dist, seed, src,
+                              seq, hops, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    else:
+        P = min_port(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, dist, seed, src, seq, hops)
     if scheme == SCHEME_PHASE:
         return P, (1 if (phase == 1 and mid >= 0) else 0), phase
     return P, hops, phase
