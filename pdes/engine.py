@@ -93,6 +93,16 @@ def _check_router(cfg) -> None:
         raise ParameterError("measure: warm-up + measurement + drain must stay below 2**30 cycles")
 
 
+def link_latencies(cfg, topo):
+    """(latency in cycles, cable metres) per link: the layout's, or ``router.link_latency``."""
+    from models import layout as L
+    lay = L.build_layout(topo, **cfg["layout"])
+    fixed = cfg["router"]["link_latency"]
+    lat = np.full(topo.n_links, fixed, np.int64) if fixed > 0 else \
+        np.asarray(lay.latency, dtype=np.int64)
+    return lat, lay.cable_m
+
+
 def distances(topo, comm=None) -> np.ndarray:
     """All-pairs router distances (uint8), computed in parallel over the ranks of ``comm``.
 
@@ -120,12 +130,16 @@ CDG_AUTO_MAX_ROUTERS = 3000
 """Runs with a non-hop VC scheme check the channel dependency graph first up to this size."""
 
 
-def _routing(cfg, topo, dist):
+def _routing(cfg, topo, dist, link_latency):
     from models.registry import ROUTINGS
     import models.routing  # noqa: F401
     rsec = dict(cfg["routing"])
     alg = rsec.pop("algorithm")
     plan = ROUTINGS.get(alg).func(topo, dist, **rsec)
+    if plan.finalize is not None:
+        r = cfg["router"]
+        pipe = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
+        plan = plan.finalize(np.asarray(link_latency, dtype=np.int64) + pipe)
     if plan.kernel not in ROUTING_KERNELS:
         raise ParameterError(f"routing.algorithm: '{alg}' has no engine kernel ({plan.kernel})")
     nv = cfg["router"]["num_vcs"] or plan.vcs_needed
@@ -142,7 +156,7 @@ def plan_routing(cfg: dict):
     name, params = C.topology_params(cfg)
     topo = build(name, params)
     dist = distances(topo)
-    return (topo, dist) + _routing(cfg, topo, dist)
+    return (topo, dist) + _routing(cfg, topo, dist, link_latencies(cfg, topo)[0])
 
 
 def prepare(cfg: dict, comm=None) -> Prepared:
@@ -167,11 +181,7 @@ def prepare(cfg: dict, comm=None) -> Prepared:
         raise ParameterError("topology: the network needs at least 2 endpoints to simulate")
 
     t = time.perf_counter()
-    fixed = cfg["router"]["link_latency"]
-    lay = L.build_layout(topo, **cfg["layout"])
-    cable_m = lay.cable_m
-    link_latency = np.full(topo.n_links, fixed, np.int64) if fixed > 0 else \
-        np.asarray(lay.latency, dtype=np.int64)
+    link_latency, cable_m = link_latencies(cfg, topo)
     timings["layout_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -181,7 +191,7 @@ def prepare(cfg: dict, comm=None) -> Prepared:
     if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
         raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
 
-    plan, nv = _routing(cfg, topo, dist)
+    plan, nv = _routing(cfg, topo, dist, link_latency)
     alg = cfg["routing"]["algorithm"]
     if plan.scheme != "hop" and topo.n_routers <= CDG_AUTO_MAX_ROUTERS:
         from models.routing.cdg import check
@@ -275,7 +285,8 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
                        window=window, hist_max=hist_max)
         ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic,
                         mid_cand=plan.tables.get("mid_cand"), g_off=g_off, g_nbr=g_nbr,
-                        g_chan=g_chan, snap=snap, messages=msgs)
+                        g_chan=g_chan, snap=snap, messages=msgs,
+                        wdist=plan.tables.get("wdist", np.zeros((1, 1), np.int32)))
         prm = ps.prm
         prm[cycle.PR_SEED] = cfg["measure"]["seed"]
         prm[cycle.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)

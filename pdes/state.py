@@ -253,7 +253,7 @@ class PartState:
 
     # ------------------------------------------------------------------ kernel
     def bind_globals(self, *, ep_first, ep_router, dist, traffic, mid_cand, g_off, g_nbr, g_chan,
-                     snap, messages):
+                     snap, messages, wdist):
         """Global tables shared by every partition (``snap`` is updated in place)."""
         E = ep_router.shape[0]
 
@@ -263,7 +263,7 @@ class PartState:
                            dest_table=arr(traffic.table, E), dest_table2=arr(traffic.table2, E),
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
                            mid_cand=arr(mid_cand, 0), g_off=g_off, g_nbr=g_nbr, g_chan=g_chan,
-                           snap=snap, **messages)
+                           snap=snap, wdist=wdist, **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
         self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
 

@@ -177,3 +177,45 @@ def test_adaptive_minimal_exact_and_deadlock_free(sets):
     a = run_local(cfg, prep=prep)
     b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 2)
     assert a["summary"] == b["summary"] and np.array_equal(a["link_flits"], b["link_flits"])
+
+
+SKYWALK = ["topology.name=skywalk", "topology.z=4", "topology.c=16", "topology.d_i=3",
+           "topology.d_o=2", "topology.p=2", "layout.preset=skywalk", "router.link_latency=0"]
+
+
+def test_fastest_lower_latency_than_nearest():
+    """Fastest routing (002's FR) has the analytic lowest-latency zero-load latency, below nearest's.
+
+    Zero-load network latency of fastest routing = 2 * endpoint_latency + W(r_s, r_d) + pipeline,
+    where W sums (pipeline + link latency) over the hops of a lowest-latency path, averaged over
+    ordered pairs of distinct endpoints.
+    """
+    lat = {}
+    for alg in ("nearest", "fastest"):
+        res = run_local(cfg_of(*SKYWALK, f"routing.algorithm={alg}", "traffic.load=0.005",
+                               "measure.measure_cycles=6000"))
+        lat[alg] = res["summary"]["network_latency_mean"]
+        if alg == "fastest":
+            prep = res["prepared"]
+            r = prep.cfg["router"]
+            pipe = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
+            W = prep.plan.tables["wdist"].astype(np.float64)
+            p = prep.topo.endpoints.astype(np.float64)
+            pair = np.outer(p, p)
+            np.fill_diagonal(pair, p * (p - 1))
+            E = p.sum()
+            expected = 2 * r["endpoint_latency"] + pipe + (pair * W).sum() / (E * (E - 1))
+            assert lat["fastest"] == pytest.approx(expected, rel=0.02)
+    assert lat["fastest"] < lat["nearest"], lat
+
+
+def test_fastest_plan_and_exactness():
+    """Fastest paths may be longer in hops than the diameter; VCs follow; a split changes nothing."""
+    cfg = cfg_of(*SKYWALK, "routing.algorithm=fastest", "traffic.load=0.3")
+    prep = prepare(cfg)
+    assert prep.plan.max_hops >= int(prep.dist.max())
+    assert prep.rp.num_vcs == prep.plan.max_hops
+    a = run_local(cfg, prep=prep)
+    assert np.nonzero(a["hist_hops"])[0].max() <= prep.plan.max_hops
+    b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 3)
+    assert a["summary"] == b["summary"]

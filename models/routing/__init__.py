@@ -29,6 +29,9 @@ class RoutingPlan:
     tables: dict = field(default_factory=dict)
     scheme: str = "hop"
     """VC class rule: ``hop`` (class = hops taken) or ``phase`` (0 before, 1 after the intermediate)."""
+    finalize: object = None
+    """Optional ``finalize(link_weight) -> RoutingPlan``: for algorithms that need the
+    per-link weight in cycles (router pipeline + link latency), which only the engine knows."""
     kernel_params: dict = field(default_factory=dict)
     """Integer/float knobs of the kernel: max_hops_cap, n_indirect, c, length_weighted,
     threshold (fraction of a port's buffer), epoch."""

@@ -128,7 +128,7 @@ def advance(t0, t1, prm,
             out_lat, out_dest, out_cut, out_nbr, out_ep,
             ep_gid, ep_port, ep_active,
             ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
-            mid_cand, g_off, g_nbr, g_chan, snap,
+            mid_cand, g_off, g_nbr, g_chan, snap, wdist,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
             ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
@@ -170,6 +170,7 @@ def advance(t0, t1, prm,
     length_w = prm[PR_LENW]
     thresh = prm[PR_THRESH]
     finite = prm[PR_FINITE]
+    pipe = rdel + vadel + sadel + stdel
     sched = prm[PR_SCHED]
     kcls = nv // ncls
     nR = port_off.shape[0] - 1
@@ -490,7 +491,7 @@ def advance(t0, t1, prm,
                             alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
                             ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
                             ibuf[pos, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr, dist,
-                            seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+                            seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat, pipe, wdist)
                         ibuf[pos, F_PHASE] = ph
                         if op < 0:
                             return ERR_ROUTE

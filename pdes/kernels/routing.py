@@ -40,9 +40,10 @@ ALG_VALIANT = 1
 ALG_UGAL_L = 2
 ALG_UGAL_G = 3
 ALG_MIN_ADAPTIVE = 4
+ALG_FASTEST = 5
 
 KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g": ALG_UGAL_G,
-           "min_adaptive": ALG_MIN_ADAPTIVE}
+           "min_adaptive": ALG_MIN_ADAPTIVE, "fastest": ALG_FASTEST}
 """Routing kernel names (used by models.routing plans) -> kernel ids."""
 
 SCHEME_HOP = 0
@@ -143,7 +144,7 @@ def source_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed
                     max_hops, n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head,
                     cr_cnt, t, g_off, g_nbr, g_chan, snap):
     """Intermediate router of a packet at its first router (-1 = minimal route)."""
-    if alg == ALG_MIN or dstr == rg:
+    if (alg != ALG_VALIANT and alg != ALG_UGAL_L and alg != ALG_UGAL_G) or dstr == rg:
         return -1
     if alg == ALG_VALIANT:
         return draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, 0)
@@ -214,9 +215,28 @@ def min_port_adaptive(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq,
 
 
 @njit_inline
+def fastest_port(rg, target, net_lo, net_hi, out_nbr, out_lat, pipe, wdist, seed, src, seq, hop):
+    """A next hop on a lowest-latency path (hop cost = router pipeline + link latency)."""
+    w = np.int64(wdist[target, rg])
+    cnt = 0
+    for P in range(net_lo, net_hi):
+        if pipe + out_lat[P] + np.int64(wdist[target, out_nbr[P]]) == w:
+            cnt += 1
+    if cnt == 0:
+        return -1
+    j = below(cnt, seed, src, seq, P_ROUTE + 64 * hop) if cnt > 1 else 0
+    for P in range(net_lo, net_hi):
+        if pipe + out_lat[P] + np.int64(wdist[target, out_nbr[P]]) == w:
+            if j == 0:
+                return P
+            j -= 1
+    return -1
+
+
+@njit_inline
 def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_lo, n_ep_ports,
                   net_hi, ep_first, out_nbr, dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt,
-                  t):
+                  t, out_lat, pipe, wdist):
     """Output port, VC class and new phase for a head flit at router ``rg``.
 
     The packet ``(src, seq)`` heads to endpoint ``dst`` on router ``dstr``,
@@ -230,7 +250,10 @@ def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_l
     target = mid if (phase == 0 and mid >= 0) else dstr
     if target == rg:
         return port_lo + (dst - ep_first[rg]), 0, phase
-    if alg == ALG_MIN_ADAPTIVE:
+    if alg == ALG_FASTEST:
+        P = fastest_port(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, out_lat, pipe, wdist,
+                         seed, src, seq, hops)
+    elif alg == ALG_MIN_ADAPTIVE:
         P = min_port_adaptive(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, dist, seed, src,
                               seq, hops, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
     else:

@@ -1,0 +1,95 @@
+"""Fastest (lowest-latency) and nearest (fewest-hop) routing (002 Sec. II-E).
+
+``nearest`` is minimal routing under the name 002 gives it (NR).  ``fastest``
+(FR) routes along lowest-latency paths, where a hop costs the router
+pipeline (routing + VC + switch allocation + switch traversal, in cycles)
+plus the link's latency -- Dijkstra on switch and cable delay as 002 computes
+it; with the default layout the link latency comes from the cable length.
+Where several lowest-latency next hops exist one is drawn uniformly (keyed
+by the packet id and hop).  VC classes are hop-index classes; a fastest path
+can have more hops than the hop diameter, and its longest one (over all pairs
+of routers with endpoints, over every tie) sets the VCs needed.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+
+from models.errors import ParameterError
+from models.jit import njit
+from models.registry import ROUTINGS, Param
+from models.routing import RoutingPlan
+from models.routing.minimal import minimal
+
+MAX_ROUTERS = 20000
+UNREACHABLE = np.iinfo(np.int32).max
+
+
+def weighted_distances(topo, link_weight) -> np.ndarray:
+    """All-pairs lowest path weight (int32, R x R) for integer per-link weights."""
+    w = np.asarray(link_weight, dtype=np.int64)
+    u, v = topo.links[:, 0], topo.links[:, 1]
+    R = topo.n_routers
+    g = csr_matrix((np.concatenate([w, w]).astype(np.float64), (np.concatenate([u, v]),
+                    np.concatenate([v, u]))), shape=(R, R))
+    d = dijkstra(g, directed=True)
+    out = np.where(np.isfinite(d), d, UNREACHABLE).astype(np.int64)
+    return out.astype(np.int32)
+
+
+@njit
+def _longest_hops(off, nbr, pw, W, targets, sources_mask):
+    """Most hops of any lowest-weight path from a source router to a target."""
+    R = off.shape[0] - 1
+    H = np.zeros(R, dtype=np.int64)
+    best = 0
+    for ti in range(targets.shape[0]):
+        t = targets[ti]
+        order = np.argsort(W[t])          # W symmetric: W[t, r] = W[r, t]
+        for k in range(R):
+            r = order[k]
+            H[r] = 0
+            if r == t or W[t, r] == 2147483647:
+                continue
+            h = 0
+            for i in range(off[r], off[r + 1]):
+                n = nbr[i]
+                if pw[i] + W[t, n] == W[t, r] and H[n] + 1 > h:
+                    h = H[n] + 1
+            H[r] = h
+            if sources_mask[r] != 0 and h > best:
+                best = h
+    return best
+
+
+def fastest(topo, dist):
+    """Plan for fastest routing; completed by :func:`finalize` with the link weights."""
+    if topo.n_routers > MAX_ROUTERS:
+        raise ParameterError(f"routing.algorithm: 'fastest' keeps an R x R latency table; "
+                             f"{topo.n_routers} routers is above {MAX_ROUTERS}")
+    base = minimal(topo, dist)
+
+    def finalize(link_weight):
+        W = weighted_distances(topo, link_weight)
+        ep = np.nonzero(topo.endpoints > 0)[0]
+        pw = np.asarray(link_weight, dtype=np.int64)[topo.port_link]
+        mask = (topo.endpoints > 0).astype(np.int8)
+        longest = int(_longest_hops(topo.port_offsets.astype(np.int64),
+                                    topo.port_neighbor.astype(np.int64), pw, W,
+                                    ep.astype(np.int64), mask))
+        return RoutingPlan(kernel="fastest", max_hops=longest, vcs_needed=max(longest, 1),
+                           scheme="hop", tables={"wdist": W},
+                           vc_scheme="hop-index: VC class = number of router-to-router hops "
+                                     "taken (lowest-latency paths)")
+
+    return RoutingPlan(kernel="fastest", max_hops=base.max_hops, vcs_needed=base.vcs_needed,
+                       scheme="hop", vc_scheme=base.vc_scheme, finalize=finalize)
+
+
+ROUTINGS.register("fastest", fastest, params=[],
+                  summary="lowest-latency paths (router pipeline + link latency), 002's FR",
+                  reference="002 Sec. II-E")
+ROUTINGS.register("nearest", lambda topo, dist: minimal(topo, dist), params=[],
+                  summary="fewest-hop paths (002's NR; the same as min)",
+                  reference="002 Sec. II-E")
