@@ -219,3 +219,16 @@ def test_fastest_plan_and_exactness():
     assert np.nonzero(a["hist_hops"])[0].max() <= prep.plan.max_hops
     b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 3)
     assert a["summary"] == b["summary"]
+
+
+@pytest.mark.parametrize("sets,bound", [
+    (["topology.name=slimfly", "topology.q=7"], 1 / 12),        # 1/(2p), p = 6
+    (["topology.name=mlfm", "topology.h=4"], 1 / 4),            # 1/h
+    (["topology.name=oft", "topology.k=4"], 1 / 4),             # 1/k
+])
+def test_worst_case_saturates_at_analytic_bound_under_minimal(sets, bound):
+    """Minimal routing under the topology's worst case accepts 1/(2p), 1/h, 1/k within 10% (001 4.3.1)."""
+    cfg = C.resolve({}, sets + ["traffic.pattern=worst_case", "traffic.load=1.0",
+                                "router.link_latency=1", "measure.warmup_cycles=1000",
+                                "measure.measure_cycles=2000", "measure.drain_cycles=100"])
+    assert run_local(cfg)["summary"]["accepted_load"] == pytest.approx(bound, rel=0.10)

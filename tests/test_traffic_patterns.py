@@ -387,3 +387,4 @@ def test_worst_case_refuses_unknown_topologies():
         plan("worst_dragonfly", topo(**SF5))
     with pytest.raises(ParameterError, match=r"^traffic\.pattern: the worst case needs at least 2"):
         plan("worst_case", topo("fattree", k=4, pods=1))
+
