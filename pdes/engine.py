@@ -620,7 +620,8 @@ def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None
     return res
 
 
-def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None) -> dict:
+def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
+             on_partition=None) -> dict:
     """Run a resolved config on the ranks of ``comm`` (``None`` = this process only).
 
     Every rank builds the same topology and tables, takes the routers that
@@ -640,6 +641,8 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None) 
     rep = PT.report(prep.topo, owner, prep.link_latency)
     la = lookahead_of(prep.topo, owner, prep.link_latency)
     W = window_for(la, sync_period(prep))
+    if on_partition is not None:
+        on_partition(rep, W)
     if size == 1:
         group = LocalGroup(make_parts(prep, owner, [0], W))
     else:

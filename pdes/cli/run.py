@@ -76,14 +76,17 @@ def _main(args, comm) -> int:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "
             f"{topo.n_endpoints} endpoints, {topo.n_links} links; routing {cfg['routing']['algorithm']}"
             f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
-    res = simulate(cfg, comm if size > 1 else None, progress=say, prep=prep)
+    def report(rep, window):
+        if say and size > 1:
+            say(f"partition '{cfg['run']['partition']}' on {size} ranks: routers/rank "
+                f"{rep['routers_per_rank'].min()}..{rep['routers_per_rank'].max()}, cut links "
+                f"{rep['cut_links']} ({100 * rep['cut_fraction']:.1f}%), lookahead "
+                f"{rep['lookahead']} cycles (min link latency {rep['min_link_latency']}), window "
+                f"{window}, imbalance {rep['imbalance']:.3f}"
+                + (f", {rep['groups_split']} racks split" if rep['groups_split'] else ""))
+
+    res = simulate(cfg, comm if size > 1 else None, progress=say, prep=prep, on_partition=report)
     rep = res["partition"]
-    if say and size > 1:
-        say(f"partition '{cfg['run']['partition']}' on {size} ranks: routers/rank "
-            f"{rep['routers_per_rank'].min()}..{rep['routers_per_rank'].max()}, cut links "
-            f"{rep['cut_links']} ({100 * rep['cut_fraction']:.1f}%), lookahead {rep['lookahead']} cycles"
-            f" (min link latency {rep['min_link_latency']}), window {res['window']}, imbalance "
-            f"{rep['imbalance']:.3f}" + (f", {rep['groups_split']} racks split" if rep['groups_split'] else ""))
     if rank == 0:
         if out:
             write_results(out, res, C.to_toml(cfg), nranks=size, partition=rep, version=__version__)
