@@ -15,6 +15,8 @@ Library code takes the communicator as an argument and never reaches for
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from pdes.kernels.layout import NF
@@ -86,10 +88,22 @@ class MpiGroup:
             self.recv_cap[q] = cap
         self.send_buf = {q: np.zeros(self.send_cap[q], dtype=np.int32) for q in self.neighbours}
         self.recv_buf = {q: np.zeros(self.recv_cap[q], dtype=np.int32) for q in self.neighbours}
+        # rank-local breakdown of exchange(), accumulated over the run (seconds, counts):
+        # pack_s   take_outbox + building the send blocks (Irecv/Isend posting included)
+        # wait_s   Waitall: the time this rank waits for its neighbours (imbalance + transfer)
+        # unpack_s inserting the received flits/credits (part.receive)
+        # *_cpu_s  the same phases in CPU time of this thread (differs from the wall time
+        #          when ranks share cores; MPI polls while it waits, so wait_cpu_s is spin)
+        self.timing = {"pack_s": 0.0, "wait_s": 0.0, "unpack_s": 0.0,
+                       "pack_cpu_s": 0.0, "wait_cpu_s": 0.0, "unpack_cpu_s": 0.0,
+                       "exchanges": 0, "bytes_sent": 0, "neighbours": len(self.neighbours)}
 
     def exchange(self):
+        tm = self.timing
+        t0, c0 = time.perf_counter(), time.thread_time()
         part = self.parts[0]
         f_ch, f_t, f_rec, c_ch, c_t, c_vc, f_peer, c_peer = part.take_outbox()
+        sent = 0
         reqs = []
         for q in self.neighbours:
             reqs.append(self.comm.Irecv(self.recv_buf[q], source=q, tag=7))
@@ -117,7 +131,10 @@ class MpiGroup:
                 buf[o:o + blk.size] = blk.ravel()
                 o += blk.size
             reqs.append(self.comm.Isend(buf[:max(o, 2)], dest=q, tag=7))
+            sent += 4 * max(o, 2)
+        t1, c1 = time.perf_counter(), time.thread_time()
         self.MPI.Request.Waitall(reqs)
+        t2, c2 = time.perf_counter(), time.thread_time()
         for q in self.neighbours:
             buf = self.recv_buf[q]
             nf, nc = int(buf[0]), int(buf[1])
@@ -128,6 +145,15 @@ class MpiGroup:
             part.receive(fl[:, 0].astype(np.int64), fl[:, 1].astype(np.int64), fl[:, 2:],
                          cr[:, 0].astype(np.int64), cr[:, 1].astype(np.int64),
                          cr[:, 2].astype(np.int64))
+        t3, c3 = time.perf_counter(), time.thread_time()
+        tm["pack_s"] += t1 - t0
+        tm["wait_s"] += t2 - t1
+        tm["unpack_s"] += t3 - t2
+        tm["pack_cpu_s"] += c1 - c0
+        tm["wait_cpu_s"] += c2 - c1
+        tm["unpack_cpu_s"] += c3 - c2
+        tm["exchanges"] += 1
+        tm["bytes_sent"] += sent
 
     def sum(self, arr):
         arr = np.ascontiguousarray(arr)

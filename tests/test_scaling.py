@@ -1,0 +1,128 @@
+"""The scaling script, and a run on 64 ranks that must equal the 1-rank run.
+
+The 64-rank test is marked slow: on a 2-core machine the ranks are
+oversubscribed 32 times (about a minute and 6 GB of memory in all).
+"""
+import os
+import pathlib
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "run_scripts" / "scaling.py"
+
+
+def _mpiexec():
+    here = pathlib.Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else "mpiexec"
+
+
+def _script(*args, timeout=600):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def _content(path):
+    """Every dataset and attribute of a result file outside /run (rank-count independent)."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for k, v in f.attrs.items():
+            out[f"@{k}"] = v
+
+        def visit(name, obj):
+            if name == "run" or name.startswith("run/"):
+                return
+            for k, v in obj.attrs.items():
+                out[f"{name}@{k}"] = v
+            if isinstance(obj, h5py.Dataset):
+                out[name] = obj[()]
+        f.visititems(visit)
+    return out
+
+
+def _same(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        x, y = np.asarray(a[k]), np.asarray(b[k])
+        assert x.shape == y.shape and x.dtype == y.dtype, k
+        if x.dtype.kind == "f":
+            assert np.array_equal(x, y, equal_nan=True), k
+        else:
+            assert np.array_equal(x, y), k
+
+
+def test_scaling_script_table_and_file(tmp_path):
+    """A short 1- and 2-rank study: table, identical results, per-rank figures in HDF5."""
+    out = tmp_path / "scaling.h5"
+    r = _script("--instances", "small", "--ranks", "2", "--cycles", "400", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    header = lines[0]
+    for col in ("wall s", "speedup", "kernel max/mean", "pack max/mean", "wait max/mean",
+                "unpack max/mean", "LA", "cut %", "RSS max/sum MB", "same"):
+        assert col in header
+    rows = [ln.split() for ln in lines[2:4]]
+    assert [row[:2] for row in rows] == [["small", "1"], ["small", "2"]]
+    assert all(row[-1] == "yes" for row in rows), r.stdout       # bit-identical to 1 rank
+    with h5py.File(out, "r") as f:
+        assert set(f["small"]) == {"ranks_1", "ranks_2"}
+        g = f["small/ranks_2"]
+        W, la = int(g.attrs["window"]), int(g.attrs["lookahead"])
+        assert 1 <= W <= la and 0 < g.attrs["cut_fraction"] < 1
+        pr = g["per_rank"]
+        for k in ("kernel_s", "kernel_cpu_s", "pack_s", "wait_s", "unpack_s", "rss_mb", "routers"):
+            assert pr[k].shape == (2,), k
+        assert np.all(pr["exchanges"][()] == g.attrs["cycles"] // W)
+        assert np.all(pr["bytes_sent"][()] > 0) and np.all(pr["neighbours"][()] == 1)
+        assert pr["routers"][()].sum() == g.attrs["n_routers"]
+        assert g.attrs["digest"] == f["small/ranks_1"].attrs["digest"]
+        assert g["summary"].attrs["accepted_load"] == f["small/ranks_1/summary"].attrs["accepted_load"]
+    # the table is reprinted from the file, with the projection
+    r2 = _script("--table", str(out), "--project", "16")
+    assert r2.returncode == 0, r2.stderr
+    assert r2.stdout.splitlines()[2:4] == lines[2:4]
+    assert "projection to 16 ranks" in r2.stdout
+
+
+def test_scaling_script_rejects_unknown_instance(tmp_path):
+    r = _script("--instances", "nope", "-o", str(tmp_path / "x.h5"))
+    assert r.returncode != 0 and "unknown instance 'nope'" in r.stderr
+    assert not (tmp_path / "x.h5").exists()
+
+
+def _mem_available_mb():
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+@pytest.mark.slow
+def test_64_ranks_equal_one_rank(tmp_path):
+    """`mpiexec -n 64 python -m pdes run` (Slim Fly q=7, 98 routers) equals the 1-rank file."""
+    avail = _mem_available_mb()
+    if avail is not None and avail < 64 * 200:
+        pytest.skip(f"64 ranks need about 13 GB of free memory ({avail:.0f} MB available)")
+    sets = ["--set", "topology.q=7", "--set", "measure.warmup_cycles=200",
+            "--set", "measure.measure_cycles=200"]
+    one, many = tmp_path / "one.h5", tmp_path / "many.h5"
+    r1 = subprocess.run([sys.executable, "-m", "pdes", "run", "--quiet", *sets, "-o", str(one)],
+                        capture_output=True, text=True, timeout=300)
+    assert r1.returncode == 0, r1.stderr
+    r64 = subprocess.run([_mpiexec(), "-n", "64", sys.executable, "-m", "pdes", "run", "--quiet",
+                          *sets, "-o", str(many)], capture_output=True, text=True, timeout=1800)
+    assert r64.returncode == 0, r64.stderr[-2000:]
+    assert r64.stdout == r1.stdout.replace(str(one), str(many))
+    _same(_content(one), _content(many))
+    with h5py.File(many, "r") as f:
+        assert f["run"].attrs["nranks"] == 64
+        rpr = f["run/partition/routers_per_rank"][()]
+        assert rpr.shape == (64,) and rpr.min() >= 1 and rpr.sum() == 98
