@@ -286,7 +286,9 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic,
                         mid_cand=plan.tables.get("mid_cand"), g_off=g_off, g_nbr=g_nbr,
                         g_chan=g_chan, snap=snap, messages=msgs,
-                        wdist=plan.tables.get("wdist", np.zeros((1, 1), np.int32)))
+                        wdist=plan.tables.get("wdist", np.zeros((1, 1), np.int32)),
+                        r_group=plan.tables.get("r_group", np.zeros(1, np.int32)),
+                        g_entry=plan.tables.get("g_entry", np.zeros((1, 1), np.int32)))
         prm = ps.prm
         prm[cycle.PR_SEED] = cfg["measure"]["seed"]
         prm[cycle.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)

@@ -134,6 +134,8 @@ class PartState:
         out_ch[is_net] = topo.port_out_channel[csr[is_net]]
         lat = np.asarray(link_latency, dtype=np.int64)
         elat = rp.endpoint_latency
+        out_ltype = np.zeros(nP, dtype=np.int8)
+        out_ltype[is_net] = topo.link_class[out_ch[is_net] // 2]
         out_lat = np.zeros(nP, dtype=np.int64)
         out_lat[is_net] = lat[out_ch[is_net] // 2]
         in_lat = np.full(nP, elat, dtype=np.int64)
@@ -208,7 +210,7 @@ class PartState:
             port_off=port_off, n_epp=p.astype(np.int64), router_gid=self.router_gid,
             port_router=port_router,
             in_lat=in_lat, in_sender=in_sender, in_cut=in_cut,
-            out_lat=out_lat, out_dest=out_dest, out_cut=out_cut, out_nbr=out_nbr, out_ep=out_ep,
+            out_lat=out_lat, out_ltype=out_ltype, out_dest=out_dest, out_cut=out_cut, out_nbr=out_nbr, out_ep=out_ep,
             ep_gid=ep_gid, ep_port=ep_port,
             ep_active=np.asarray(ep_active, dtype=np.int8)[ep_gid] if nE else np.zeros(0, np.int8),
             cr_t=np.zeros(nS * nv * rp.vc_flits, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
@@ -253,7 +255,7 @@ class PartState:
 
     # ------------------------------------------------------------------ kernel
     def bind_globals(self, *, ep_first, ep_router, dist, traffic, mid_cand, g_off, g_nbr, g_chan,
-                     snap, messages, wdist):
+                     snap, messages, wdist, r_group, g_entry):
         """Global tables shared by every partition (``snap`` is updated in place)."""
         E = ep_router.shape[0]
 
@@ -263,7 +265,7 @@ class PartState:
                            dest_table=arr(traffic.table, E), dest_table2=arr(traffic.table2, E),
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
                            mid_cand=arr(mid_cand, 0), g_off=g_off, g_nbr=g_nbr, g_chan=g_chan,
-                           snap=snap, wdist=wdist, **messages)
+                           snap=snap, wdist=wdist, r_group=r_group, g_entry=g_entry, **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
         self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
 

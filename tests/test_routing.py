@@ -232,3 +232,38 @@ def test_worst_case_saturates_at_analytic_bound_under_minimal(sets, bound):
                                 "router.link_latency=1", "measure.warmup_cycles=1000",
                                 "measure.measure_cycles=2000", "measure.drain_cycles=100"])
     assert run_local(cfg)["summary"]["accepted_load"] == pytest.approx(bound, rel=0.10)
+
+
+DF = ["topology.name=dragonfly", "topology.h=2", "router.link_latency=2"]
+
+
+def test_dragonfly_kim_vc_classes_and_bounds():
+    """Dragonfly-minimal routing: 2 VC classes, at most 3 hops, worst case 1/(a*p) (one global link)."""
+    res = run_local(cfg_of(*DF, "routing.vc_scheme=dragonfly", "traffic.pattern=worst_case",
+                           "traffic.load=1.0", "measure.measure_cycles=1500"))
+    prep = res["prepared"]
+    assert prep.plan.vcs_needed == 2 and np.nonzero(res["hist_hops"])[0].max() <= 3
+    a, p = 4, 2
+    assert res["summary"]["accepted_load"] == pytest.approx(1 / (a * p), rel=0.1)
+
+
+@pytest.mark.parametrize("alg", ["dragonfly_ugal", "dragonfly_valiant"])
+def test_dragonfly_nonminimal_exact_and_bounded(alg):
+    """Dragonfly UGAL/Valiant through intermediate groups: <= 5 hops, 3 classes, exact under a split."""
+    cfg = cfg_of(*DF, f"routing.algorithm={alg}", "traffic.pattern=worst_case", "traffic.load=0.4")
+    prep = prepare(cfg)
+    assert prep.plan.vcs_needed == 3 and prep.plan.max_hops == 5
+    a = run_local(cfg, prep=prep)
+    assert np.nonzero(a["hist_hops"])[0].max() <= 5
+    b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 3)
+    assert a["summary"] == b["summary"] and np.array_equal(a["link_flits"], b["link_flits"])
+    topo, dist, plan, nv = plan_routing(cfg)
+    assert check(topo, dist, plan, nv)["ok"]
+    if alg == "dragonfly_valiant":
+        assert a["summary"]["accepted_load"] > 0.3       # does not collapse like minimal (1/8)
+
+
+def test_dragonfly_routing_only_on_dragonfly():
+    """Dragonfly routing on another topology names routing.algorithm."""
+    with pytest.raises(ParameterError, match="routing.algorithm: Dragonfly routing needs"):
+        prepare(cfg_of(*TOPOS["sf"], "routing.algorithm=dragonfly_ugal"))

@@ -100,6 +100,10 @@ def check(topo, dist, plan, num_vcs: int) -> dict:
         out["reason"] = ("acyclic: every dependency goes from class h to class h+1 "
                          f"(at most {plan.max_hops} hops, {plan.vcs_needed} classes)")
         return out
+    if plan.scheme == "dragonfly":
+        out["reason"] = ("acyclic: every dependency goes to a later position of the l-g-l-g-l "
+                         f"sequence ({plan.vcs_needed} classes)")
+        return out
     ep = np.nonzero(topo.endpoints > 0)[0]
     mids = plan.tables.get("mid_cand")
     n_ch = 2 * topo.n_links

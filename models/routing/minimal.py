@@ -38,6 +38,9 @@ def check_scheme(vc_scheme: str) -> None:
 
 def minimal(topo, dist, vc_scheme="hop"):
     """Plan for minimal routing: ``max_hops`` = endpoint diameter."""
+    if vc_scheme == "dragonfly":
+        from models.routing.dragonfly import dragonfly_min_plan
+        return dragonfly_min_plan(topo, dist)
     check_scheme(vc_scheme)
     d = endpoint_diameter(topo, dist)
     if vc_scheme == "phase":
@@ -78,6 +81,8 @@ ROUTINGS.register("anca", anca,
                   summary="fat tree ANCA: adaptive up, deterministic down",
                   reference="000 Sec. V; Gomez et al. (ANCA)")
 ROUTINGS.register("min", minimal,
-                  params=[Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("hop", "phase"))],
+                  params=[Param("vc_scheme", str, "hop", SCHEME_DOC + "; dragonfly = Kim et al.'s "
+                                "local/global classes (dragonfly topologies)",
+                                choices=("hop", "phase", "dragonfly"))],
                   summary="minimal routing, uniform random choice among minimal next hops",
                   reference="000 Sec. IV-A, IV-D; 001 Sec. 3.1")

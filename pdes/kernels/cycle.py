@@ -41,7 +41,8 @@ from pdes.kernels.layout import (
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.rng import P_INJECT, draw53
-from pdes.kernels.routing import ALG_MIN, compute_route, source_decision
+from pdes.kernels.routing import (ALG_MIN, SCHEME_DRAGONFLY, compute_route, dragonfly_port,
+                                  dragonfly_position, source_decision)
 from pdes.kernels.traffic import destination
 
 # ---- indices into the int64 parameter vector ``prm``
@@ -128,7 +129,7 @@ def advance(t0, t1, prm,
             out_lat, out_dest, out_cut, out_nbr, out_ep,
             ep_gid, ep_port, ep_active,
             ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
-            mid_cand, g_off, g_nbr, g_chan, snap, wdist,
+            mid_cand, g_off, g_nbr, g_chan, snap, wdist, r_group, g_entry, out_ltype,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
             ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
@@ -296,7 +297,7 @@ def advance(t0, t1, prm,
                 ep_cur_rec[e, F_MID] = -1
                 ep_cur_rec[e, F_PHASE] = 0
                 ep_cur_rec[e, F_AUX] = ep_cur_msg[e] if finite != 0 else 0
-                ep_cur_rec[e, F_AUX2] = 0
+                ep_cur_rec[e, F_AUX2] = -1         # Dragonfly VC scheme: no hop taken yet
                 ep_seq[e] += 1
                 ep_cur_left[e] = pkt
             if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
@@ -486,13 +487,21 @@ def advance(t0, t1, prm,
                                 alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
                                 plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops, n_ind,
                                 c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head, cr_cnt,
-                                t, g_off, g_nbr, g_chan, snap)
-                        op, ovc, ph = compute_route(
+                                t, g_off, g_nbr, g_chan, snap, r_group, g_entry)
+                        op, ovc, ph, tgt = compute_route(
                             alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
                             ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
                             ibuf[pos, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr, dist,
                             seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat, pipe, wdist)
                         ibuf[pos, F_PHASE] = ph
+                        if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
+                            # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
+                            op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
+                            if op < 0:
+                                return ERR_ROUTE
+                            seqpos = dragonfly_position(ibuf[pos, F_AUX2], out_ltype[op])
+                            ibuf[pos, F_AUX2] = seqpos
+                            ovc = seqpos // 2
                         if op < 0:
                             return ERR_ROUTE
                         if ovc >= ncls:

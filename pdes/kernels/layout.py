@@ -20,7 +20,7 @@ F_MID = 9      # routing: intermediate router (-1 = none)
 F_PHASE = 10   # routing: phase (0 = towards F_MID or destination, 1 = towards destination)
 F_READY = 11   # cycle from which the flit may take part in its next pipeline stage
 F_AUX = 12     # routing: algorithm-specific (e.g. layer, VC class)
-F_AUX2 = 13    # routing: algorithm-specific
+F_AUX2 = 13    # routing: position in the Dragonfly l-g-l-g-l hop sequence (-1 = none yet)
 NF = 14
 
 # ---- statistics vector (int64), rank-local, reduced by summation (max for S_MAX*)

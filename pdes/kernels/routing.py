@@ -48,7 +48,8 @@ KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g
 
 SCHEME_HOP = 0
 SCHEME_PHASE = 1
-SCHEMES = {"hop": SCHEME_HOP, "phase": SCHEME_PHASE}
+SCHEME_DRAGONFLY = 2
+SCHEMES = {"hop": SCHEME_HOP, "phase": SCHEME_PHASE, "dragonfly": SCHEME_DRAGONFLY}
 
 UNREACHABLE = 255
 MAX_TRIES = 32   # redraws of an intermediate router that is the source/destination or too far
@@ -81,13 +82,26 @@ def min_port(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop):
 
 
 @njit_inline
-def draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j):
+def draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j, r_group, g_entry):
     """The ``j``-th random intermediate router for a packet (-1 if none qualifies).
 
     Drawn uniformly from ``cand`` (sorted router ids), excluding the source
     and destination routers and, with ``max_hops > 0``, routers that would
     make the path longer than ``max_hops``; redrawn up to ``MAX_TRIES`` times.
+    With a group table (``g_entry``, Dragonfly, Kim et al.): a random
+    intermediate group other than the source's and destination's, entered at
+    the router that holds its global link from the source group.
     """
+    if g_entry.shape[0] > 1:
+        g = g_entry.shape[0]
+        gs = r_group[rg]
+        gd = r_group[dstr]
+        for k in range(MAX_TRIES):
+            gm = below(g, seed, src, seq, P_MID + 1024 * j + k)
+            if gm == gs or gm == gd or g_entry[gm, gs] < 0:
+                continue
+            return g_entry[gm, gs]
+        return -1
     n = cand.shape[0]
     if n == 0:
         return -1
@@ -142,12 +156,12 @@ def path_cost(a, b, g_off, g_nbr, g_chan, dist, snap):
 @njit_inline
 def source_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed, cand,
                     max_hops, n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head,
-                    cr_cnt, t, g_off, g_nbr, g_chan, snap):
+                    cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group, g_entry):
     """Intermediate router of a packet at its first router (-1 = minimal route)."""
     if (alg != ALG_VALIANT and alg != ALG_UGAL_L and alg != ALG_UGAL_G) or dstr == rg:
         return -1
     if alg == ALG_VALIANT:
-        return draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, 0)
+        return draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, 0, r_group, g_entry)
     lm = np.int64(dist[dstr, rg])
     if alg == ALG_UGAL_L:
         pm = min_port(rg, dstr, net_lo, net_hi, out_nbr, dist, seed, src, seq, 0)
@@ -157,7 +171,7 @@ def source_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed
         best = qm * lm * 1000000 if length_w != 0 else qm * 1000000
         mid = -1
         for j in range(n_ind):
-            m = draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j)
+            m = draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j, r_group, g_entry)
             if m < 0:
                 continue
             pi = min_port(rg, m, net_lo, net_hi, out_nbr, dist, seed, src, seq, 0)
@@ -172,7 +186,7 @@ def source_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed
     best = path_cost(rg, dstr, g_off, g_nbr, g_chan, dist, snap) * 1000000
     mid = -1
     for j in range(n_ind):
-        m = draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j)
+        m = draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j, r_group, g_entry)
         if m < 0:
             continue
         cost = c_micro * (path_cost(rg, m, g_off, g_nbr, g_chan, dist, snap)
@@ -234,6 +248,33 @@ def fastest_port(rg, target, net_lo, net_hi, out_nbr, out_lat, pipe, wdist, seed
 
 
 @njit_inline
+def dragonfly_port(rg, target, net_lo, net_hi, out_nbr, r_group, g_entry):
+    """Next hop of Dragonfly-minimal routing (Kim et al.): to the target's group over the
+    direct global link between the groups (local hop to that link's router first), then
+    a local hop to the target."""
+    gc = r_group[rg]
+    gt = r_group[target]
+    if gc == gt:
+        nxt = target
+    else:
+        gw = g_entry[gc, gt]
+        nxt = g_entry[gt, gc] if rg == gw else gw
+    for P in range(net_lo, net_hi):
+        if out_nbr[P] == nxt:
+            return P
+    return -1
+
+
+@njit_inline
+def dragonfly_position(lastpos, link_type):
+    """Next place in the canonical l-g-l-g-l sequence: local hops take even, global odd ones."""
+    seqpos = lastpos + 1
+    if (seqpos & 1) != link_type:
+        seqpos += 1
+    return seqpos
+
+
+@njit_inline
 def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_lo, n_ep_ports,
                   net_hi, ep_first, out_nbr, dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt,
                   t, out_lat, pipe, wdist):
@@ -243,13 +284,15 @@ def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_l
     via router ``mid`` while ``phase == 0`` (``mid = -1``: minimal), after
     ``hops`` router-to-router hops.  Ports: endpoint ports ``port_lo ..
     port_lo + n_ep_ports - 1``, network ports up to ``net_hi``.  Returns
-    ``(port, class, phase)``; ``port = -1`` means no route.
+    ``(port, class, phase, target)``; ``port = -1`` means no route.  With
+    ``SCHEME_DRAGONFLY`` the kernel replaces port and class by
+    :func:`dragonfly_port` towards ``target`` and :func:`dragonfly_position`.
     """
     if phase == 0 and mid >= 0 and rg == mid:
         phase = 1
     target = mid if (phase == 0 and mid >= 0) else dstr
     if target == rg:
-        return port_lo + (dst - ep_first[rg]), 0, phase
+        return port_lo + (dst - ep_first[rg]), 0, phase, target
     if alg == ALG_FASTEST:
         P = fastest_port(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, out_lat, pipe, wdist,
                          seed, src, seq, hops)
@@ -259,5 +302,5 @@ def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_l
     else:
         P = min_port(rg, target, port_lo + n_ep_ports, net_hi, out_nbr, dist, seed, src, seq, hops)
     if scheme == SCHEME_PHASE:
-        return P, (1 if (phase == 1 and mid >= 0) else 0), phase
-    return P, hops, phase
+        return P, (1 if (phase == 1 and mid >= 0) else 0), phase, target
+    return P, hops, phase, target
