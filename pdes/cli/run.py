@@ -40,6 +40,8 @@ def main(args) -> int:
         if rank == 0:
             print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
         return 2
+    except BrokenPipeError:        # stdout closed by the reader (e.g. piped into head)
+        return 0
     except Exception as exc:  # noqa: BLE001 - any failure must end the whole job
         print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         if size > 1:
