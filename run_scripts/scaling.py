@@ -33,7 +33,11 @@ one group ``/<instance>/ranks_<R>`` per run (scalars as attributes, per-rank
 figures as datasets indexed by rank, the summary in ``summary`` attributes).
 
 Times: ``wall`` is simulate() (setup + window loop), ``loop`` the window loop
-only; speed-ups are against the 1-rank run of the same invocation or file.
+only; the first speed-up is the loop's, against the 1-rank run of the same
+invocation or file.  ``kcpu sum`` is the kernel CPU time summed over the ranks;
+``cpu-path`` is the slowest rank's kernel + pack + unpack CPU time, i.e. the
+loop time if every rank had a core to itself, and the second speed-up is
+computed from it.
 With more ranks than cores the ranks share cores: wall times then measure the
 machine, not the algorithm, and the CPU-time columns are the ones to use (see
 ``--project``).
@@ -117,13 +121,22 @@ def derive(rows: list[dict]) -> list[dict]:
         b = None if "error" in r else base.get(run_key(r))
         if b is None:
             r.update(speedup_loop=float("nan"), speedup_wall=float("nan"), efficiency=float("nan"),
-                     same=None)
+                     speedup_cpu=float("nan"), same=None)
             continue
         r["speedup_loop"] = b["loop_s"] / r["loop_s"]
         r["speedup_wall"] = b["wall_s"] / r["wall_s"]
         r["efficiency"] = r["speedup_loop"] / r["ranks"]
+        r["speedup_cpu"] = cpu_path(b) / cpu_path(r)
         r["same"] = r["digest"] == b["digest"]
     return rows
+
+
+def cpu_path(r: dict) -> float:
+    """Loop time if every rank had a core of its own: the slowest rank's kernel + pack + unpack
+    CPU time (waiting for a neighbour that is itself busy is not counted)."""
+    pr = r["per_rank"]
+    return max(k + p + u for k, p, u in zip(pr["kernel_cpu_s"], pr.get("pack_cpu_s", [0] * r["ranks"]),
+                                            pr.get("unpack_cpu_s", [0] * r["ranks"])))
 
 
 COLUMNS = [
@@ -136,6 +149,8 @@ COLUMNS = [
     ("speedup", 7, lambda r: f"{r['speedup_loop']:.2f}"),
     ("kernel max/mean", 15, lambda r: "{:.1f}/{:.1f}".format(*_stats(r["per_rank"]["kernel_s"]))),
     ("kcpu sum", 8, lambda r: f"{sum(r['per_rank']['kernel_cpu_s']):.1f}"),
+    ("cpu-path", 8, lambda r: f"{cpu_path(r):.1f}"),
+    ("speedup", 7, lambda r: f"{r['speedup_cpu']:.2f}"),
     ("pack max/mean", 13, lambda r: "{:.2f}/{:.2f}".format(*_stats(r["per_rank"]["pack_s"]))),
     ("wait max/mean", 13, lambda r: "{:.2f}/{:.2f}".format(*_stats(r["per_rank"]["wait_s"]))),
     ("unpack max/mean", 15, lambda r: "{:.2f}/{:.2f}".format(*_stats(r["per_rank"]["unpack_s"]))),
@@ -368,7 +383,7 @@ def write_h5(path: str, rows: list[dict], cmdline: str) -> None:
             g.attrs["created"] = time.strftime("%Y-%m-%d %H:%M:%S")
             for k, v in r.items():
                 if k in ("per_rank", "summary", "counters", "speedup_loop", "speedup_wall",
-                         "efficiency", "same"):
+                         "efficiency", "speedup_cpu", "same"):
                     continue
                 _put(g, k, v)
             pr = g.create_group("per_rank")
