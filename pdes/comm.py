@@ -8,7 +8,8 @@ Two implementations of one small interface:
 * :class:`MpiGroup` -- one partition per MPI rank; outboxes go to neighbour
   ranks only, with Isend/Irecv of fixed-size blocks whose first two entries
   are the item counts (bounded by one flit per cycle per cut channel and
-  ``speedup`` credits per cycle), so no count round-trip is needed.
+  ``speedup`` credits per cycle), so no count round-trip is needed; blocks
+  are packed and unpacked by the kernels of :mod:`pdes.kernels.exchange`.
 
 Library code takes the communicator as an argument and never reaches for
 ``COMM_WORLD`` by itself.
@@ -19,6 +20,7 @@ import time
 
 import numpy as np
 
+from pdes.kernels import exchange as X
 from pdes.kernels.layout import NF
 
 
@@ -75,23 +77,32 @@ class MpiGroup:
         self.size = comm.Get_size()
         self.parts = [part]
         p = part
-        peers_f = np.unique(p.cut_peer_part)
-        self.neighbours = [int(x) for x in peers_f]
-        # fixed block sizes (int32 words): header(2) + flits + credits
-        self.send_cap = {}
-        self.recv_cap = {}
+        self.neighbours = [int(x) for x in np.unique(p.cut_peer_part)]
+        # per neighbour: its cut channels (local cut indices) and a fixed-size block (int32
+        # words, see pdes.kernels.exchange); cut channels are symmetric, so what I send to q
+        # is bounded like what q sends to me: one flit per cycle per channel and `speedup`
+        # credits per cycle per channel
+        self.cuts = {}
+        self.send_buf = {}
+        self.recv_buf = {}
         for q in self.neighbours:
-            n_cut = int(np.count_nonzero(p.cut_peer_part == q))
-            # cut channels are symmetric: what I send on to q equals what q sends to me
-            cap = 2 + n_cut * window * (NF + 2) + n_cut * window * speedup * 3
-            self.send_cap[q] = cap
-            self.recv_cap[q] = cap
-        self.send_buf = {q: np.zeros(self.send_cap[q], dtype=np.int32) for q in self.neighbours}
-        self.recv_buf = {q: np.zeros(self.recv_cap[q], dtype=np.int32) for q in self.neighbours}
+            cuts = np.nonzero(p.cut_peer_part == q)[0].astype(np.int64)
+            n_cut = len(cuts)
+            cap = X.HEADER + n_cut * window * X.FLIT_WORDS + n_cut * window * speedup * X.CREDIT_WORDS
+            self.cuts[q] = cuts
+            self.send_buf[q] = np.zeros(cap, dtype=np.int32)
+            self.recv_buf[q] = np.zeros(cap, dtype=np.int32)
+        a = p.arrays
+        focap, cocap = p.outbox_caps()
+        self._pack_args = (p.cut_out_channel, p.cut_in_channel, a["fo_rec"], a["fo_t"], a["fo_cnt"],
+                           focap, a["co_t"], a["co_vc"], a["co_cnt"], cocap)
+        self._unpack_args = (p.in_port_of_channel, p.out_port_of_channel, p.nv, p.rp.vc_flits,
+                             p.rp.routing_delay, a["ibuf"], a["ib_head"], a["ib_cnt"],
+                             a["iv_ready"], a["cr_t"], a["cr_head"], a["cr_cnt"])
         # rank-local breakdown of exchange(), accumulated over the run (seconds, counts):
-        # pack_s   take_outbox + building the send blocks (Irecv/Isend posting included)
+        # pack_s   building the send blocks (Irecv/Isend posting included)
         # wait_s   Waitall: the time this rank waits for its neighbours (imbalance + transfer)
-        # unpack_s inserting the received flits/credits (part.receive)
+        # unpack_s inserting the received flits/credits
         # *_cpu_s  the same phases in CPU time of this thread (differs from the wall time
         #          when ranks share cores; MPI polls while it waits, so wait_cpu_s is spin)
         self.timing = {"pack_s": 0.0, "wait_s": 0.0, "unpack_s": 0.0,
@@ -101,50 +112,22 @@ class MpiGroup:
     def exchange(self):
         tm = self.timing
         t0, c0 = time.perf_counter(), time.thread_time()
-        part = self.parts[0]
-        f_ch, f_t, f_rec, c_ch, c_t, c_vc, f_peer, c_peer = part.take_outbox()
         sent = 0
         reqs = []
+        comm = self.comm
         for q in self.neighbours:
-            reqs.append(self.comm.Irecv(self.recv_buf[q], source=q, tag=7))
+            reqs.append(comm.Irecv(self.recv_buf[q], source=q, tag=7))
         for q in self.neighbours:
-            mf = f_peer == q
-            mc = c_peer == q
-            nf = int(mf.sum())
-            nc = int(mc.sum())
             buf = self.send_buf[q]
-            buf[0] = nf
-            buf[1] = nc
-            o = 2
-            if nf:
-                blk = np.empty((nf, NF + 2), dtype=np.int32)
-                blk[:, 0] = f_ch[mf]
-                blk[:, 1] = f_t[mf]
-                blk[:, 2:] = f_rec[mf]
-                buf[o:o + blk.size] = blk.ravel()
-                o += blk.size
-            if nc:
-                blk = np.empty((nc, 3), dtype=np.int32)
-                blk[:, 0] = c_ch[mc]
-                blk[:, 1] = c_t[mc]
-                blk[:, 2] = c_vc[mc]
-                buf[o:o + blk.size] = blk.ravel()
-                o += blk.size
-            reqs.append(self.comm.Isend(buf[:max(o, 2)], dest=q, tag=7))
-            sent += 4 * max(o, 2)
+            n = X.pack_block(buf, self.cuts[q], *self._pack_args)
+            reqs.append(comm.Isend(buf[:n], dest=q, tag=7))
+            sent += 4 * n
         t1, c1 = time.perf_counter(), time.thread_time()
         self.MPI.Request.Waitall(reqs)
         t2, c2 = time.perf_counter(), time.thread_time()
         for q in self.neighbours:
-            buf = self.recv_buf[q]
-            nf, nc = int(buf[0]), int(buf[1])
-            o = 2
-            fl = buf[o:o + nf * (NF + 2)].reshape(nf, NF + 2)
-            o += nf * (NF + 2)
-            cr = buf[o:o + nc * 3].reshape(nc, 3)
-            part.receive(fl[:, 0].astype(np.int64), fl[:, 1].astype(np.int64), fl[:, 2:],
-                         cr[:, 0].astype(np.int64), cr[:, 1].astype(np.int64),
-                         cr[:, 2].astype(np.int64))
+            if not X.unpack_block(self.recv_buf[q], *self._unpack_args):
+                raise RuntimeError("credit FIFO overflow on receive (engine bug)")
         t3, c3 = time.perf_counter(), time.thread_time()
         tm["pack_s"] += t1 - t0
         tm["wait_s"] += t2 - t1

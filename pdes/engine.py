@@ -247,14 +247,16 @@ def lookahead_of(topo, owner, link_latency) -> int:
     return int(np.asarray(link_latency)[cut].min())
 
 
-def window_for(lookahead: int, sample_period: int) -> int:
-    """Largest divisor of the sample period that does not exceed the lookahead."""
-    if lookahead <= 0 or lookahead >= sample_period:
-        return sample_period
-    for w in range(lookahead, 0, -1):
-        if sample_period % w == 0:
-            return w
-    return 1
+def window_for(lookahead: int, sync: int) -> int:
+    """Longest window: the lookahead, but no longer than the sync period.
+
+    Windows also end at every multiple of ``sync`` (sample boundaries and
+    routing epochs), so a window is ``min(lookahead, cycles to the next
+    multiple of sync)``; with no cut link (one part) it is the sync period.
+    """
+    if lookahead <= 0 or lookahead >= sync:
+        return sync
+    return lookahead
 
 
 def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState]:
@@ -362,7 +364,8 @@ class Engine:
         m = cfg["measure"]
         SP = m["sample_period"]
         W = self.window
-        assert SP % W == 0
+        sync = sync_period(self.prep)
+        assert SP % sync == 0 and W <= sync
         BIG = INT32_MAX
         self._set_window(BIG, BIG)
         T = 0
@@ -381,7 +384,7 @@ class Engine:
         n_active = self.prep.active_endpoints
         max_cycles = cfg["run"]["max_cycles"]
         epoch = epoch_of(self.prep)
-        assert not epoch or epoch % W == 0
+        assert not epoch or epoch % sync == 0
         finite = self.prep.traffic.kind == "messages"
         if finite:   # a finite exchange: every packet is measured, the run ends when all arrived
             total_flits = int(self.prep.traffic.msg_pkts.sum()) * self.prep.rp.packet_size
@@ -390,8 +393,9 @@ class Engine:
             self._set_window(m0, m1)
         while True:
             t0 = time.perf_counter()
+            step = min(W, sync - T % sync)      # windows end at every multiple of sync
             for p in self.parts:
-                status = p.advance(T, T + W)
+                status = p.advance(T, T + step)
                 if status != 0:
                     self._raise_status(status, T)
             t1 = time.perf_counter()
@@ -399,7 +403,7 @@ class Engine:
             t2 = time.perf_counter()
             kernel_s += t1 - t0
             exchange_s += t2 - t1
-            T += W
+            T += step
             if epoch and T % epoch == 0:
                 self._snapshot(T)
             if T % SP:

@@ -273,6 +273,10 @@ class PartState:
         return int(cycle.advance(np.int64(t0), np.int64(t1), self.prm, *self._args))
 
     # ---------------------------------------------------------------- outboxes
+    def outbox_caps(self) -> tuple[int, int]:
+        """Flit and credit outbox slots per cut channel."""
+        return int(self.prm[cycle.PR_FOCAP]), int(self.prm[cycle.PR_COCAP])
+
     def take_outbox(self):
         """Flits and credits that left this part in the last window, then clear.
 

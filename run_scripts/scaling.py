@@ -471,11 +471,11 @@ def project(rows: list[dict], target: int) -> str:
 
     Model, per instance, for C cycles:
 
-        T(R) = K1 * s_R * I_R / R  +  (C / W_R) * [x0 + x_n * n_R + x_b * b_R
+        T(R) = K1 * s_R * I_R / R  +  N_R * [x0 + x_n * n_R + x_b * b_R
                                                    + n_R * o + L + b_R / B]  +  (C / 200) * 3 * log2(R) * L
 
     K1 = kernel CPU time of the 1-rank run; I_R = work imbalance (max/mean routers+endpoints)
-    of the partition at R; s_R = measured kernel-CPU overhead of splitting (sum over ranks of
+    of the partition at R; N_R = (C / 200) * ceil(200 / W_R) windows; s_R = measured kernel-CPU overhead of splitting (sum over ranks of
     kernel CPU at the largest measured R / K1); W_R = window (from the lookahead at R);
     n_R = neighbour ranks and b_R = bytes sent per window by the busiest rank (bytes per
     cut link and cycle measured, times its cut links at R, times W_R); x0, x_n, x_b = CPU cost
@@ -526,7 +526,8 @@ def project(rows: list[dict], target: int) -> str:
         compute = K1 * sR * rep["imbalance"] / target
         per_win = x0 + xn * n + xb * b + n * NET_OVERHEAD_S + NET_LATENCY_S + b / NET_BANDWIDTH
         red = (C_ / SAMPLE_PERIOD) * REDUCTIONS_PER_SAMPLE * math.log2(target) * NET_LATENCY_S
-        exch = (C_ / W) * per_win + red
+        n_win = (C_ / SAMPLE_PERIOD) * math.ceil(SAMPLE_PERIOD / W)   # windows also end at samples
+        exch = n_win * per_win + red
         T = compute + exch
         T1 = one["loop_s"]
         out.append(f"  {inst:>8s}  {K1:7.1f}  {sR:5.2f}  {rep['imbalance']:5.3f}  {rep['lookahead']:3d}"

@@ -1,0 +1,95 @@
+"""Packing and unpacking the blocks that neighbour ranks exchange at window boundaries.
+
+A block for one neighbour is a flat ``int32`` array::
+
+    [n_flits, n_credits,
+     n_flits  x (channel, arrival, record[NF]),
+     n_credits x (channel, arrival, vc)]
+
+``channel`` is the global id of the direction the *flit* travels (a credit
+goes back on the reverse direction of the same channel).  Items of one
+channel keep their send order, which is all that ordering has to preserve:
+the flits of a channel enter one input port, the credits of a channel feed
+one (sender, VC) FIFO each.
+"""
+import numpy as np
+
+from models.jit import njit
+from pdes.kernels.layout import F_FLIT, F_READY, F_VC, NF
+
+HEADER = 2
+FLIT_WORDS = NF + 2
+CREDIT_WORDS = 3
+
+
+@njit
+def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt, focap,
+               co_t, co_vc, co_cnt, cocap):
+    """Write the outboxes of local cut channels ``cuts`` into ``buf``, clear them,
+    and return the number of words used."""
+    nf = 0
+    nc = 0
+    o = HEADER
+    for i in range(cuts.shape[0]):
+        c = cuts[i]
+        ch = cut_out_channel[c]
+        for j in range(fo_cnt[c]):
+            row = c * focap + j
+            buf[o] = ch
+            buf[o + 1] = fo_t[row]
+            for f in range(NF):
+                buf[o + 2 + f] = fo_rec[row, f]
+            o += FLIT_WORDS
+        nf += fo_cnt[c]
+        fo_cnt[c] = 0
+    for i in range(cuts.shape[0]):
+        c = cuts[i]
+        ch = cut_in_channel[c]
+        for j in range(co_cnt[c]):
+            row = c * cocap + j
+            buf[o] = ch
+            buf[o + 1] = co_t[row]
+            buf[o + 2] = co_vc[row]
+            o += CREDIT_WORDS
+        nc += co_cnt[c]
+        co_cnt[c] = 0
+    buf[0] = nf
+    buf[1] = nc
+    return o
+
+
+@njit
+def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
+                 ibuf, ib_head, ib_cnt, iv_ready, cr_t, cr_head, cr_cnt):
+    """Insert the flits and credits of a received block; False on a credit FIFO overflow."""
+    nf = buf[0]
+    nc = buf[1]
+    o = HEADER
+    for i in range(nf):
+        P = in_port_of_channel[buf[o]]
+        a = np.int64(buf[o + 1])
+        rdy = a + rdel if buf[o + 2 + F_FLIT] == 0 else a
+        ivc = P * nv + buf[o + 2 + F_VC]
+        w = ib_head[ivc] + ib_cnt[ivc]
+        if w >= vccap:
+            w -= vccap
+        pos = ivc * vccap + w
+        for f in range(NF):
+            ibuf[pos, f] = buf[o + 2 + f]
+        ibuf[pos, F_READY] = rdy
+        if ib_cnt[ivc] == 0:
+            iv_ready[ivc] = rdy
+        ib_cnt[ivc] += 1
+        o += FLIT_WORDS
+    for i in range(nc):
+        k = out_port_of_channel[buf[o]] * nv + buf[o + 2]
+        n = cr_cnt[k]
+        if n >= vccap:
+            return False
+        w = cr_head[k] + n
+        if w >= vccap:
+            w -= vccap
+        cr_t[k * vccap + w] = buf[o + 1]
+        cr_cnt[k] = n + 1
+        o += CREDIT_WORDS
+    return True
