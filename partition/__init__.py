@@ -9,8 +9,12 @@ Strategies (``run.partition``):
 
 * ``racks`` (default) -- whole racks (topology groups) packed onto ranks in
   rack order, contiguous, balancing the work weight ``routers + endpoints``.
-  With more ranks than racks the racks are split into router ranges, and the
-  report shows the (smaller) lookahead of the now intra-rack cut links.
+  With more ranks than racks, or when whole racks cannot be balanced within
+  ``max_imbalance`` (13 Slim Fly racks on 2 ranks give 7:6), the racks are
+  split into router ranges of equal weight (rack order kept), and the report
+  shows the (smaller) lookahead of the now intra-rack cut links: ranks wait
+  for the slowest one every window, so balance matters more than lookahead
+  once packing and unpacking cost per item rather than per window.
 * ``block`` -- contiguous router id ranges of near-equal weight (baseline).
 * ``metis`` -- METIS k-way partition of the router graph (pymetis), vertex
   weight ``1 + endpoints``, edge weight favouring cuts on long (high
@@ -54,7 +58,7 @@ def _split_sequence(weights: np.ndarray, nparts: int) -> np.ndarray:
 
 
 def assign(topo, layout_latency=None, nranks: int = 1, strategy: str = "racks",
-           seed: int = 0) -> np.ndarray:
+           seed: int = 0, max_imbalance: float = 1.05) -> np.ndarray:
     """Owner rank of each router (int32 array of length ``n_routers``)."""
     nranks = int(nranks)
     if nranks < 1:
@@ -76,10 +80,13 @@ def assign(topo, layout_latency=None, nranks: int = 1, strategy: str = "racks",
         if nranks <= G:
             gw = np.add.reduceat(w[order], start)
             gpart = _split_sequence(gw, nranks)
-            owner = np.empty(R, dtype=np.int32)
-            owner[order] = np.repeat(gpart, np.diff(np.append(start, R)))
-            return owner
-        # more ranks than racks: split racks into router ranges (rack order kept)
+            work = np.bincount(gpart, weights=gw, minlength=nranks)
+            if work.max() * nranks <= max_imbalance * work.sum():
+                owner = np.empty(R, dtype=np.int32)
+                owner[order] = np.repeat(gpart, np.diff(np.append(start, R)))
+                return owner
+        # more ranks than racks, or whole racks too unbalanced: split racks into
+        # router ranges (rack order kept)
         owner = np.empty(R, dtype=np.int32)
         owner[order] = _split_sequence(w[order], nranks)
         return owner

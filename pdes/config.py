@@ -86,6 +86,8 @@ STATIC: dict[str, list[Param]] = {
     ],
     "run": [
         Param("partition", str, "racks", "router -> rank strategy", choices=("racks", "block", "metis")),
+        Param("max_imbalance", float, 1.05, "racks strategy: split racks when whole racks leave "
+              "the busiest rank more than this factor above the mean work"),
         Param("max_cycles", int, 0, "hard stop in cycles (0 = none)"),
     ],
 }

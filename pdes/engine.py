@@ -74,6 +74,8 @@ def _check_router(cfg) -> None:
             raise ParameterError(f"router.{key}: must be >= 0 (got {r[key]})")
     if r["internal_speedup"] < 1.0:
         raise ParameterError(f"router.internal_speedup: must be >= 1 (got {r['internal_speedup']})")
+    if not cfg["run"]["max_imbalance"] >= 1.0:
+        raise ParameterError(f"run.max_imbalance: must be >= 1 (got {cfg['run']['max_imbalance']})")
     load = cfg["traffic"]["load"]
     if not (0.0 < load <= 1.0):
         raise ParameterError(f"traffic.load: must be in (0, 1] flits/cycle/endpoint (got {load})")
@@ -643,7 +645,7 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     t0 = time.perf_counter()
     prep = prep or prepare(cfg, comm if size > 1 else None)
     owner = PT.assign(prep.topo, prep.link_latency, size, cfg["run"]["partition"],
-                      seed=cfg["measure"]["seed"])
+                      seed=cfg["measure"]["seed"], max_imbalance=cfg["run"]["max_imbalance"])
     rep = PT.report(prep.topo, owner, prep.link_latency)
     la = lookahead_of(prep.topo, owner, prep.link_latency)
     W = window_for(la, sync_period(prep))

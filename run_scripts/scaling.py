@@ -434,7 +434,8 @@ def _partition_at(instance: str, ranks: int, extra=()):
     fixed = cfg["router"]["link_latency"]
     lat = np.full(topo.n_links, fixed, np.int64) if fixed > 0 else \
         np.asarray(L.build_layout(topo, **cfg["layout"]).latency, dtype=np.int64)
-    owner = PT.assign(topo, lat, ranks, cfg["run"]["partition"], seed=cfg["measure"]["seed"])
+    owner = PT.assign(topo, lat, ranks, cfg["run"]["partition"], seed=cfg["measure"]["seed"],
+                      max_imbalance=cfg["run"]["max_imbalance"])
     rep = PT.report(topo, owner, lat)
     u, v = owner[topo.links[:, 0]], owner[topo.links[:, 1]]
     cut = u != v

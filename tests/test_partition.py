@@ -28,7 +28,13 @@ def test_every_rank_count_1_to_16(name, params, strategy):
         assert rep["routers_per_rank"].sum() == topo.n_routers
         assert rep["endpoints_per_rank"].sum() == topo.n_endpoints
         if strategy == "racks" and n <= topo.n_groups:
-            assert rep["groups_split"] == 0
+            whole = PT.assign(topo, lat, n, strategy, max_imbalance=float("inf"))
+            rep_whole = PT.report(topo, whole, lat)
+            assert rep_whole["groups_split"] == 0                 # racks stay whole ...
+            if rep_whole["imbalance"] <= 1.05:
+                assert np.array_equal(owner, whole)               # ... by default when balanced
+            else:
+                assert rep["imbalance"] <= rep_whole["imbalance"]  # otherwise split, no worse
         if n > 1 and rep["cut_links"]:
             cut = owner[topo.links[:, 0]] != owner[topo.links[:, 1]]
             assert rep["lookahead"] == lat[cut].min()
@@ -38,8 +44,20 @@ def test_racks_keep_long_cables_cut():
     """Rack partitioning of SF q=5 cuts only inter-rack links, so lookahead > intra-rack latency."""
     topo = build("slimfly", {"q": 5})
     lay = build_layout(topo)
-    rep = PT.report(topo, PT.assign(topo, lay.latency, 2, "racks"), lay.latency)
+    owner = PT.assign(topo, lay.latency, 2, "racks", max_imbalance=1.5)
+    rep = PT.report(topo, owner, lay.latency)
     assert rep["lookahead"] > lay.latency[lay.intra_rack].max()
+
+
+def test_racks_split_for_balance():
+    """13 SF q=13 racks on 2 ranks (7:6) are split to balance; the report says so."""
+    topo = build("slimfly", {"q": 13, "p": 9})
+    lat = build_layout(topo).latency
+    whole = PT.report(topo, PT.assign(topo, lat, 2, "racks", max_imbalance=1.1), lat)
+    assert whole["groups_split"] == 0 and whole["imbalance"] > 1.07
+    rep = PT.report(topo, PT.assign(topo, lat, 2, "racks"), lat)
+    assert rep["groups_split"] == 1 and rep["imbalance"] < 1.01
+    assert rep["lookahead"] < whole["lookahead"]
 
 
 def test_metis_strategy():
