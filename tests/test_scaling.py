@@ -31,6 +31,8 @@ def _content(path):
     out = {}
     with h5py.File(path, "r") as f:
         for k, v in f.attrs.items():
+            if k == "config_toml":      # the stored config names its own output file
+                v = "\n".join(ln for ln in str(v).splitlines() if not ln.startswith("file = "))
             out[f"@{k}"] = v
 
         def visit(name, obj):
