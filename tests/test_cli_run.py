@@ -111,3 +111,18 @@ def test_fault_on_one_rank_ends_the_job(tmp_path):
     assert "rank 1" in r.stderr and "injected fault" in r.stderr
     assert time.time() - t < 60
     assert not (tmp_path / "o.h5").exists()
+
+
+def test_buffer_note_names_the_round_trip():
+    """A port buffer shorter than the longest links' credit round trip is reported at start."""
+    from pdes import config as C
+    from pdes.cli.run import buffer_note
+    from pdes.engine import prepare
+    cfg = C.resolve({}, ["topology.q=13", "topology.p=9"])
+    prep = prepare(cfg)
+    fixed = 2 + 1 + 1 + 1     # credit, routing, VC and switch allocation delays (defaults)
+    rtt = 2 * int(max(prep.link_latency)) + fixed
+    note = buffer_note(cfg, prep)
+    assert f"router.buffer_flits = 64" in note and f"({rtt} cycles)" in note
+    cfg["router"]["buffer_flits"] = rtt
+    assert buffer_note(cfg, prep) == ""

@@ -78,6 +78,9 @@ def _main(args, comm) -> int:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "
             f"{topo.n_endpoints} endpoints, {topo.n_links} links; routing {cfg['routing']['algorithm']}"
             f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
+        note = buffer_note(cfg, prep)
+        if note:
+            say(note)
     def report(rep, window):
         if say and size > 1:
             say(f"partition '{cfg['run']['partition']}' on {size} ranks: routers/rank "
@@ -94,6 +97,30 @@ def _main(args, comm) -> int:
             write_results(out, res, C.to_toml(cfg), nranks=size, partition=rep, version=__version__)
         _print_summary(res, out)
     return 0
+
+
+def buffer_note(cfg, prep) -> str:
+    """A warning when a port's buffer cannot cover the credit round trip of the longest links.
+
+    A flit's buffer slot comes back to the sender ``2 * latency + credit_delay +
+    routing_delay + vc_alloc_delay + sw_alloc_delay`` cycles after it was sent at
+    the earliest, so a link carries at most ``buffer_flits / round trip`` flits
+    per cycle.  Empty string when every link can run at full rate.
+    """
+    import numpy as np
+    r = cfg["router"]
+    lat = np.asarray(prep.link_latency)
+    if lat.size == 0:
+        return ""
+    fixed = r["credit_delay"] + r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"]
+    rtt = 2 * int(lat.max()) + fixed
+    buf = r["buffer_flits"]
+    if buf >= rtt:
+        return ""
+    slow = float(np.mean(2 * lat + fixed > buf))
+    return (f"note: router.buffer_flits = {buf} is below the credit round trip of the longest "
+            f"links ({rtt} cycles): {100 * slow:.0f}% of the links cannot carry a flit every "
+            f"cycle (full rate needs buffer_flits >= {rtt})")
 
 
 def _short(sec: dict) -> str:
