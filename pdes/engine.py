@@ -137,7 +137,10 @@ def _routing(cfg, topo, dist, link_latency):
     import models.routing  # noqa: F401
     rsec = dict(cfg["routing"])
     alg = rsec.pop("algorithm")
-    plan = ROUTINGS.get(alg).func(topo, dist, **rsec)
+    entry = ROUTINGS.get(alg)
+    if entry.extra.get("seeded"):       # randomised table construction (layered, rues)
+        rsec["seed"] = cfg["measure"]["seed"]
+    plan = entry.func(topo, dist, **rsec)
     if plan.finalize is not None:
         r = cfg["router"]
         pipe = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
@@ -292,7 +295,9 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
                         g_chan=g_chan, snap=snap, messages=msgs,
                         wdist=plan.tables.get("wdist", np.zeros((1, 1), np.int32)),
                         r_group=plan.tables.get("r_group", np.zeros(1, np.int32)),
-                        g_entry=plan.tables.get("g_entry", np.zeros((1, 1), np.int32)))
+                        g_entry=plan.tables.get("g_entry", np.zeros((1, 1), np.int32)),
+                        grp_rtr=plan.tables.get("grp_rtr"), grp_nb=plan.tables.get("grp_nb"),
+                        grp_cl=plan.tables.get("grp_cl"), lay_port=plan.tables.get("lay_port"))
         prm = ps.prm
         prm[cycle.PR_SEED] = cfg["measure"]["seed"]
         prm[cycle.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
@@ -308,6 +313,12 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         prm[cycle.PR_CMICRO] = int(round(kp.get("c", 1.0) * 1_000_000))
         prm[cycle.PR_LENW] = int(kp.get("length_weighted", True))
         prm[cycle.PR_THRESH] = int(math.ceil(kp.get("threshold", 0.0) * cfg["router"]["buffer_flits"]))
+        if "th_min" in kp:     # Galaxyfly NAR/NAL/NAG (004 Sec. 4.2): Q_min > th_min * buffer
+            prm[cycle.PR_THRESH] = int(math.floor(kp["th_min"] * cfg["router"]["buffer_flits"]))
+            prm[cycle.PR_CMICRO] = int(round(kp["th_nonmin"] * 1_000_000))
+        prm[cycle.PR_LSEQ] = kp.get("lseq", 0)
+        prm[cycle.PR_LAYERS] = kp.get("layers", 1)
+        prm[cycle.PR_LSEL] = kp.get("layer_select", 0)
         prm[cycle.PR_E] = topo.n_endpoints
         out.append(ps)
     return out

@@ -255,17 +255,29 @@ class PartState:
 
     # ------------------------------------------------------------------ kernel
     def bind_globals(self, *, ep_first, ep_router, dist, traffic, mid_cand, g_off, g_nbr, g_chan,
-                     snap, messages, wdist, r_group, g_entry):
-        """Global tables shared by every partition (``snap`` is updated in place)."""
+                     snap, messages, wdist, r_group, g_entry, grp_rtr=None, grp_nb=None,
+                     grp_cl=None, lay_port=None):
+        """Global tables shared by every partition (``snap`` is updated in place).
+
+        ``grp_rtr``/``grp_nb``/``grp_cl`` (routers, sorted neighbour groups and
+        cluster of every group: Galaxyfly NAR/NAL/NAG) and ``lay_port`` (int16
+        next-hop tables of layered routing) default to empty placeholders.
+        """
         E = ep_router.shape[0]
 
         def arr(x, n):
             return np.zeros(n, np.int32) if x is None else np.ascontiguousarray(x, dtype=np.int32)
+
+        def arr2(x):
+            return np.zeros((1, 1), np.int32) if x is None else np.ascontiguousarray(x, np.int32)
         self.arrays.update(ep_first=ep_first, ep_router=ep_router, dist=dist,
                            dest_table=arr(traffic.table, E), dest_table2=arr(traffic.table2, E),
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
                            mid_cand=arr(mid_cand, 0), g_off=g_off, g_nbr=g_nbr, g_chan=g_chan,
-                           snap=snap, wdist=wdist, r_group=r_group, g_entry=g_entry, **messages)
+                           snap=snap, wdist=wdist, r_group=r_group, g_entry=g_entry,
+                           grp_rtr=arr2(grp_rtr), grp_nb=arr2(grp_nb), grp_cl=arr(grp_cl, 1),
+                           lay_port=np.zeros((1, 1, 1), np.int16) if lay_port is None
+                           else np.ascontiguousarray(lay_port, np.int16), **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
         self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
 

@@ -33,6 +33,14 @@ CASES = {
                     "routing.algorithm=ugal_l"],
     "fattree-anca": ["topology.name=fattree", "topology.k=4", "routing.algorithm=anca",
                      "traffic.load=0.7"],
+    "gf-nag": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+               "topology.p=2", "routing.algorithm=nag", "routing.th_min=0.05", "traffic.load=0.6",
+               "traffic.pattern=worst_case", "measure.drain_cycles=300"],
+    "gf-nar": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+               "topology.p=2", "routing.algorithm=nar", "routing.th_min=0.05", "traffic.load=0.8",
+               "measure.drain_cycles=300"],
+    "df-nal": ["topology.name=dragonfly", "topology.h=2", "routing.algorithm=nal",
+               "routing.th_min=0.05", "traffic.load=0.7", "router.link_latency=3"],
 }
 
 
@@ -61,7 +69,7 @@ def test_world_equals_serial(case):
 
 
 @pytest.mark.mpi(min_size=4)
-@pytest.mark.parametrize("case", ["sf-below", "gf-sat", "sf-ugal_g"])
+@pytest.mark.parametrize("case", ["sf-below", "gf-sat", "sf-ugal_g", "gf-nag"])
 def test_split_communicator_of_three(case):
     """A run on a split communicator of 3 ranks equals the one-process run."""
     from mpi4py import MPI

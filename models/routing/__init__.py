@@ -19,7 +19,11 @@ class RoutingPlan:
     ``vcs_needed`` the VC classes its scheme uses (the minimum ``num_vcs``);
     ``vc_scheme`` a one-line description stored in the output; ``tables``
     integer arrays for the kernel (``mid_cand``: routers eligible as
-    intermediates, sorted).
+    intermediates, sorted; ``r_group``/``g_entry``: Dragonfly groups;
+    ``grp_rtr``/``grp_nb``/``grp_cl``: routers, neighbour groups and cluster
+    of every group, Galaxyfly NAR/NAL/NAG; ``lay_port``: int16 next-hop
+    neighbour index per (layer - 1, router, destination router), layered
+    routing).
     """
 
     kernel: str
@@ -34,7 +38,10 @@ class RoutingPlan:
     per-link weight in cycles (router pipeline + link latency), which only the engine knows."""
     kernel_params: dict = field(default_factory=dict)
     """Integer/float knobs of the kernel: max_hops_cap, n_indirect, c, length_weighted,
-    threshold (fraction of a port's buffer), epoch."""
+    threshold (fraction of a port's buffer), epoch; th_min, th_nonmin, lseq (Galaxyfly);
+    layers, layer_select (layered routing)."""
+    info: dict = field(default_factory=dict)
+    """Statistics of the table construction (reported by ``pdes check``, not used by the engine)."""
 
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

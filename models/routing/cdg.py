@@ -8,6 +8,14 @@ has no cycle.
 * ``hop`` scheme: every dependency goes from class ``h`` to ``h + 1``, so the
   graph is acyclic whatever the paths; the check only confirms that the
   longest path fits in the configured VCs.
+* ``sequence`` scheme (Galaxyfly NAR/NAL/NAG): every hop takes a later
+  position of a canonical local/global link sequence and a (link type,
+  class) pair is one position, so the graph is acyclic; the plan has already
+  checked that every link-type sequence the routing can produce fits.
+* ``count`` scheme (class = earlier hops of the same link type, 004 Sec. 4.3
+  taken literally): the graph is built from every path the routing can
+  produce (:func:`models.routing.galaxyfly.dependency_graph`; non-minimal
+  paths only up to 200 routers) and searched for a cycle.
 * ``phase`` scheme: class 0 holds every turn of a minimal path towards an
   intermediate router (or towards the destination for packets that go
   minimally), class 1 every turn of a minimal path after the intermediate;
@@ -104,6 +112,8 @@ def check(topo, dist, plan, num_vcs: int) -> dict:
         out["reason"] = ("acyclic: every dependency goes to a later position of the l-g-l-g-l "
                          f"sequence ({plan.vcs_needed} classes)")
         return out
+    if plan.scheme in ("sequence", "count"):
+        return _check_galaxy(topo, dist, plan, out)
     ep = np.nonzero(topo.endpoints > 0)[0]
     mids = plan.tables.get("mid_cand")
     n_ch = 2 * topo.n_links
@@ -124,4 +134,39 @@ def check(topo, dist, plan, num_vcs: int) -> dict:
                               + " , ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
             return out
     out["reason"] = "acyclic: no cycle in the dependency graph of either class"
+    return out
+
+
+def _check_galaxy(topo, dist, plan, out) -> dict:
+    from models.routing.galaxyfly import EXACT_MAX_ROUTERS, dependency_graph, seq_text
+    kp = plan.kernel_params
+    if plan.scheme == "sequence":
+        out["reason"] = (f"acyclic: every hop takes a later position of the link-type sequence "
+                         f"{seq_text(kp['lseq'])} ({kp['seq_local']} local, {kp['seq_global']} "
+                         f"global classes; every path of the routing fits, at most "
+                         f"{plan.max_hops} hops)")
+        return out
+    nonmin = topo.n_routers <= EXACT_MAX_ROUTERS
+    edges, n_nodes, _ = dependency_graph(topo, dist, plan, nonmin=nonmin)
+    if edges is None:
+        out.update(ok=False, reason=f"a path needs more than {plan.vcs_needed} classes")
+        return out
+    out["dependencies"] = int(edges.shape[0])
+    cyc = find_cycle(edges, n_nodes)
+    if cyc is not None:
+        K = n_nodes // (2 * topo.n_links)
+        links = topo.links
+        names = []
+        for node in cyc:
+            c, k = node // K, node % K
+            names.append(f"{int(links[c // 2, c % 2])}->{int(links[c // 2, 1 - c % 2])}:{k}")
+        out.update(ok=False, cycle=names,
+                   reason=f"cycle of {len(cyc)} (channel:class) nodes: " + " , ".join(names[:12])
+                   + (" ..." if len(names) > 12 else ""))
+        return out
+    if not nonmin:
+        out.update(ok=False, reason=f"no cycle among the dependencies of minimal paths, but "
+                   f"non-minimal paths are only enumerated up to {EXACT_MAX_ROUTERS} routers")
+        return out
+    out["reason"] = "acyclic: no cycle in the dependency graph of every path the routing produces"
     return out

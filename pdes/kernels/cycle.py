@@ -41,8 +41,10 @@ from pdes.kernels.layout import (
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.rng import P_INJECT, draw53
-from pdes.kernels.routing import (ALG_MIN, SCHEME_DRAGONFLY, compute_route, dragonfly_port,
-                                  dragonfly_position, source_decision)
+from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
+                                  SCHEME_LCOUNT, SCHEME_LSEQ, compute_route, dragonfly_port,
+                                  dragonfly_position, galaxy_decision, galaxy_hop, layer_of,
+                                  lseq_position, source_decision)
 from pdes.kernels.traffic import destination
 
 # ---- indices into the int64 parameter vector ``prm``
@@ -79,7 +81,11 @@ PR_THRESH = 29     # UGAL-L: route minimally while the minimal port holds fewer 
 PR_FINITE = 30     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
 PR_SCHED = 31      # finite: 0 = all messages posted at once (packets interleaved round-robin),
                    #         1 = staggered (one message after the other, in table order)
-NPRM = 32
+PR_LSEQ = 32       # Galaxyfly VC scheme: canonical link-type sequence (bit i = position i global,
+                   # sentinel bit above the last position; routing.SCHEME_LSEQ)
+PR_LAYERS = 33     # layered routing: number of layers (layer 0 = minimal)
+PR_LSEL = 34       # layered routing: layer selection, 0 = random per packet, 1 = round robin
+NPRM = 35
 
 
 @njit
@@ -130,6 +136,7 @@ def advance(t0, t1, prm,
             ep_gid, ep_port, ep_active,
             ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
             mid_cand, g_off, g_nbr, g_chan, snap, wdist, r_group, g_entry, out_ltype,
+            grp_rtr, grp_nb, grp_cl, lay_port,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
             ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
@@ -173,6 +180,9 @@ def advance(t0, t1, prm,
     finite = prm[PR_FINITE]
     pipe = rdel + vadel + sadel + stdel
     sched = prm[PR_SCHED]
+    lseq = prm[PR_LSEQ]
+    n_layers = prm[PR_LAYERS]
+    lsel = prm[PR_LSEL]
     kcls = nv // ncls
     nR = port_off.shape[0] - 1
     nP = port_off[nR]
@@ -483,11 +493,24 @@ def advance(t0, t1, prm,
                         pos = ivc * vccap + ib_head[ivc]
                         if alg != ALG_MIN and ibuf[pos, F_HOPS] == 0 and ibuf[pos, F_PHASE] == 0:
                             # first router of the packet: the algorithm picks its intermediate
-                            ibuf[pos, F_MID] = source_decision(
-                                alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
-                                plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops, n_ind,
-                                c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head, cr_cnt,
-                                t, g_off, g_nbr, g_chan, snap, r_group, g_entry)
+                            # (or, layered routing, its layer: F_AUX2)
+                            if alg == ALG_LAYERED:
+                                ibuf[pos, F_AUX2] = layer_of(
+                                    lsel, n_layers, seed, ibuf[pos, F_SRC], ibuf[pos, F_SEQ], rg,
+                                    ibuf[pos, F_DSTR], lay_port)
+                            elif alg >= ALG_NAR and alg <= ALG_NAG:
+                                ibuf[pos, F_MID] = galaxy_decision(
+                                    alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
+                                    plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
+                                    c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
+                                    grp_rtr, grp_nb, grp_cl)
+                            else:
+                                ibuf[pos, F_MID] = source_decision(
+                                    alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
+                                    plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
+                                    n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
+                                    cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
+                                    g_entry)
                         op, ovc, ph, tgt = compute_route(
                             alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
                             ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
@@ -502,11 +525,34 @@ def advance(t0, t1, prm,
                             seqpos = dragonfly_position(ibuf[pos, F_AUX2], out_ltype[op])
                             ibuf[pos, F_AUX2] = seqpos
                             ovc = seqpos // 2
+                        elif alg == ALG_LAYERED and op - plo >= nepk and ibuf[pos, F_AUX2] > 0:
+                            # layer >= 1: the layer's next-hop table (neighbour index)
+                            nb = lay_port[ibuf[pos, F_AUX2] - 1, rg, ibuf[pos, F_DSTR]]
+                            op = plo + nepk + nb if nb >= 0 else -1
                         if op < 0:
                             return ERR_ROUTE
+                        if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
+                            # Galaxyfly classes: local (same group) and global links count apart
+                            lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
+                            ovc, aux = galaxy_hop(scheme, lseq, ibuf[pos, F_AUX2],
+                                                  ibuf[pos, F_HOPS], lt)
+                            if ovc < 0:
+                                return ERR_VC
+                            ibuf[pos, F_AUX2] = aux
+                            if P - plo >= nepk:
+                                # the order guard compares within a link type (classes restart
+                                # per type); with link-type positions also across types
+                                lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
+                                if lin == lt:
+                                    if ovc <= vc // kcls:
+                                        return ERR_VC_ORDER
+                                elif scheme == SCHEME_LSEQ and \
+                                        lseq_position(lseq, lin, vc // kcls) >= aux:
+                                    return ERR_VC_ORDER
                         if ovc >= ncls:
                             return ERR_VC
-                        if P - plo >= nepk and op - plo >= nepk and ovc < vc // kcls:
+                        if P - plo >= nepk and op - plo >= nepk and ovc < vc // kcls and \
+                                scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
                             return ERR_VC_ORDER      # classes must not decrease along a path
                         iv_out[ivc] = op
                         iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds

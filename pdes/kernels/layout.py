@@ -19,8 +19,13 @@ F_VC = 8       # VC of the channel the flit travels on / sits in
 F_MID = 9      # routing: intermediate router (-1 = none)
 F_PHASE = 10   # routing: phase (0 = towards F_MID or destination, 1 = towards destination)
 F_READY = 11   # cycle from which the flit may take part in its next pipeline stage
-F_AUX = 12     # routing: algorithm-specific (e.g. layer, VC class)
-F_AUX2 = 13    # routing: position in the Dragonfly l-g-l-g-l hop sequence (-1 = none yet)
+F_AUX = 12     # finite workloads: message index of the packet (read at ejection)
+F_AUX2 = 13    # routing state, -1 at injection; its meaning depends on the routing:
+               #   Dragonfly VC scheme: position in the l-g-l-g-l hop sequence of the last hop
+               #   Galaxyfly "sequence" VC scheme (nar/nal/nag): position of the last hop in
+               #     the canonical local/global link sequence (PR_LSEQ)
+               #   Galaxyfly "count" VC scheme: global hops taken (local = F_HOPS - global)
+               #   layered / rues: the packet's layer (set at its source router; 0 = minimal)
 NF = 14
 
 # ---- statistics vector (int64), rank-local, reduced by summation (max for S_MAX*)

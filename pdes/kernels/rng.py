@@ -16,6 +16,10 @@ P_DEST = 2          # traffic destination (entity = endpoint, counter = creation
 P_ROUTE = 3         # routing choice; counter = packet sequence, purpose + 64 * hop
 P_MID = 4           # intermediate router choice (Valiant/UGAL)
 P_TRAFFIC_AUX = 5   # second draw of a traffic pattern
+# the purposes above are offset per try / hop (P_ROUTE + 64 * hop, P_MID + 1024 * j + k),
+# so later ones start far above those ranges
+P_MID_ROUTER = 1 << 20  # router inside a drawn intermediate group (Galaxyfly NAR/NAG), + try
+P_LAYER = 1 << 21       # layer of a packet (layered / RUES routing; counter = packet sequence)
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)

@@ -29,11 +29,25 @@ rank routes the packet.  Queue occupancy of an output port is the number of
 flits sent or queued on it whose credits have not come back, i.e.
 ``sum over VCs (vc_flits - credits)`` after absorbing the credits that have
 arrived -- a function of the router's own state only.
+
+Galaxyfly non-minimal adaptive routing (004 Sec. 4.2; ``ALG_NAR``, ``ALG_NAL``,
+``ALG_NAG``, decided by :func:`galaxy_decision` at the source router): the
+packet goes minimally unless the minimal output port holds more than
+``Th_min`` flits and the first port towards one random non-minimal candidate
+(an intermediate router, :func:`galaxy_mid`) holds fewer than ``Th_nonmin =
+th_nonmin * Q_min``.  Their VC classes (``SCHEME_LSEQ``, :func:`galaxy_hop`)
+follow a canonical sequence of local/global link positions (Kim et al.'s
+Dragonfly rule generalised); ``SCHEME_LCOUNT`` is the literal "class = earlier
+hops of the same link type", which the static check shows can deadlock.
+
+Layered routing (003 Sec. 4.3, RUES; ``ALG_LAYERED``): the source picks a
+layer (:func:`layer_of`); layer 0 is minimal routing, layer ``l >= 1`` reads
+the next hop from the table ``lay_port[l - 1, router, destination router]``.
 """
 import numpy as np
 
 from models.jit import njit_inline
-from pdes.kernels.rng import P_MID, P_ROUTE, below
+from pdes.kernels.rng import P_LAYER, P_MID, P_MID_ROUTER, P_ROUTE, below
 
 ALG_MIN = 0
 ALG_VALIANT = 1
@@ -41,15 +55,23 @@ ALG_UGAL_L = 2
 ALG_UGAL_G = 3
 ALG_MIN_ADAPTIVE = 4
 ALG_FASTEST = 5
+ALG_NAR = 6          # Galaxyfly NAR (004 Sec. 4.2)
+ALG_NAL = 7          # Galaxyfly NAL
+ALG_NAG = 8          # Galaxyfly NAG
+ALG_LAYERED = 9      # layered multipath routing and RUES (003 Sec. 4.3)
 
 KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g": ALG_UGAL_G,
-           "min_adaptive": ALG_MIN_ADAPTIVE, "fastest": ALG_FASTEST}
+           "min_adaptive": ALG_MIN_ADAPTIVE, "fastest": ALG_FASTEST, "nar": ALG_NAR,
+           "nal": ALG_NAL, "nag": ALG_NAG, "layered": ALG_LAYERED}
 """Routing kernel names (used by models.routing plans) -> kernel ids."""
 
 SCHEME_HOP = 0
 SCHEME_PHASE = 1
 SCHEME_DRAGONFLY = 2
-SCHEMES = {"hop": SCHEME_HOP, "phase": SCHEME_PHASE, "dragonfly": SCHEME_DRAGONFLY}
+SCHEME_LSEQ = 3      # local/global link-sequence positions (F_AUX2 = last position, -1 = none)
+SCHEME_LCOUNT = 4    # class = earlier hops of the same link type (F_AUX2 = global hops taken)
+SCHEMES = {"hop": SCHEME_HOP, "phase": SCHEME_PHASE, "dragonfly": SCHEME_DRAGONFLY,
+           "sequence": SCHEME_LSEQ, "count": SCHEME_LCOUNT}
 
 UNREACHABLE = 255
 MAX_TRIES = 32   # redraws of an intermediate router that is the source/destination or too far
@@ -304,3 +326,196 @@ def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_l
     if scheme == SCHEME_PHASE:
         return P, (1 if (phase == 1 and mid >= 0) else 0), phase, target
     return P, hops, phase, target
+
+
+# ----------------------------------------------------------------- Galaxyfly NAR / NAL / NAG
+GRP_PAD = 2147483647   # padding of the sorted rows of grp_nb
+
+
+@njit_inline
+def group_size(grp_rtr, g):
+    """Routers of group ``g`` (rows of ``grp_rtr`` are padded with -1)."""
+    n = 0
+    while n < grp_rtr.shape[1] and grp_rtr[g, n] >= 0:
+        n += 1
+    return n
+
+
+@njit_inline
+def groups_adjacent(grp_nb, a, b):
+    """True if group ``b`` is a neighbour of group ``a`` (binary search in a sorted row)."""
+    lo = 0
+    hi = grp_nb.shape[1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = grp_nb[a, mid]
+        if v == b:
+            return True
+        if v < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return False
+
+
+@njit_inline
+def galaxy_mid(alg, rg, dstr, dist, cap, seed, src, seq, r_group, grp_rtr, grp_nb, grp_cl):
+    """A random non-minimal candidate (intermediate router) for NAR/NAL/NAG, -1 if none.
+
+    * NAL: another router of the source supernode (one local misroute);
+    * NAG: a random router of a random supernode other than the source's and
+      the destination's;
+    * NAR: only when the source and destination supernodes are adjacent and in
+      the same cluster: a random router of a random common neighbour supernode.
+
+    A candidate whose path (minimal to it, then minimal on) would be longer
+    than ``cap`` hops is redrawn, up to ``MAX_TRIES`` times (keys: packet id,
+    ``P_MID + try`` for the group or router, ``P_MID_ROUTER + try`` for the
+    router inside a drawn group).
+    """
+    gs = r_group[rg]
+    gd = r_group[dstr]
+    n_common = 0
+    if alg == ALG_NAR:
+        if gs == gd or grp_cl[gs] != grp_cl[gd] or not groups_adjacent(grp_nb, gs, gd):
+            return -1
+        for i in range(grp_nb.shape[1]):
+            x = grp_nb[gs, i]
+            if x == GRP_PAD:
+                break
+            if groups_adjacent(grp_nb, gd, x):
+                n_common += 1
+        if n_common == 0:
+            return -1
+    G = grp_rtr.shape[0]
+    for k in range(MAX_TRIES):
+        if alg == ALG_NAL:
+            m = grp_rtr[gs, below(group_size(grp_rtr, gs), seed, src, seq, P_MID + k)]
+            if m == rg or m == dstr:
+                continue
+        else:
+            gm = -1
+            if alg == ALG_NAG:
+                gm = below(G, seed, src, seq, P_MID + k)
+                if gm == gs or gm == gd:
+                    continue
+            else:
+                j = below(n_common, seed, src, seq, P_MID + k)
+                for i in range(grp_nb.shape[1]):
+                    x = grp_nb[gs, i]
+                    if x == GRP_PAD:
+                        break
+                    if groups_adjacent(grp_nb, gd, x):
+                        if j == 0:
+                            gm = x
+                            break
+                        j -= 1
+            m = grp_rtr[gm, below(group_size(grp_rtr, gm), seed, src, seq, P_MID_ROUTER + k)]
+        if np.int64(dist[m, rg]) + np.int64(dist[dstr, m]) > cap:
+            continue
+        return m
+    return -1
+
+
+@njit_inline
+def galaxy_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed, cap, th_min,
+                    th_nonmin_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group, grp_rtr,
+                    grp_nb, grp_cl):
+    """Intermediate router of a NAR/NAL/NAG packet at its source router (-1 = minimal).
+
+    004 Sec. 4.2: non-minimal iff ``Q_min > Th_min`` and ``Q_nonmin <
+    Th_nonmin``, with ``Q_min`` the occupancy of the minimal output port (the
+    one the packet would take), ``Q_nonmin`` that of the first port towards
+    the candidate, ``Th_min = th_min`` flits (the engine passes ``floor(0.8 *
+    buffer)``) and ``Th_nonmin = th_nonmin * Q_min`` (``th_nonmin`` in
+    millionths).  The candidate is drawn only when the minimal port is busy.
+    """
+    if dstr == rg:
+        return -1
+    pm = min_port(rg, dstr, net_lo, net_hi, out_nbr, dist, seed, src, seq, 0)
+    if pm < 0:
+        return -1
+    qm = port_queue(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    if qm <= th_min:
+        return -1
+    m = galaxy_mid(alg, rg, dstr, dist, cap, seed, src, seq, r_group, grp_rtr, grp_nb, grp_cl)
+    if m < 0:
+        return -1
+    pi = min_port(rg, m, net_lo, net_hi, out_nbr, dist, seed, src, seq, 0)
+    if pi < 0:
+        return -1
+    qi = port_queue(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    if qi * 1000000 < th_nonmin_micro * qm:
+        return m
+    return -1
+
+
+@njit_inline
+def lseq_length(lseq):
+    """Positions of a link-type sequence code (bit i = type of position i, sentinel bit on top)."""
+    n = 0
+    while (lseq >> (n + 1)) != 0:
+        n += 1
+    return n
+
+
+@njit_inline
+def galaxy_hop(scheme, lseq, aux2, hops, ltype):
+    """(VC class, new F_AUX2) of a hop on a link of type ``ltype`` (0 local, 1 global).
+
+    ``SCHEME_LSEQ``: the hop takes the first position after the last one
+    (``aux2``; -1 = none) whose type matches in the canonical sequence
+    ``lseq``; its class is the number of earlier positions of that type
+    (class -1 if the sequence has no such position left).  ``SCHEME_LCOUNT``:
+    class = hops of the same type taken so far (``aux2`` = global hops).
+    """
+    if scheme == SCHEME_LSEQ:
+        n = lseq_length(lseq)
+        p = aux2 + 1
+        while p < n and ((lseq >> p) & 1) != ltype:
+            p += 1
+        if p >= n:
+            return -1, aux2
+        c = 0
+        for q in range(p):
+            if ((lseq >> q) & 1) == ltype:
+                c += 1
+        return c, p
+    ng = aux2 if aux2 > 0 else 0
+    if ltype == 1:
+        return ng, ng + 1
+    return hops - ng, ng
+
+
+@njit_inline
+def lseq_position(lseq, ltype, cls):
+    """Position of the ``cls``-th link of type ``ltype`` in the sequence (length if none)."""
+    n = lseq_length(lseq)
+    c = 0
+    for p in range(n):
+        if ((lseq >> p) & 1) == ltype:
+            if c == cls:
+                return p
+            c += 1
+    return n
+
+
+# ----------------------------------------------------------------- layered routing / RUES
+@njit_inline
+def layer_of(select, n_layers, seed, src, seq, rg, dstr, lay_port):
+    """Layer of a packet, chosen at its source router.
+
+    ``select = 0``: uniform, from the counter-based generator keyed by the
+    packet id; ``1``: round robin, the k-th packet of a source endpoint uses
+    layer ``k mod n_layers``.  A layer in which the destination router cannot
+    be reached from here (RUES) falls back to layer 0 (minimal routing).
+    """
+    if n_layers <= 1:
+        return 0
+    if select == 0:
+        lay = below(n_layers, seed, src, seq, P_LAYER)
+    else:
+        lay = seq % n_layers
+    if lay > 0 and lay_port[lay - 1, rg, dstr] < 0:
+        return 0
+    return lay
