@@ -41,6 +41,12 @@ CASES = {
                "measure.drain_cycles=300"],
     "df-nal": ["topology.name=dragonfly", "topology.h=2", "routing.algorithm=nal",
                "routing.th_min=0.05", "traffic.load=0.7", "router.link_latency=3"],
+    "sf-layered": ["routing.algorithm=layered", "traffic.load=0.7", "measure.drain_cycles=300"],
+    "sf-layered-rr": ["routing.algorithm=layered", "routing.layer_select=round_robin",
+                      "routing.layers=8", "traffic.pattern=worst_case", "traffic.load=0.5",
+                      "measure.drain_cycles=300"],
+    "sf-rues": ["routing.algorithm=rues", "routing.preserve=0.4", "traffic.load=0.3",
+                "measure.drain_cycles=300"],
 }
 
 
@@ -69,7 +75,7 @@ def test_world_equals_serial(case):
 
 
 @pytest.mark.mpi(min_size=4)
-@pytest.mark.parametrize("case", ["sf-below", "gf-sat", "sf-ugal_g", "gf-nag"])
+@pytest.mark.parametrize("case", ["sf-below", "gf-sat", "sf-ugal_g", "gf-nag", "sf-layered"])
 def test_split_communicator_of_three(case):
     """A run on a split communicator of 3 ranks equals the one-process run."""
     from mpi4py import MPI

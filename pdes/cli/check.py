@@ -30,6 +30,8 @@ def main(args) -> int:
     res = check(topo, dist, plan, nv)
     res["topology"] = topo.name
     res["routing"] = cfg["routing"]["algorithm"]
+    if plan.info:
+        res["routing_info"] = plan.info
     if args.json:
         print(json.dumps(res))
     else:
@@ -37,4 +39,8 @@ def main(args) -> int:
               f"{res['routing']}, VC scheme {plan.scheme}: {plan.vcs_needed} classes, "
               f"num_vcs {nv}, longest path {plan.max_hops} hops")
         print(("deadlock-free: " if res["ok"] else "DEADLOCK POSSIBLE: ") + res["reason"])
+        if "almost_minimal_fraction" in plan.info:
+            print(f"layers: {len(plan.info['layers']) + 1}, pairs with an almost-minimal path "
+                  f"per layer >= 1: {100 * plan.info['almost_minimal_fraction']:.1f}%, built in "
+                  f"{plan.info['construction_s']:.2f} s")
     return 0 if res["ok"] else 1
