@@ -241,9 +241,21 @@ def _embeds(code, cand, n):
 @njit
 def _canonical(codes, lo, hi):
     """Shortest sequence (fewest VCs = max(#local, #global) first, then length, then fewest
-    global positions) in which every code embeds; returns (cand, n) or (-1, -1)."""
+    global positions) in which every code embeds; returns (cand, n) or (-1, -1).
+
+    Lengths ``lo..hi`` are searched; the search stops after the first length
+    that reaches the lower bound max over the codes of max(#local, #global)."""
+    bound = 0
+    for i in range(codes.shape[0]):
+        L = _bitlen(codes[i])
+        ng = 0
+        for k in range(L):
+            ng += (codes[i] >> k) & 1
+        bound = max(bound, max(ng, L - ng))
     best = (1 << 30, 1 << 30, 1 << 30, -1, -1)
     for n in range(lo, hi + 1):
+        if best[0] <= bound:
+            break
         for cand in range(1 << n):
             ng = 0
             for k in range(n):
@@ -480,7 +492,7 @@ def _plan(alg, topo, dist, max_hops, th_min, th_nonmin, vc_scheme):
     longest = int(lengths.max()) if codes.size else 0
     max_local = int((lengths - n_glob).max()) if codes.size else 0
     max_global = int(n_glob.max()) if codes.size else 0
-    cand, n = _canonical(codes, longest, longest + 6)
+    cand, n = _canonical(codes, longest, min(longest + 6, 16))
     if cand < 0:
         raise ParameterError(f"routing.max_hops: no link-type sequence of at most {longest + 6} "
                              f"positions covers the paths of '{alg}' on this topology")
