@@ -40,9 +40,9 @@ from pdes.kernels.layout import (
     NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
-from pdes.kernels.rng import P_INJECT, draw53
+from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
 from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
-                                  SCHEME_LCOUNT, SCHEME_LSEQ, compute_route, dragonfly_port,
+                                  SCHEME_HOP, SCHEME_LCOUNT, SCHEME_LSEQ, SCHEME_PHASE, UNREACHABLE, compute_route, dragonfly_port,
                                   dragonfly_position, galaxy_decision, galaxy_hop, layer_of,
                                   lseq_position, source_decision)
 from pdes.kernels.traffic import destination
@@ -179,6 +179,7 @@ def advance(t0, t1, prm,
     thresh = prm[PR_THRESH]
     finite = prm[PR_FINITE]
     pipe = rdel + vadel + sadel + stdel
+    fast_min = alg == ALG_MIN and (scheme == SCHEME_HOP or scheme == SCHEME_PHASE)
     sched = prm[PR_SCHED]
     lseq = prm[PR_LSEQ]
     n_layers = prm[PR_LAYERS]
@@ -511,11 +512,45 @@ def advance(t0, t1, prm,
                                     n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
                                     cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
                                     g_entry)
-                        op, ovc, ph, tgt = compute_route(
-                            alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
-                            ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
-                            ibuf[pos, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr, dist,
-                            seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat, pipe, wdist)
+                        if fast_min:
+                            # minimal routing with hop or phase classes, the most common case,
+                            # written out: calling compute_route (a compiled function, not
+                            # inlined, to keep compile times down) costs atomic reference
+                            # counts on its array arguments
+                            dr = ibuf[pos, F_DSTR]
+                            hp = ibuf[pos, F_HOPS]
+                            ph = ibuf[pos, F_PHASE]
+                            tgt = dr
+                            ovc = hp if scheme == SCHEME_HOP else 0
+                            op = -1
+                            if dr == rg:
+                                op = plo + (ibuf[pos, F_DST] - ep_first[rg])
+                                ovc = 0
+                            else:
+                                dd = np.int64(dist[dr, rg])
+                                if dd != UNREACHABLE and dd != 0:
+                                    cnt = 0
+                                    for Q in range(plo + nepk, phi):
+                                        if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                                            cnt += 1
+                                    if cnt > 0:
+                                        j = 0
+                                        if cnt > 1:
+                                            j = below(cnt, seed, ibuf[pos, F_SRC],
+                                                      ibuf[pos, F_SEQ], P_ROUTE + 64 * hp)
+                                        for Q in range(plo + nepk, phi):
+                                            if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                                                if j == 0:
+                                                    op = Q
+                                                    break
+                                                j -= 1
+                        else:
+                            op, ovc, ph, tgt = compute_route(
+                                alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
+                                ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
+                                ibuf[pos, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
+                                dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
+                                pipe, wdist)
                         ibuf[pos, F_PHASE] = ph
                         if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
                             # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position

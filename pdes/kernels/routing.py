@@ -46,7 +46,7 @@ the next hop from the table ``lay_port[l - 1, router, destination router]``.
 """
 import numpy as np
 
-from models.jit import njit_inline
+from models.jit import njit, njit_inline
 from pdes.kernels.rng import P_LAYER, P_MID, P_MID_ROUTER, P_ROUTE, below
 
 ALG_MIN = 0
@@ -175,7 +175,7 @@ def path_cost(a, b, g_off, g_nbr, g_chan, dist, snap):
     return cost
 
 
-@njit_inline
+@njit
 def source_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed, cand,
                     max_hops, n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t, cr_head,
                     cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group, g_entry):
@@ -269,7 +269,7 @@ def fastest_port(rg, target, net_lo, net_hi, out_nbr, out_lat, pipe, wdist, seed
     return -1
 
 
-@njit_inline
+@njit
 def dragonfly_port(rg, target, net_lo, net_hi, out_nbr, r_group, g_entry):
     """Next hop of Dragonfly-minimal routing (Kim et al.): to the target's group over the
     direct global link between the groups (local hop to that link's router first), then
@@ -287,7 +287,7 @@ def dragonfly_port(rg, target, net_lo, net_hi, out_nbr, r_group, g_entry):
     return -1
 
 
-@njit_inline
+@njit
 def dragonfly_position(lastpos, link_type):
     """Next place in the canonical l-g-l-g-l sequence: local hops take even, global odd ones."""
     seqpos = lastpos + 1
@@ -296,7 +296,7 @@ def dragonfly_position(lastpos, link_type):
     return seqpos
 
 
-@njit_inline
+@njit
 def compute_route(alg, rg, dstr, dst, src, seq, hops, mid, phase, scheme, port_lo, n_ep_ports,
                   net_hi, ep_first, out_nbr, dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt,
                   t, out_lat, pipe, wdist):
@@ -417,7 +417,7 @@ def galaxy_mid(alg, rg, dstr, dist, cap, seed, src, seq, r_group, grp_rtr, grp_n
     return -1
 
 
-@njit_inline
+@njit
 def galaxy_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed, cap, th_min,
                     th_nonmin_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group, grp_rtr,
                     grp_nb, grp_cl):
@@ -459,7 +459,7 @@ def lseq_length(lseq):
     return n
 
 
-@njit_inline
+@njit
 def galaxy_hop(scheme, lseq, aux2, hops, ltype):
     """(VC class, new F_AUX2) of a hop on a link of type ``ltype`` (0 local, 1 global).
 
@@ -487,7 +487,7 @@ def galaxy_hop(scheme, lseq, aux2, hops, ltype):
     return hops - ng, ng
 
 
-@njit_inline
+@njit
 def lseq_position(lseq, ltype, cls):
     """Position of the ``cls``-th link of type ``ltype`` in the sequence (length if none)."""
     n = lseq_length(lseq)
@@ -501,7 +501,7 @@ def lseq_position(lseq, ltype, cls):
 
 
 # ----------------------------------------------------------------- layered routing / RUES
-@njit_inline
+@njit
 def layer_of(select, n_layers, seed, src, seq, rg, dstr, lay_port):
     """Layer of a packet, chosen at its source router.
 
