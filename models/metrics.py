@@ -362,3 +362,20 @@ def structure_report(topo, layout=None, sample: int | None = None, seed: int = 0
         geo = layout.summary()
         out["layout"] = {k: v for k, v in geo.items() if k not in layout.totals}
     return out
+
+
+@njit
+def order_by_distance(row, order, cnt):
+    """Write into ``order`` the routers sorted by ``row[x]`` (a distance row, uint8 with
+    255 = unreachable), stable, nearest first; ``cnt`` is int64 scratch of >= 257 entries."""
+    n = row.shape[0]
+    for i in range(257):
+        cnt[i] = 0
+    for x in range(n):
+        cnt[np.int64(row[x]) + 1] += 1
+    for i in range(1, 257):
+        cnt[i] += cnt[i - 1]
+    for x in range(n):
+        k = np.int64(row[x])
+        order[cnt[k]] = x
+        cnt[k] += 1

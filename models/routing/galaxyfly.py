@@ -49,6 +49,7 @@ import numpy as np
 
 from models.errors import ParameterError
 from models.jit import njit
+from models.metrics import order_by_distance
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 
@@ -161,16 +162,7 @@ def _sequence_sets(off, nbr, grp, adj, ep, dist, alg, cap, n_ep_grp, S):
     order = np.empty(R, dtype=np.int64)
     cnt = np.zeros(257, dtype=np.int64)
     for t in range(R):
-        for i in range(257):
-            cnt[i] = 0
-        for x in range(R):
-            cnt[np.int64(dist[t, x]) + 1] += 1
-        for i in range(1, 257):
-            cnt[i] += cnt[i - 1]
-        for x in range(R):
-            k = np.int64(dist[t, x])
-            order[cnt[k]] = x
-            cnt[k] += 1
+        order_by_distance(dist[t], order, cnt)
         for i in range(R):
             x = order[i]
             dx = np.int64(dist[t, x])

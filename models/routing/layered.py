@@ -44,6 +44,7 @@ import numpy as np
 
 from models.errors import ParameterError
 from models.jit import njit
+from models.metrics import order_by_distance
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import endpoint_diameter
@@ -242,16 +243,7 @@ def _fallback(off, nbr, dist, ep, W, T, rem, seed, layer):
         if ep[d] == 0:
             continue
         rem[d, d] = 0
-        for i in range(258):
-            cnt[i] = 0
-        for x in range(R):
-            cnt[np.int64(dist[d, x]) + 1] += 1
-        for i in range(1, 258):
-            cnt[i] += cnt[i - 1]
-        for x in range(R):
-            k = np.int64(dist[d, x])
-            order[cnt[k]] = x
-            cnt[k] += 1
+        order_by_distance(dist[d], order, cnt)
         for i in range(R):
             u = order[i]
             du = np.int64(dist[d, u])
