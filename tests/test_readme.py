@@ -27,4 +27,14 @@ def test_readme_starts_with_the_two_commands():
     """The first code block holds the install+run and install+test commands."""
     block = README.split("```bash", 1)[1].split("```", 1)[0]
     assert "pip install -e . && mpiexec -n 2 python -m pdes run" in block
-    assert "bash run_scripts/test_all.sh" in block
+    lines = [ln.split("  #")[0].strip() for ln in block.strip().splitlines()]
+    assert lines[1].startswith('pip install -e ".[test]" && python -m pytest -q')
+    assert "--with-mpi" in lines[1]
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run runs the README's test command verbatim."""
+    block = README.split("```bash", 1)[1].split("```", 1)[0]
+    cmd = block.strip().splitlines()[1].split("  #")[0].strip()
+    ci = (pathlib.Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
+    assert cmd in ci.splitlines()
