@@ -61,7 +61,13 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
 @njit
 def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
                  ibuf, ib_head, ib_cnt, iv_ready, cr_t, cr_head, cr_cnt):
-    """Insert the flits and credits of a received block; False on a credit FIFO overflow."""
+    """Insert the flits and credits of a received block; False on a credit FIFO overflow.
+
+    The bodies of :func:`pdes.kernels.cycle.push_flit` and ``push_credit`` are written
+    out here: calling them (compiled functions taking arrays) costs atomic reference
+    counts per item, which made this function 3-4x slower in a measurement
+    (a block of 1,105 flits and 1,105 credits: 14 us written out, 47-61 us with calls).
+    """
     nf = buf[0]
     nc = buf[1]
     o = HEADER
