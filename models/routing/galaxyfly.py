@@ -50,6 +50,7 @@ import numpy as np
 from models.errors import ParameterError
 from models.jit import njit
 from models.metrics import order_by_distance
+from models.vcseq import seq_hop, seq_length
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 
@@ -109,23 +110,15 @@ def group_structure(topo, alg: str):
 # with a sentinel bit 1 << length on top (the empty sequence is 1).
 
 @njit
-def _bitlen(c):
-    n = 0
-    while (c >> (n + 1)) != 0:
-        n += 1
-    return n
-
-
-@njit
 def _prepend(typ, c):
-    n = _bitlen(c)
+    n = seq_length(c)
     return (1 << (n + 1)) | ((c ^ (1 << n)) << 1) | typ
 
 
 @njit
 def _concat(a, b):
-    la = _bitlen(a)
-    lb = _bitlen(b)
+    la = seq_length(a)
+    lb = seq_length(b)
     return (1 << (la + lb)) | (a ^ (1 << la)) | ((b ^ (1 << lb)) << la)
 
 
@@ -201,7 +194,7 @@ def _sequence_sets(off, nbr, grp, adj, ep, dist, alg, cap, n_ep_grp, S):
             S[c] = True
         if (unal >> np.uint64(c)) & one:
             c2 = _prepend(0, c)
-            if _bitlen(c2) <= cap:
+            if seq_length(c2) <= cap:
                 S[c2] = True
     if alg != 1:
         for m in range(R):
@@ -211,14 +204,14 @@ def _sequence_sets(off, nbr, grp, adj, ep, dist, alg, cap, n_ep_grp, S):
                 if not (A[m] >> np.uint64(a)) & one:
                     continue
                 for b in range(1, 64):
-                    if (B[m] >> np.uint64(b)) & one and _bitlen(a) + _bitlen(b) <= cap:
+                    if (B[m] >> np.uint64(b)) & one and seq_length(a) + seq_length(b) <= cap:
                         S[_concat(a, b)] = True
 
 
 @njit
 def _embeds(code, cand, n):
     """Does the link-type sequence ``code`` embed (as a subsequence) in ``cand`` of length n?"""
-    L = _bitlen(code)
+    L = seq_length(code)
     i = 0
     for k in range(L):
         typ = (code >> k) & 1
@@ -239,7 +232,7 @@ def _canonical(codes, lo, hi):
     that reaches the lower bound max over the codes of max(#local, #global)."""
     bound = 0
     for i in range(codes.shape[0]):
-        L = _bitlen(codes[i])
+        L = seq_length(codes[i])
         ng = 0
         for k in range(L):
             ng += (codes[i] >> k) & 1
@@ -310,27 +303,6 @@ def sequences(topo, dist, alg: str, cap: int, tables=None) -> np.ndarray:
 
 # ------------------------------------------------------------------ explicit dependency graph
 @njit
-def _hop_class(scheme, lseq, aux, hops, typ):
-    """Python twin of the kernel's routing.galaxy_hop (1 = sequence, 0 = count)."""
-    if scheme == 1:
-        n = _bitlen(lseq)
-        p = aux + 1
-        while p < n and ((lseq >> p) & 1) != typ:
-            p += 1
-        if p >= n:
-            return -1, aux
-        c = 0
-        for q in range(p):
-            if ((lseq >> q) & 1) == typ:
-                c += 1
-        return c, p
-    ng = aux if aux > 0 else 0
-    if typ == 1:
-        return ng, ng + 1
-    return hops - ng, ng
-
-
-@njit
 def _walk(s, m, d, off, nbr, chan, dist, grp, scheme, lseq, K, maxdeg, seen, edges, n_edges,
           seqs):
     """Add the dependencies of every path s -> (minimal) m -> (minimal) d (m = -1: minimal)."""
@@ -365,7 +337,7 @@ def _walk(s, m, d, off, nbr, chan, dist, grp, scheme, lseq, K, maxdeg, seen, edg
         its[top] = j + 1
         n = nbr[j]
         typ = 1 if grp[n] != grp[x] else 0
-        cls, aux = _hop_class(scheme, lseq, auxs[top], top, typ)
+        cls, aux = seq_hop(scheme == 1, lseq, auxs[top], top, typ)
         if cls < 0 or cls >= K:
             return -1                        # the scheme has too few classes
         node = chan[j] * K + cls

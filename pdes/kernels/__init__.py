@@ -14,7 +14,8 @@ import pathlib
 
 def _refresh_cache() -> None:
     here = pathlib.Path(__file__).parent
-    sources = sorted(here.glob("*.py")) + [here.parent.parent / "models" / "jit.py"]
+    models = here.parent.parent / "models"
+    sources = sorted(here.glob("*.py")) + [models / "jit.py", models / "vcseq.py"]
     digest = hashlib.sha1()
     for f in sources:
         try:

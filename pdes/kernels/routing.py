@@ -47,6 +47,7 @@ the next hop from the table ``lay_port[l - 1, router, destination router]``.
 import numpy as np
 
 from models.jit import njit, njit_inline
+from models.vcseq import seq_hop, seq_length
 from pdes.kernels.rng import P_LAYER, P_MID, P_MID_ROUTER, P_ROUTE, below
 
 ALG_MIN = 0
@@ -450,47 +451,19 @@ def galaxy_decision(alg, rg, dstr, src, seq, net_lo, net_hi, out_nbr, dist, seed
     return -1
 
 
-@njit_inline
-def lseq_length(lseq):
-    """Positions of a link-type sequence code (bit i = type of position i, sentinel bit on top)."""
-    n = 0
-    while (lseq >> (n + 1)) != 0:
-        n += 1
-    return n
-
-
 @njit
 def galaxy_hop(scheme, lseq, aux2, hops, ltype):
-    """(VC class, new F_AUX2) of a hop on a link of type ``ltype`` (0 local, 1 global).
-
-    ``SCHEME_LSEQ``: the hop takes the first position after the last one
-    (``aux2``; -1 = none) whose type matches in the canonical sequence
-    ``lseq``; its class is the number of earlier positions of that type
-    (class -1 if the sequence has no such position left).  ``SCHEME_LCOUNT``:
-    class = hops of the same type taken so far (``aux2`` = global hops).
-    """
-    if scheme == SCHEME_LSEQ:
-        n = lseq_length(lseq)
-        p = aux2 + 1
-        while p < n and ((lseq >> p) & 1) != ltype:
-            p += 1
-        if p >= n:
-            return -1, aux2
-        c = 0
-        for q in range(p):
-            if ((lseq >> q) & 1) == ltype:
-                c += 1
-        return c, p
-    ng = aux2 if aux2 > 0 else 0
-    if ltype == 1:
-        return ng, ng + 1
-    return hops - ng, ng
+    """(VC class, new F_AUX2) of a hop on a link of type ``ltype`` (0 local, 1 global):
+    :func:`models.vcseq.seq_hop` with ``SCHEME_LSEQ`` (the canonical sequence ``lseq``,
+    ``aux2`` = last position taken, -1 = none) or ``SCHEME_LCOUNT`` (class = hops of the
+    same type taken so far, ``aux2`` = global hops)."""
+    return seq_hop(scheme == SCHEME_LSEQ, lseq, aux2, hops, ltype)
 
 
 @njit
 def lseq_position(lseq, ltype, cls):
     """Position of the ``cls``-th link of type ``ltype`` in the sequence (length if none)."""
-    n = lseq_length(lseq)
+    n = seq_length(lseq)
     c = 0
     for p in range(n):
         if ((lseq >> p) & 1) == ltype:
