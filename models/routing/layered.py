@@ -46,33 +46,13 @@ from models.errors import ParameterError
 from models.jit import njit
 from models.metrics import order_by_distance
 from models.registry import ROUTINGS, Param
+from models.rng import hash4
 from models.routing import RoutingPlan
 from models.routing.minimal import endpoint_diameter
 
 MEMORY_LIMIT = 2 * 1024 ** 3      # bytes of next-hop tables (int16, layers x R x R)
 SELECT = {"random": 0, "round_robin": 1}
 UNREACHABLE = 255
-
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_G = np.uint64(0x9E3779B97F4A7C15)
-
-
-@njit
-def _mix(x):
-    x = np.uint64(x)
-    x = (x ^ (x >> np.uint64(30))) * _M1
-    x = (x ^ (x >> np.uint64(27))) * _M2
-    return x ^ (x >> np.uint64(31))
-
-
-@njit
-def _hash(seed, a, b, c):
-    """A 64-bit hash of four non-negative integers (splitmix64 rounds)."""
-    x = _mix(np.uint64(seed) * _G + np.uint64(c))
-    x = _mix(x ^ (np.uint64(a) * _M1))
-    return _mix(x ^ (np.uint64(b) * _M2 + _G))
-
 
 def _check_common(topo, layers, layer_select):
     if layers < 1:
@@ -111,7 +91,7 @@ def _pair_keys(prio, ep, seed, layer):
                 if ep[d] > 0 and d != s:
                     idx[k] = s * R + d
                     key[k] = (np.int64(prio[s, d]) << 40) | np.int64(
-                        _hash(seed, layer, s * R + d, 1) >> np.uint64(24))
+                        hash4(seed, layer, s * R + d, 1) >> np.uint64(24))
                     k += 1
     return idx, key
 
@@ -199,7 +179,7 @@ def _fill_layer(off, nbr, dist, ep, W, prio, order, T, rem, seed, layer):
                     n_tie = 1
                 elif w == best:
                     n_tie += 1
-                    take = (_hash(seed, layer, order[oi], 2 + n_tie) % np.uint64(n_tie)) == 0
+                    take = (hash4(seed, layer, order[oi], 2 + n_tie) % np.uint64(n_tie)) == 0
                 if take:
                     best = w
                     blen = depth + 1            # prefix hops, ending at v
@@ -258,7 +238,7 @@ def _fallback(off, nbr, dist, ep, W, T, rem, seed, layer):
                 if np.int64(dist[d, v]) != du - 1:
                     continue
                 r = rem[v, d]
-                h = _hash(seed, layer, u * R + d, 1000 + c - off[u])
+                h = hash4(seed, layer, u * R + d, 1000 + c - off[u])
                 if r < br or (r == br and (W[c] < bw or (W[c] == bw and h < bh))):
                     bk = c
                     br = r
@@ -368,7 +348,7 @@ def _rues_layer(off, nbr, keep_port, ep, seed, layer, T):
             for c in range(off[s], off[s + 1]):
                 if keep_port[c] and dl[nbr[c]] == dl[s] - 1:
                     n += 1
-            pick = np.int64(_hash(seed, layer, s * R + d, 7) % np.uint64(n))
+            pick = np.int64(hash4(seed, layer, s * R + d, 7) % np.uint64(n))
             for c in range(off[s], off[s + 1]):
                 if keep_port[c] and dl[nbr[c]] == dl[s] - 1:
                     if pick == 0:

@@ -15,7 +15,7 @@ import pathlib
 def _refresh_cache() -> None:
     here = pathlib.Path(__file__).parent
     models = here.parent.parent / "models"
-    sources = sorted(here.glob("*.py")) + [models / "jit.py", models / "vcseq.py"]
+    sources = sorted(here.glob("*.py")) + [models / "jit.py", models / "vcseq.py", models / "rng.py"]
     digest = hashlib.sha1()
     for f in sources:
         try:
