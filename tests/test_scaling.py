@@ -98,14 +98,12 @@ def test_scaling_script_rejects_unknown_instance(tmp_path):
 
 
 def _mem_available_mb():
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    """MemAvailable in MB (None if unknown), read the way scaling.py reads it."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("scaling_script", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.Monitor._avail()
 
 
 @pytest.mark.slow
