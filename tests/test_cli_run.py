@@ -50,6 +50,8 @@ def test_print_config_round_trips(tmp_path):
     (["--set", "measure.warmup_cycles=1.5"], "measure.warmup_cycles"),
     (["/nonexistent/cfg.toml"], "config"),
     (["--set", "nodot=1"], "--set"),
+    (["--set", "run.max_imbalance=0.5"], "run.max_imbalance"),
+    (["--set", "routing.algorithm=nar"], "routing.algorithm"),   # Slim Fly has no supernodes
 ])
 def test_bad_input_one_line_exit_2_no_file(tmp_path, args, key):
     """Bad input: one line naming the key on stderr, exit status 2, no output file."""
