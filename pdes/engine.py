@@ -287,6 +287,9 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         z = np.zeros(0, np.int32)
         msgs = dict(msg_off=np.zeros(topo.n_endpoints + 1, np.int64), msg_dst=z, msg_pkts=z,
                     msg_left=z, msg_recv=z)
+    # minimal routing reads next-hop masks built from the distances (undirected links)
+    nh_masks = plan.kernel == "min" and plan.scheme in ("hop", "phase") and \
+        bool(np.array_equal(prep.dist, prep.dist.T))
     for q in parts_here:
         ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
                        window=window, hist_max=hist_max)
@@ -320,6 +323,8 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         prm[cycle.PR_LAYERS] = kp.get("layers", 1)
         prm[cycle.PR_LSEL] = kp.get("layer_select", 0)
         prm[cycle.PR_E] = topo.n_endpoints
+        if nh_masks:
+            ps.use_next_hop_masks(prep.dist)
         out.append(ps)
     return out
 

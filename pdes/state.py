@@ -66,6 +66,25 @@ def insert_credits(sender, arr_t, vcs, nv, vccap, cr_t, cr_head, cr_cnt):
 
 
 @njit
+def min_next_hops(router_gid, port_off, n_epp, out_nbr, dist, out):
+    """``out[k, d]``: bit ``j`` set when network port ``j`` of local router ``k`` leads to a
+    neighbour one step closer to router ``d`` (``dist`` must be symmetric)."""
+    R = dist.shape[0]
+    for k in range(router_gid.shape[0]):
+        rg = router_gid[k]
+        for d in range(R):
+            out[k, d] = 0
+        lo = port_off[k] + n_epp[k]
+        for Q in range(lo, port_off[k + 1]):
+            bit = np.uint32(1) << np.uint32(Q - lo)
+            nb = out_nbr[Q]
+            for d in range(R):
+                dd = np.int64(dist[rg, d])
+                if dd != 255 and dd != 0 and np.int64(dist[nb, d]) == dd - 1:
+                    out[k, d] |= bit
+
+
+@njit
 def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt):
     out = np.zeros(ports.shape[0], dtype=np.int32)
     for i in range(ports.shape[0]):
@@ -279,9 +298,32 @@ class PartState:
                            lay_port=np.zeros((1, 1, 1), np.int16) if lay_port is None
                            else np.ascontiguousarray(lay_port, np.int16), **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
-        self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
+        self.arrays["nh_min"] = np.zeros((1, 1), np.uint32)
+        self._args = None
+
+    def use_next_hop_masks(self, dist) -> bool:
+        """Give minimal routing per-router next-hop bit masks (``nR x R`` uint32) instead of
+        the distance rows it would scan per head flit (one load instead of one per port).
+
+        Only for routers with at most 32 network ports and a symmetric distance table
+        (undirected links); returns whether the table is used.  Results are the same
+        either way (same ports, same order).
+        """
+        deg = np.diff(self.arrays["port_off"]) - self.arrays["n_epp"]
+        if deg.size and deg.max() > 32:
+            return False
+        nh = np.empty((self.nR, dist.shape[0]), dtype=np.uint32)
+        min_next_hops(self.arrays["router_gid"].astype(np.int64), self.arrays["port_off"].astype(np.int64),
+                      self.arrays["n_epp"].astype(np.int64), self.arrays["out_nbr"].astype(np.int64),
+                      dist, nh)
+        self.arrays["nh_min"] = nh
+        self.prm[cycle.PR_NHMIN] = 1
+        self._args = None
+        return True
 
     def advance(self, t0: int, t1: int) -> int:
+        if self._args is None:
+            self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
         return int(cycle.advance(np.int64(t0), np.int64(t1), self.prm, *self._args))
 
     # ---------------------------------------------------------------- outboxes

@@ -194,3 +194,45 @@ def test_hdf5_schema(tmp_path):
         assert f["endpoints/injected_flits"].shape == (topo.n_endpoints,)
         assert f["summary/accepted_load"][()] == res["summary"]["accepted_load"]
         assert C.resolve(__import__("tomllib").loads(f.attrs["config_toml"])) == cfg
+
+
+@pytest.mark.parametrize("sets", [
+    ["traffic.load=0.3"],
+    ["traffic.load=0.95", "measure.drain_cycles=300", "router.num_vcs=4"],
+    ["topology.name=bdf", "topology.u=5", "topology.p=3", "traffic.load=0.5",
+     "traffic.pattern=randperm"],
+])
+def test_next_hop_masks_change_no_result(sets, monkeypatch):
+    """Minimal routing from the per-router next-hop masks equals scanning the distance rows."""
+    from pdes.state import PartState
+    cfg = cfg_of(*sets)
+    prep = prepare(cfg)
+    used = []
+    orig = PartState.use_next_hop_masks
+
+    def spy(self, dist):
+        used.append(orig(self, dist))
+        return used[-1]
+    monkeypatch.setattr(PartState, "use_next_hop_masks", spy)
+    with_masks = run_local(cfg, prep=prep)
+    assert used and all(used)
+    monkeypatch.setattr(PartState, "use_next_hop_masks", lambda self, dist: False)
+    same_results(with_masks, run_local(cfg, prep=prep))
+
+
+def test_next_hop_masks_mark_exactly_the_minimal_ports():
+    from pdes.engine import make_parts
+    from pdes.state import PartState
+    prep = prepare(cfg_of("topology.name=bdf", "topology.u=5", "topology.p=3"))
+    part = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 10)[0]
+    nh = part.arrays["nh_min"]
+    assert isinstance(part, PartState) and nh.shape == (prep.topo.n_routers,) * 2
+    d = prep.dist.astype(np.int64)
+    a = part.arrays
+    for k in range(part.nR):
+        rg = a["router_gid"][k]
+        lo, hi = a["port_off"][k] + a["n_epp"][k], a["port_off"][k + 1]
+        nbrs = a["out_nbr"][lo:hi]
+        expect = (d[nbrs, :] == d[rg, :] - 1) & (d[rg, :] > 0)
+        got = (nh[k][None, :] >> np.arange(hi - lo, dtype=np.uint32)[:, None]) & 1
+        assert np.array_equal(got.astype(bool), expect), k

@@ -40,6 +40,7 @@ from pdes.kernels.layout import (
     NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+from pdes.kernels.prefetch import prefetch
 from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
 from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
                                   SCHEME_HOP, SCHEME_LCOUNT, SCHEME_LSEQ, SCHEME_PHASE, UNREACHABLE, compute_route, dragonfly_port,
@@ -85,7 +86,11 @@ PR_LSEQ = 32       # Galaxyfly VC scheme: canonical link-type sequence (bit i = 
                    # sentinel bit above the last position; routing.SCHEME_LSEQ)
 PR_LAYERS = 33     # layered routing: number of layers (layer 0 = minimal)
 PR_LSEL = 34       # layered routing: layer selection, 0 = random per packet, 1 = round robin
-NPRM = 35
+PR_NHMIN = 35      # 1 = minimal routing reads the next-hop masks ``nh_min`` instead of ``dist``
+NPRM = 36
+
+PF_ROUTERS = 2     # prefetch distance of the router loop (routers)
+PF_PORTS = 16      # ... and of the output loop (ports)
 
 
 @njit
@@ -134,7 +139,7 @@ def advance(t0, t1, prm,
             in_lat, in_sender, in_cut,
             out_lat, out_dest, out_cut, out_nbr, out_ep,
             ep_gid, ep_port, ep_active,
-            ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist,
+            ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist, nh_min,
             mid_cand, g_off, g_nbr, g_chan, snap, wdist, r_group, g_entry, out_ltype,
             grp_rtr, grp_nb, grp_cl, lay_port,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
@@ -180,6 +185,7 @@ def advance(t0, t1, prm,
     finite = prm[PR_FINITE]
     pipe = rdel + vadel + sadel + stdel
     fast_min = alg == ALG_MIN and (scheme == SCHEME_HOP or scheme == SCHEME_PHASE)
+    use_nh = prm[PR_NHMIN]
     sched = prm[PR_SCHED]
     lseq = prm[PR_LSEQ]
     n_layers = prm[PR_LAYERS]
@@ -339,6 +345,11 @@ def advance(t0, t1, prm,
         for k in range(nR):
             plo = port_off[k]
             phi = port_off[k + 1]
+            if k + PF_ROUTERS < nR:
+                # ask for the front records of the input VCs a few routers ahead
+                for ivc in range(port_off[k + PF_ROUTERS] * nv, port_off[k + PF_ROUTERS + 1] * nv):
+                    if ib_cnt[ivc] > 0:
+                        prefetch(ibuf, ivc * vccap + ib_head[ivc])
             npk = phi - plo
             rg = router_gid[k]
             nepk = n_epp[k]
@@ -526,6 +537,26 @@ def advance(t0, t1, prm,
                             if dr == rg:
                                 op = plo + (ibuf[pos, F_DST] - ep_first[rg])
                                 ovc = 0
+                            elif use_nh != 0:
+                                # bit j of nh_min[k, dr]: network port j is on a minimal path
+                                m = np.int64(nh_min[k, dr])
+                                cnt = 0
+                                mm = m
+                                while mm != 0:
+                                    mm &= mm - 1
+                                    cnt += 1
+                                if cnt > 0:
+                                    if cnt > 1:
+                                        j = below(cnt, seed, ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
+                                                  P_ROUTE + 64 * hp)
+                                        while j > 0:
+                                            m &= m - 1
+                                            j -= 1
+                                    b = 0
+                                    while (m & 1) == 0:
+                                        m >>= 1
+                                        b += 1
+                                    op = plo + nepk + b
                             else:
                                 dd = np.int64(dist[dr, rg])
                                 if dd != UNREACHABLE and dd != 0:
@@ -648,6 +679,8 @@ def advance(t0, t1, prm,
                 va_best[loc] = -1
         # ---------------------------------------------------------- 3. outputs
         for P in range(nP):
+            if P + PF_PORTS < nP and oq_cnt[P + PF_PORTS] > 0:
+                prefetch(obuf, (P + PF_PORTS) * oqcap + oq_head[P + PF_PORTS])
             if oq_cnt[P] == 0 or oq_ready[P] > t:
                 continue
             qpos = P * oqcap + oq_head[P]

@@ -1,0 +1,38 @@
+"""``prefetch(array, i)``: a software prefetch of the cache line holding ``array[i]``
+(its first element for a 2-D array row), compiled to LLVM's ``llvm.prefetch``.
+
+The cycle kernel is bound by memory latency: the records and VC state a flit
+needs were written one or more cycles earlier and have left the caches, and
+each is reached through a chain of dependent loads.  Asking for them a few
+routers or ports ahead lets the misses overlap with useful work.  A prefetch
+is a hint: it never faults and never changes a result.
+"""
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty, idxty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        i = context.cast(builder, args[1], idxty, types.intp)
+        zero = ir.Constant(ir.IntType(64), 0)
+        ptr = cgutils.get_item_pointer2(
+            context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape, aryty.ndim),
+            cgutils.unpack_tuple(builder, ary.strides, aryty.ndim), aryty.layout,
+            [i] + [zero] * (aryty.ndim - 1), wraparound=False, boundscheck=False)
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # read access, high temporal locality, data cache
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
