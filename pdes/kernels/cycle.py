@@ -348,7 +348,8 @@ def advance(t0, t1, prm,
             if k + PF_ROUTERS < nR:
                 # ask for the front records of the input VCs a few routers ahead
                 for ivc in range(port_off[k + PF_ROUTERS] * nv, port_off[k + PF_ROUTERS + 1] * nv):
-                    if ib_cnt[ivc] > 0:
+                    # only fronts that will be read: unrouted heads and packets holding a VC
+                    if ib_cnt[ivc] > 0 and (iv_alloc[ivc] != 0 or iv_out[ivc] < 0):
                         prefetch(ibuf, ivc * vccap + ib_head[ivc])
             npk = phi - plo
             rg = router_gid[k]
