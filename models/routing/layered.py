@@ -294,6 +294,17 @@ def build_layers(topo, dist, layers: int, seed: int):
     return tab, stats
 
 
+def _layered_plan(tab, longest, layers, layer_select, info, longest_is):
+    """The kernel plan shared by ``layered`` and ``rues``: per-layer next-hop tables,
+    hop-index VC classes up to the longest path any layer can produce."""
+    return RoutingPlan(kernel="layered", max_hops=longest, vcs_needed=max(longest, 1), scheme="hop",
+                       vc_scheme="hop-index: VC class = number of router-to-router hops taken "
+                                 f"({longest_is})",
+                       tables={"lay_port": tab},
+                       kernel_params={"layers": int(layers), "layer_select": SELECT[layer_select]},
+                       info=info)
+
+
 def layered(topo, dist, layers=4, layer_select="random", seed=1):
     """Plan for layered multipath routing with almost-minimal layers (003 Sec. 4.3)."""
     _check_common(topo, layers, layer_select)
@@ -304,12 +315,7 @@ def layered(topo, dist, layers=4, layer_select="random", seed=1):
     pairs = sum(s["pairs"] for s in stats)
     frac = sum(s["almost_minimal"] for s in stats) / pairs if pairs else 0.0
     info = {"layers": stats, "almost_minimal_fraction": frac, "construction_s": elapsed}
-    return RoutingPlan(kernel="layered", max_hops=longest, vcs_needed=max(longest, 1), scheme="hop",
-                       vc_scheme="hop-index: VC class = number of router-to-router hops taken "
-                                 "(longest path over all layers)",
-                       tables={"lay_port": tab},
-                       kernel_params={"layers": int(layers), "layer_select": SELECT[layer_select]},
-                       info=info)
+    return _layered_plan(tab, longest, layers, layer_select, info, "longest path over all layers")
 
 
 # ------------------------------------------------------------------ RUES
@@ -386,12 +392,8 @@ def rues(topo, dist, layers=4, preserve=0.6, layer_select="random", seed=1):
         stats.append({"layer": lay, "links": n_keep, "longest": int(ll),
                       "unreachable_pairs": unreach})
     info = {"layers": stats, "construction_s": time.perf_counter() - t}
-    return RoutingPlan(kernel="layered", max_hops=longest, vcs_needed=max(longest, 1), scheme="hop",
-                       vc_scheme="hop-index: VC class = number of router-to-router hops taken "
-                                 "(longest shortest path over all layers)",
-                       tables={"lay_port": tab},
-                       kernel_params={"layers": int(layers), "layer_select": SELECT[layer_select]},
-                       info=info)
+    return _layered_plan(tab, longest, layers, layer_select, info,
+                         "longest shortest path over all layers")
 
 
 _SELECT_DOC = ("layer of a packet, chosen at its source router: random (counter-based draw keyed "
