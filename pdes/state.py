@@ -94,7 +94,7 @@ def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt):
             c = cred[kk]
             h = cr_head[kk]
             for j in range(cr_cnt[kk]):
-                if cr_t[kk * vccap + h] > t:
+                if cr_t[h * cr_cnt.shape[0] + kk] > t:
                     break
                 c += 1
                 h = h + 1 if h + 1 < vccap else 0

@@ -16,6 +16,12 @@ about a VC looks only at its front flit's ready cycle, so a flit that is
 sender checks its credits.  Nothing is swept per cycle for flits or credits
 in transit, which keeps the per-cycle working set small.
 
+Ring buffers (input VCs, output queues, credit FIFOs) are stored slot-major:
+slot ``w`` of every VC lies in one contiguous plane (``ibuf[w * nIV + ivc]``).
+A ring rewinds to slot 0 whenever it empties, so below saturation nearly all
+traffic goes through plane 0, which is dense and fits in cache, instead of
+one cache line per VC scattered over the whole buffer array.
+
 Everything a router does in cycle ``t`` takes effect at another router from
 ``t + latency >= t + 1``, so the order in which routers are visited does not
 matter.  Flits and credits for routers owned by another state (rank) go to
@@ -110,7 +116,7 @@ def push_flit(ibuf, ib_head, ib_cnt, iv_ready, ivc, vccap, src, row, rdy):
     w = ib_head[ivc] + ib_cnt[ivc]
     if w >= vccap:
         w -= vccap
-    pos = ivc * vccap + w
+    pos = w * (ibuf.shape[0] // vccap) + ivc
     for f in range(NF):
         ibuf[pos, f] = src[row, f]
     ibuf[pos, F_READY] = rdy
@@ -128,7 +134,7 @@ def push_credit(cr_t, cr_head, cr_cnt, k, cap, arr):
     w = cr_head[k] + n
     if w >= cap:
         w -= cap
-    cr_t[k * cap + w] = arr
+    cr_t[w * cr_cnt.shape[0] + k] = arr
     cr_cnt[k] = n + 1
     return True
 
@@ -194,6 +200,8 @@ def advance(t0, t1, prm,
     nR = port_off.shape[0] - 1
     nP = port_off[nR]
     nE = ep_gid.shape[0]
+    nIV = nP * nv              # buffers are slot-major: slot w of VC ivc at w * nIV + ivc
+    nK = cr_cnt.shape[0]       # credit FIFOs likewise: entry h of key kk at h * nK + kk
     n_hops_bins = hist_hops.shape[0]
 
     # scratch layout (sized by the builder for the largest router, see scratch_per_port)
@@ -273,7 +281,7 @@ def advance(t0, t1, prm,
                 n = cr_cnt[kk]
                 if n > 0:
                     h = cr_head[kk]
-                    while n > 0 and cr_t[kk * vccap + h] <= t:
+                    while n > 0 and cr_t[h * nK + kk] <= t:
                         cred[kk] += 1
                         n -= 1
                         h = h + 1 if h + 1 < vccap else 0
@@ -324,7 +332,7 @@ def advance(t0, t1, prm,
                 w = ib_head[ivc] + ib_cnt[ivc]
                 if w >= vccap:
                     w -= vccap
-                pos = ivc * vccap + w
+                pos = w * nIV + ivc
                 for f in range(NF):
                     ibuf[pos, f] = ep_cur_rec[e, f]
                 ibuf[pos, F_READY] = rdy
@@ -350,7 +358,7 @@ def advance(t0, t1, prm,
                 for ivc in range(port_off[k + PF_ROUTERS] * nv, port_off[k + PF_ROUTERS + 1] * nv):
                     # only fronts that will be read: unrouted heads and packets holding a VC
                     if ib_cnt[ivc] > 0 and (iv_alloc[ivc] != 0 or iv_out[ivc] < 0):
-                        prefetch(ibuf, ivc * vccap + ib_head[ivc])
+                        prefetch(ibuf, ib_head[ivc] * nIV + ivc)
             npk = phi - plo
             rg = router_gid[k]
             nepk = n_epp[k]
@@ -378,7 +386,7 @@ def advance(t0, t1, prm,
                         n = cr_cnt[kk]
                         if n > 0:
                             h = cr_head[kk]
-                            while n > 0 and cr_t[kk * vccap + h] <= t:
+                            while n > 0 and cr_t[h * nK + kk] <= t:
                                 cred[kk] += 1
                                 n -= 1
                                 h = h + 1 if h + 1 < vccap else 0
@@ -437,12 +445,12 @@ def advance(t0, t1, prm,
                     # ---- move the front flit of ivc into the output queue
                     P = ivc // nv
                     vc = ivc - P * nv
-                    pos = ivc * vccap + ib_head[ivc]
+                    pos = ib_head[ivc] * nIV + ivc
                     ovc = iv_ovc[ivc]
                     w = oq_head[op] + oq_cnt[op]
                     if w >= oqcap:
                         w -= oqcap
-                    qpos = op * oqcap + w
+                    qpos = w * nP + op
                     for f in range(NF):
                         obuf[qpos, f] = ibuf[pos, f]
                     obuf[qpos, F_READY] = t + sadel + stdel
@@ -458,7 +466,7 @@ def advance(t0, t1, prm,
                         ib_head[ivc] += 1
                         if ib_head[ivc] == vccap:
                             ib_head[ivc] = 0
-                        iv_ready[ivc] = ibuf[ivc * vccap + ib_head[ivc], F_READY]
+                        iv_ready[ivc] = ibuf[ib_head[ivc] * nIV + ivc, F_READY]
                     if lo >= nepk:
                         cred[op * nv + ovc] -= 1
                     # credit back to the sender of input port P
@@ -472,7 +480,7 @@ def advance(t0, t1, prm,
                         w = cr_head[kk] + n
                         if w >= vccap:
                             w -= vccap
-                        cr_t[kk * vccap + w] = carr
+                        cr_t[w * nK + kk] = carr
                         cr_cnt[kk] = n + 1
                     else:
                         cc = in_cut[P]
@@ -503,7 +511,7 @@ def advance(t0, t1, prm,
                     if ib_cnt[ivc] == 0 or iv_alloc[ivc] != 0 or iv_ready[ivc] > t:
                         continue
                     if iv_out[ivc] < 0:
-                        pos = ivc * vccap + ib_head[ivc]
+                        pos = ib_head[ivc] * nIV + ivc
                         if alg != ALG_MIN and ibuf[pos, F_HOPS] == 0 and ibuf[pos, F_PHASE] == 0:
                             # first router of the packet: the algorithm picks its intermediate
                             # (or, layered routing, its layer: F_AUX2)
@@ -642,7 +650,7 @@ def advance(t0, t1, prm,
                             n = cr_cnt[kk]
                             if n > 0:
                                 h = cr_head[kk]
-                                while n > 0 and cr_t[kk * vccap + h] <= t:
+                                while n > 0 and cr_t[h * nK + kk] <= t:
                                     cred[kk] += 1
                                     n -= 1
                                     h = h + 1 if h + 1 < vccap else 0
@@ -681,10 +689,10 @@ def advance(t0, t1, prm,
         # ---------------------------------------------------------- 3. outputs
         for P in range(nP):
             if P + PF_PORTS < nP and oq_cnt[P + PF_PORTS] > 0:
-                prefetch(obuf, (P + PF_PORTS) * oqcap + oq_head[P + PF_PORTS])
+                prefetch(obuf, oq_head[P + PF_PORTS] * nP + P + PF_PORTS)
             if oq_cnt[P] == 0 or oq_ready[P] > t:
                 continue
-            qpos = P * oqcap + oq_head[P]
+            qpos = oq_head[P] * nP + P
             oq_cnt[P] -= 1
             if oq_cnt[P] == 0:
                 oq_head[P] = 0
@@ -692,7 +700,7 @@ def advance(t0, t1, prm,
                 oq_head[P] += 1
                 if oq_head[P] == oqcap:
                     oq_head[P] = 0
-                oq_ready[P] = obuf[P * oqcap + oq_head[P], F_READY]
+                oq_ready[P] = obuf[oq_head[P] * nP + P, F_READY]
             smp[C_MOVES] += 1
             st[S_LAST_MOVE] = t
             e = out_ep[P]
@@ -744,7 +752,7 @@ def advance(t0, t1, prm,
                 w = ib_head[ivc] + ib_cnt[ivc]
                 if w >= vccap:
                     w -= vccap
-                pos = ivc * vccap + w
+                pos = w * nIV + ivc
                 for f in range(NF):
                     ibuf[pos, f] = obuf[qpos, f]
                 ibuf[pos, F_READY] = rdy

@@ -70,6 +70,8 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
     """
     nf = buf[0]
     nc = buf[1]
+    nIV = ibuf.shape[0] // vccap    # slot-major buffers (see pdes.kernels.cycle)
+    nK = cr_cnt.shape[0]
     o = HEADER
     for i in range(nf):
         P = in_port_of_channel[buf[o]]
@@ -79,7 +81,7 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
         w = ib_head[ivc] + ib_cnt[ivc]
         if w >= vccap:
             w -= vccap
-        pos = ivc * vccap + w
+        pos = w * nIV + ivc
         for f in range(NF):
             ibuf[pos, f] = buf[o + 2 + f]
         ibuf[pos, F_READY] = rdy
@@ -95,7 +97,7 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
         w = cr_head[k] + n
         if w >= vccap:
             w -= vccap
-        cr_t[k * vccap + w] = buf[o + 1]
+        cr_t[w * nK + k] = buf[o + 1]
         cr_cnt[k] = n + 1
         o += CREDIT_WORDS
     return True

@@ -147,7 +147,7 @@ def port_queue(op, nv, vccap, cred, cr_t, cr_head, cr_cnt, t):
         n = cr_cnt[kk]
         if n > 0:
             h = cr_head[kk]
-            while n > 0 and cr_t[kk * vccap + h] <= t:
+            while n > 0 and cr_t[h * cr_cnt.shape[0] + kk] <= t:
                 cred[kk] += 1
                 n -= 1
                 h = h + 1 if h + 1 < vccap else 0
