@@ -47,12 +47,12 @@ class RouterParams:
 
 
 @njit
-def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, ibuf, ib_head, ib_cnt, iv_ready):
+def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, ibuf, ib_rdy, ib_head, ib_cnt, iv_ready):
     """Put flits received from other parts into their local input VCs (in send order)."""
     for i in range(dest_port.shape[0]):
         a = arr_t[i]
         rdy = a + rdel if recs[i, F_FLIT] == 0 else a
-        cycle.push_flit(ibuf, ib_head, ib_cnt, iv_ready, dest_port[i] * nv + recs[i, F_VC], vccap,
+        cycle.push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, dest_port[i] * nv + recs[i, F_VC], vccap,
                         recs, i, rdy)
 
 
@@ -235,12 +235,16 @@ class PartState:
             cr_t=np.zeros(nS * nv * rp.vc_flits, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
             cr_cnt=np.zeros(nS * nv, dtype=i32), cred=cred,
             ibuf=np.zeros((nP * nv * rp.vc_flits, NF), dtype=i32),
+            # ready cycle of each buffered flit, beside the records: a dense array the
+            # pops read without touching the (much larger) record of the next flit
+            ib_rdy=np.zeros(nP * nv * rp.vc_flits, dtype=i32),
             ib_head=np.zeros(nP * nv, dtype=i32), ib_cnt=np.zeros(nP * nv, dtype=i32),
             iv_ready=np.zeros(nP * nv, dtype=np.int64),
             iv_out=np.full(nP * nv, -1, dtype=np.int64), iv_ovc=np.zeros(nP * nv, dtype=np.int64),
             iv_alloc=np.zeros(nP * nv, dtype=np.int8), iv_sa_ready=np.zeros(nP * nv, dtype=np.int64),
             ov_owner=np.full(nP * nv, -1, dtype=np.int64),
             obuf=np.zeros((nP * rp.output_flits, NF), dtype=i32),
+            oq_rdy=np.zeros(nP * rp.output_flits, dtype=i32),
             oq_head=np.zeros(nP, dtype=i32), oq_cnt=np.zeros(nP, dtype=i32),
             oq_ready=np.zeros(nP, dtype=np.int64),
             rr_in=np.zeros(nP, dtype=np.int64), rr_out=np.zeros(nP, dtype=np.int64),
@@ -361,7 +365,7 @@ class PartState:
             insert_flits(ports, np.asarray(flit_arrival, dtype=np.int64),
                          np.ascontiguousarray(flit_records, dtype=np.int32), self.nv,
                          self.rp.vc_flits, self.rp.routing_delay,
-                         a["ibuf"], a["ib_head"], a["ib_cnt"], a["iv_ready"])
+                         a["ibuf"], a["ib_rdy"], a["ib_head"], a["ib_cnt"], a["iv_ready"])
         if len(credit_channel):
             senders = self.out_port_of_channel[credit_channel]
             if not insert_credits(senders, np.asarray(credit_arrival, dtype=np.int64),

@@ -9,7 +9,7 @@ a cycle the passes are
 
 A flit sent on a link is written at once into the receiving VC buffer (its
 room was reserved by a credit), stamped with the cycle from which it may be
-processed (``F_READY``: arrival + routing delay for a head).  Every decision
+processed (its ready cycle: arrival + routing delay for a head).  Every decision
 about a VC looks only at its front flit's ready cycle, so a flit that is
 "in the wire" is never observed early.  Credits travel the same way: each
 (sender, VC) keeps a FIFO of credit arrival cycles that is absorbed when the
@@ -42,17 +42,17 @@ from pdes.kernels.layout import (
     C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC,
     ERR_VC_ORDER,
     F_CTIME, F_DST,
-    F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_READY, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
+    F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
     NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
-from pdes.kernels.prefetch import prefetch
-from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
+from pdes.kernels.prefetch import prefetch, prefetch2
+from pdes.kernels.rng import P_DEST, P_INJECT, P_ROUTE, below, draw53
 from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
                                   SCHEME_HOP, SCHEME_LCOUNT, SCHEME_LSEQ, SCHEME_PHASE, UNREACHABLE, compute_route, dragonfly_port,
                                   dragonfly_position, galaxy_decision, galaxy_hop, layer_of,
                                   lseq_position, source_decision)
-from pdes.kernels.traffic import destination
+from pdes.kernels.traffic import TR_UNIFORM, destination
 
 # ---- indices into the int64 parameter vector ``prm``
 PR_NV = 0          # VCs per port
@@ -95,7 +95,7 @@ PR_LSEL = 34       # layered routing: layer selection, 0 = random per packet, 1 
 PR_NHMIN = 35      # 1 = minimal routing reads the next-hop masks ``nh_min`` instead of ``dist``
 NPRM = 36
 
-PF_ROUTERS = 2     # prefetch distance of the router loop (routers)
+PF_ROUTERS = 2     # prefetch distance of the router loop (routers): next-hop masks; records at 2x
 PF_PORTS = 16      # ... and of the output loop (ports)
 
 
@@ -106,7 +106,7 @@ def scratch_per_port(nv, speed):
 
 
 @njit
-def push_flit(ibuf, ib_head, ib_cnt, iv_ready, ivc, vccap, src, row, rdy):
+def push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, ivc, vccap, src, row, rdy):
     """Append record ``src[row]`` to input VC ``ivc`` with ready cycle ``rdy``.
 
     Used for flits received from other parts at window boundaries; the cycle
@@ -119,7 +119,7 @@ def push_flit(ibuf, ib_head, ib_cnt, iv_ready, ivc, vccap, src, row, rdy):
     pos = w * (ibuf.shape[0] // vccap) + ivc
     for f in range(NF):
         ibuf[pos, f] = src[row, f]
-    ibuf[pos, F_READY] = rdy
+    ib_rdy[pos] = rdy
     if ib_cnt[ivc] == 0:
         iv_ready[ivc] = rdy
     ib_cnt[ivc] += 1
@@ -150,8 +150,8 @@ def advance(t0, t1, prm,
             grp_rtr, grp_nb, grp_cl, lay_port,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
-            ibuf, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
-            ov_owner, obuf, oq_head, oq_cnt, oq_ready,
+            ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
+            ov_owner, obuf, oq_rdy, oq_head, oq_cnt, oq_ready,
             rr_in, rr_out, rr_va,
             ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq,
             fo_rec, fo_t, fo_cnt, co_t, co_vc, co_cnt,
@@ -306,8 +306,15 @@ def advance(t0, t1, prm,
                     while draw53(seed, eg, c, P_INJECT) >= thr:
                         c += 1
                     ep_next_gen[e] = c + 1
-                    d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b,
-                                    frac_thr, n_end, seed, eg, c)
+                    if tkind == TR_UNIFORM:
+                        # traffic.destination's uniform case, written out: passing the
+                        # traffic tables costs atomic reference counts per packet
+                        d = below(n_end - 1, seed, eg, c, P_DEST)
+                        if d >= eg:
+                            d += 1
+                    else:
+                        d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b,
+                                        frac_thr, n_end, seed, eg, c)
                 ep_pending[e] -= 1
                 ep_cur_rec[e, F_SRC] = eg
                 ep_cur_rec[e, F_DST] = d
@@ -335,7 +342,7 @@ def advance(t0, t1, prm,
                 pos = w * nIV + ivc
                 for f in range(NF):
                     ibuf[pos, f] = ep_cur_rec[e, f]
-                ibuf[pos, F_READY] = rdy
+                ib_rdy[pos] = rdy
                 if ib_cnt[ivc] == 0:
                     iv_ready[ivc] = rdy
                 ib_cnt[ivc] += 1
@@ -353,12 +360,19 @@ def advance(t0, t1, prm,
         for k in range(nR):
             plo = port_off[k]
             phi = port_off[k + 1]
-            if k + PF_ROUTERS < nR:
-                # ask for the front records of the input VCs a few routers ahead
-                for ivc in range(port_off[k + PF_ROUTERS] * nv, port_off[k + PF_ROUTERS + 1] * nv):
-                    # only fronts that will be read: unrouted heads and packets holding a VC
+            if k + 2 * PF_ROUTERS < nR:
+                # ask for the front records of the input VCs a few routers ahead; only
+                # fronts that will be read: unrouted heads and packets holding a VC
+                k2 = k + 2 * PF_ROUTERS
+                for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
                     if ib_cnt[ivc] > 0 and (iv_alloc[ivc] != 0 or iv_out[ivc] < 0):
                         prefetch(ibuf, ib_head[ivc] * nIV + ivc)
+            if use_nh != 0 and k + PF_ROUTERS < nR:
+                # ... and, nearer, the next-hop masks their unrouted heads will read
+                k2 = k + PF_ROUTERS
+                for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
+                    if ib_cnt[ivc] > 0 and iv_out[ivc] < 0:
+                        prefetch2(nh_min, k2, ibuf[ib_head[ivc] * nIV + ivc, F_DSTR])
             npk = phi - plo
             rg = router_gid[k]
             nepk = n_epp[k]
@@ -453,7 +467,7 @@ def advance(t0, t1, prm,
                     qpos = w * nP + op
                     for f in range(NF):
                         obuf[qpos, f] = ibuf[pos, f]
-                    obuf[qpos, F_READY] = t + sadel + stdel
+                    oq_rdy[qpos] = t + sadel + stdel
                     obuf[qpos, F_VC] = ovc
                     if oq_cnt[op] == 0:
                         oq_ready[op] = t + sadel + stdel
@@ -466,7 +480,7 @@ def advance(t0, t1, prm,
                         ib_head[ivc] += 1
                         if ib_head[ivc] == vccap:
                             ib_head[ivc] = 0
-                        iv_ready[ivc] = ibuf[ib_head[ivc] * nIV + ivc, F_READY]
+                        iv_ready[ivc] = ib_rdy[ib_head[ivc] * nIV + ivc]
                     if lo >= nepk:
                         cred[op * nv + ovc] -= 1
                     # credit back to the sender of input port P
@@ -700,7 +714,7 @@ def advance(t0, t1, prm,
                 oq_head[P] += 1
                 if oq_head[P] == oqcap:
                     oq_head[P] = 0
-                oq_ready[P] = obuf[oq_head[P] * nP + P, F_READY]
+                oq_ready[P] = oq_rdy[oq_head[P] * nP + P]
             smp[C_MOVES] += 1
             st[S_LAST_MOVE] = t
             e = out_ep[P]
@@ -755,7 +769,7 @@ def advance(t0, t1, prm,
                 pos = w * nIV + ivc
                 for f in range(NF):
                     ibuf[pos, f] = obuf[qpos, f]
-                ibuf[pos, F_READY] = rdy
+                ib_rdy[pos] = rdy
                 if ib_cnt[ivc] == 0:
                     iv_ready[ivc] = rdy
                 ib_cnt[ivc] += 1

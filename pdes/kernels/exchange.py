@@ -15,7 +15,7 @@ one (sender, VC) FIFO each.
 import numpy as np
 
 from models.jit import njit
-from pdes.kernels.layout import F_FLIT, F_READY, F_VC, NF
+from pdes.kernels.layout import F_FLIT, F_VC, NF
 
 HEADER = 2
 FLIT_WORDS = NF + 2
@@ -60,7 +60,7 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
 
 @njit
 def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
-                 ibuf, ib_head, ib_cnt, iv_ready, cr_t, cr_head, cr_cnt):
+                 ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, cr_t, cr_head, cr_cnt):
     """Insert the flits and credits of a received block; False on a credit FIFO overflow.
 
     The bodies of :func:`pdes.kernels.cycle.push_flit` and ``push_credit`` are written
@@ -84,7 +84,7 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
         pos = w * nIV + ivc
         for f in range(NF):
             ibuf[pos, f] = buf[o + 2 + f]
-        ibuf[pos, F_READY] = rdy
+        ib_rdy[pos] = rdy
         if ib_cnt[ivc] == 0:
             iv_ready[ivc] = rdy
         ib_cnt[ivc] += 1

@@ -3,7 +3,8 @@
 A flit travels as a fixed-width ``int32`` record (``NF`` fields); a packet
 that crosses ranks travels as its records, so nothing about a flit lives
 outside its record, the buffer that holds it, and the VC state of that
-buffer.
+buffer.  The cycle from which a buffered flit may be processed is kept beside
+the buffers (``ib_rdy`` / ``oq_rdy`` in :mod:`pdes.state`), not in the record.
 """
 
 # ---- flit record fields
@@ -18,15 +19,14 @@ F_HOPS = 7     # router-to-router links traversed so far
 F_VC = 8       # VC of the channel the flit travels on / sits in
 F_MID = 9      # routing: intermediate router (-1 = none)
 F_PHASE = 10   # routing: phase (0 = towards F_MID or destination, 1 = towards destination)
-F_READY = 11   # cycle from which the flit may take part in its next pipeline stage
-F_AUX = 12     # finite workloads: message index of the packet (read at ejection)
-F_AUX2 = 13    # routing state, -1 at injection; its meaning depends on the routing:
+F_AUX = 11     # finite workloads: message index of the packet (read at ejection)
+F_AUX2 = 12    # routing state, -1 at injection; its meaning depends on the routing:
                #   Dragonfly VC scheme: position in the l-g-l-g-l hop sequence of the last hop
                #   Galaxyfly "sequence" VC scheme (nar/nal/nag): position of the last hop in
                #     the canonical local/global link sequence (PR_LSEQ)
                #   Galaxyfly "count" VC scheme: global hops taken (local = F_HOPS - global)
                #   layered / rues: the packet's layer (set at its source router; 0 = minimal)
-NF = 14
+NF = 13
 
 # ---- statistics vector (int64), rank-local, reduced by summation (max for S_MAX*)
 S_CREATED_PKTS = 0        # packets created (whole run)

@@ -1,5 +1,6 @@
 """``prefetch(array, i)``: a software prefetch of the cache line holding ``array[i]``
-(its first element for a 2-D array row), compiled to LLVM's ``llvm.prefetch``.
+(its first element for a 2-D array row), and ``prefetch2(array, i, j)`` of
+``array[i, j]``; both compile to LLVM's ``llvm.prefetch``.
 
 The cycle kernel is bound by memory latency: the records and VC state a flit
 needs were written one or more cycles earlier and have left the caches, and
@@ -13,6 +14,22 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
+def _emit(context, builder, aryty, ary_val, idx_vals, idx_tys):
+    ary = context.make_array(aryty)(context, builder, ary_val)
+    idx = [context.cast(builder, v, ty, types.intp) for v, ty in zip(idx_vals, idx_tys)]
+    zero = ir.Constant(ir.IntType(64), 0)
+    ptr = cgutils.get_item_pointer2(
+        context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape, aryty.ndim),
+        cgutils.unpack_tuple(builder, ary.strides, aryty.ndim), aryty.layout,
+        idx + [zero] * (aryty.ndim - len(idx)), wraparound=False, boundscheck=False)
+    i32 = ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+    # read access, high temporal locality, data cache
+    builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+    return context.get_dummy_value()
+
+
 @intrinsic
 def prefetch(typingctx, arr, idx):
     if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
@@ -20,19 +37,19 @@ def prefetch(typingctx, arr, idx):
     sig = types.void(arr, idx)
 
     def codegen(context, builder, signature, args):
-        aryty, idxty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        i = context.cast(builder, args[1], idxty, types.intp)
-        zero = ir.Constant(ir.IntType(64), 0)
-        ptr = cgutils.get_item_pointer2(
-            context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape, aryty.ndim),
-            cgutils.unpack_tuple(builder, ary.strides, aryty.ndim), aryty.layout,
-            [i] + [zero] * (aryty.ndim - 1), wraparound=False, boundscheck=False)
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        # read access, high temporal locality, data cache
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
+        return _emit(context, builder, signature.args[0], args[0], args[1:], signature.args[1:])
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch2(typingctx, arr, i, j):
+    if not isinstance(arr, types.Array) or arr.ndim != 2 or not isinstance(i, types.Integer) \
+            or not isinstance(j, types.Integer):
+        return None
+    sig = types.void(arr, i, j)
+
+    def codegen(context, builder, signature, args):
+        return _emit(context, builder, signature.args[0], args[0], args[1:], signature.args[1:])
 
     return sig, codegen
