@@ -365,14 +365,26 @@ def advance(t0, t1, prm,
                 # fronts that will be read: unrouted heads and packets holding a VC
                 k2 = k + 2 * PF_ROUTERS
                 for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                    if ib_cnt[ivc] > 0 and (iv_alloc[ivc] != 0 or iv_out[ivc] < 0):
-                        prefetch(ibuf, ib_head[ivc] * nIV + ivc)
+                    n = ib_cnt[ivc]
+                    if n > 0 and (iv_alloc[ivc] != 0 or iv_out[ivc] < 0):
+                        h = ib_head[ivc]
+                        prefetch(ibuf, h * nIV + ivc)
+                        if n > 1 and iv_alloc[ivc] != 0:
+                            # the flit behind a packet that may leave: routed in the same cycle
+                            h = h + 1 if h + 1 < vccap else 0
+                            prefetch(ibuf, h * nIV + ivc)
             if use_nh != 0 and k + PF_ROUTERS < nR:
                 # ... and, nearer, the next-hop masks their unrouted heads will read
                 k2 = k + PF_ROUTERS
                 for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                    if ib_cnt[ivc] > 0 and iv_out[ivc] < 0:
-                        prefetch2(nh_min, k2, ibuf[ib_head[ivc] * nIV + ivc, F_DSTR])
+                    n = ib_cnt[ivc]
+                    if n > 0:
+                        h = ib_head[ivc]
+                        if iv_out[ivc] < 0:
+                            prefetch2(nh_min, k2, ibuf[h * nIV + ivc, F_DSTR])
+                        elif n > 1 and iv_alloc[ivc] != 0 and pkt == 1:
+                            h = h + 1 if h + 1 < vccap else 0
+                            prefetch2(nh_min, k2, ibuf[h * nIV + ivc, F_DSTR])
             npk = phi - plo
             rg = router_gid[k]
             nepk = n_epp[k]
