@@ -47,12 +47,12 @@ from pdes.kernels.layout import (
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.prefetch import prefetch, prefetch2
-from pdes.kernels.rng import P_DEST, P_INJECT, P_ROUTE, below, draw53
+from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
 from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
                                   SCHEME_HOP, SCHEME_LCOUNT, SCHEME_LSEQ, SCHEME_PHASE, UNREACHABLE, compute_route, dragonfly_port,
                                   dragonfly_position, galaxy_decision, galaxy_hop, layer_of,
                                   lseq_position, source_decision)
-from pdes.kernels.traffic import TR_UNIFORM, destination
+from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
 # ---- indices into the int64 parameter vector ``prm``
 PR_NV = 0          # VCs per port
@@ -307,11 +307,8 @@ def advance(t0, t1, prm,
                         c += 1
                     ep_next_gen[e] = c + 1
                     if tkind == TR_UNIFORM:
-                        # traffic.destination's uniform case, written out: passing the
-                        # traffic tables costs atomic reference counts per packet
-                        d = below(n_end - 1, seed, eg, c, P_DEST)
-                        if d >= eg:
-                            d += 1
+                        # without the tables: passing them costs atomic reference counts
+                        d = uniform_destination(n_end, seed, eg, c)
                     else:
                         d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b,
                                         frac_thr, n_end, seed, eg, c)

@@ -50,13 +50,20 @@ def _uniform_in(members, seed, src, ctime):
 
 
 @njit_inline
+def uniform_destination(n_endpoints, seed, src, ctime):
+    """``TR_UNIFORM``: uniform over the endpoints other than ``src`` (scalars only, so the
+    cycle kernel can call it without the reference counts of the table arguments)."""
+    d = below(n_endpoints - 1, seed, src, ctime, P_DEST)
+    if d >= src:
+        d += 1
+    return d
+
+
+@njit_inline
 def destination(kind, table, table2, set_a, set_b, frac_thr, n_endpoints, seed, src, ctime):
     """Destination endpoint of the packet created at ``src`` in cycle ``ctime``."""
     if kind == TR_UNIFORM:
-        d = below(n_endpoints - 1, seed, src, ctime, P_DEST)
-        if d >= src:
-            d += 1
-        return d
+        return uniform_destination(n_endpoints, seed, src, ctime)
     if kind == TR_TABLE:
         return table[src]
     if kind == TR_TWO_CHOICE:
