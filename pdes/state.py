@@ -47,12 +47,14 @@ class RouterParams:
 
 
 @njit
-def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, ibuf, ib_rdy, ib_head, ib_cnt, iv_ready):
+def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, ibuf, ib_rdy, ib_head, ib_cnt, iv_ready,
+                 iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at):
     """Put flits received from other parts into their local input VCs (in send order)."""
     for i in range(dest_port.shape[0]):
         a = arr_t[i]
         rdy = a + rdel if recs[i, F_FLIT] == 0 else a
-        cycle.push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, dest_port[i] * nv + recs[i, F_VC], vccap,
+        cycle.push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
+                        iv_va_at, dest_port[i] * nv + recs[i, F_VC], vccap,
                         recs, i, rdy)
 
 
@@ -242,11 +244,16 @@ class PartState:
             iv_ready=np.zeros(nP * nv, dtype=np.int64),
             iv_out=np.full(nP * nv, -1, dtype=np.int64), iv_ovc=np.zeros(nP * nv, dtype=np.int64),
             iv_alloc=np.zeros(nP * nv, dtype=np.int8), iv_sa_ready=np.zeros(nP * nv, dtype=np.int64),
+            # the cycle from which a VC may request the switch (allocated, front flit ready)
+            # or VC allocation (head not yet allocated), NEVER when it has nothing to do:
+            # one load and compare per VC in the sweeps instead of four
+            iv_sa_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
+            iv_va_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
             ov_owner=np.full(nP * nv, -1, dtype=np.int64),
             obuf=np.zeros((nP * rp.output_flits, NF), dtype=i32),
             oq_rdy=np.zeros(nP * rp.output_flits, dtype=i32),
             oq_head=np.zeros(nP, dtype=i32), oq_cnt=np.zeros(nP, dtype=i32),
-            oq_ready=np.zeros(nP, dtype=np.int64),
+            oq_ready=np.full(nP, cycle.NEVER, dtype=np.int64),   # front's ready cycle, NEVER if empty
             rr_in=np.zeros(nP, dtype=np.int64), rr_out=np.zeros(nP, dtype=np.int64),
             rr_va=np.zeros(nP * nv, dtype=np.int64),
             ep_pending=np.zeros(nE, dtype=np.int64), ep_next_gen=np.zeros(nE, dtype=np.int64),
@@ -365,7 +372,8 @@ class PartState:
             insert_flits(ports, np.asarray(flit_arrival, dtype=np.int64),
                          np.ascontiguousarray(flit_records, dtype=np.int32), self.nv,
                          self.rp.vc_flits, self.rp.routing_delay,
-                         a["ibuf"], a["ib_rdy"], a["ib_head"], a["ib_cnt"], a["iv_ready"])
+                         a["ibuf"], a["ib_rdy"], a["ib_head"], a["ib_cnt"], a["iv_ready"],
+                         a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"])
         if len(credit_channel):
             senders = self.out_port_of_channel[credit_channel]
             if not insert_credits(senders, np.asarray(credit_arrival, dtype=np.int64),

@@ -95,6 +95,8 @@ PR_LSEL = 34       # layered routing: layer selection, 0 = random per packet, 1 
 PR_NHMIN = 35      # 1 = minimal routing reads the next-hop masks ``nh_min`` instead of ``dist``
 NPRM = 36
 
+NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
+
 PF_ROUTERS = 2     # prefetch distance of the router loop (routers): next-hop masks; records at 2x
 PF_PORTS = 16      # ... and of the output loop (ports)
 
@@ -106,7 +108,8 @@ def scratch_per_port(nv, speed):
 
 
 @njit
-def push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, ivc, vccap, src, row, rdy):
+def push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at,
+              ivc, vccap, src, row, rdy):
     """Append record ``src[row]`` to input VC ``ivc`` with ready cycle ``rdy``.
 
     Used for flits received from other parts at window boundaries; the cycle
@@ -122,6 +125,10 @@ def push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, ivc, vccap, src, row, rdy
     ib_rdy[pos] = rdy
     if ib_cnt[ivc] == 0:
         iv_ready[ivc] = rdy
+        if iv_alloc[ivc] != 0:
+            iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
+        else:
+            iv_va_at[ivc] = rdy
     ib_cnt[ivc] += 1
 
 
@@ -151,6 +158,7 @@ def advance(t0, t1, prm,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
             ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
+            iv_sa_at, iv_va_at,
             ov_owner, obuf, oq_rdy, oq_head, oq_cnt, oq_ready,
             rr_in, rr_out, rr_va,
             ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq,
@@ -342,6 +350,10 @@ def advance(t0, t1, prm,
                 ib_rdy[pos] = rdy
                 if ib_cnt[ivc] == 0:
                     iv_ready[ivc] = rdy
+                    if iv_alloc[ivc] != 0:
+                        iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
+                    else:
+                        iv_va_at[ivc] = rdy
                 ib_cnt[ivc] += 1
                 cred[s * nv + ep_cur_vc[e]] -= 1
                 ep_cur_rec[e, F_FLIT] += 1
@@ -357,31 +369,28 @@ def advance(t0, t1, prm,
         for k in range(nR):
             plo = port_off[k]
             phi = port_off[k + 1]
+            # Prefetch sweeps, written without data-dependent branches (a branch per VC
+            # on the random occupancy of the buffers mispredicts often enough to cost more
+            # than the prefetches it saves; an empty VC's "front" is its hot slot 0)
             if k + 2 * PF_ROUTERS < nR:
-                # ask for the front records of the input VCs a few routers ahead; only
-                # fronts that will be read: unrouted heads and packets holding a VC
+                # the front records of the input VCs a few routers ahead and, for a VC
+                # whose packet may leave this cycle, the record behind it (routed in the
+                # same cycle)
                 k2 = k + 2 * PF_ROUTERS
                 for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                    n = ib_cnt[ivc]
-                    if n > 0 and (iv_alloc[ivc] != 0 or iv_out[ivc] < 0):
-                        h = ib_head[ivc]
-                        prefetch(ibuf, h * nIV + ivc)
-                        if n > 1 and iv_alloc[ivc] != 0:
-                            # the flit behind a packet that may leave: routed in the same cycle
-                            h = h + 1 if h + 1 < vccap else 0
-                            prefetch(ibuf, h * nIV + ivc)
+                    h = ib_head[ivc]
+                    h2 = h + 1 if h + 1 < vccap else 0
+                    behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
+                    prefetch(ibuf, h * nIV + ivc)
+                    prefetch(ibuf, (h2 if behind else h) * nIV + ivc)
             if use_nh != 0 and k + PF_ROUTERS < nR:
-                # ... and, nearer, the next-hop masks their unrouted heads will read
+                # ... and, nearer, the next-hop masks those records will read
                 k2 = k + PF_ROUTERS
                 for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                    n = ib_cnt[ivc]
-                    if n > 0:
-                        h = ib_head[ivc]
-                        if iv_out[ivc] < 0:
-                            prefetch2(nh_min, k2, ibuf[h * nIV + ivc, F_DSTR])
-                        elif n > 1 and iv_alloc[ivc] != 0 and pkt == 1:
-                            h = h + 1 if h + 1 < vccap else 0
-                            prefetch2(nh_min, k2, ibuf[h * nIV + ivc, F_DSTR])
+                    h = ib_head[ivc]
+                    h2 = h + 1 if h + 1 < vccap else 0
+                    behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
+                    prefetch2(nh_min, k2, ibuf[(h2 if behind else h) * nIV + ivc, F_DSTR])
             npk = phi - plo
             rg = router_gid[k]
             nepk = n_epp[k]
@@ -398,8 +407,7 @@ def advance(t0, t1, prm,
                     if vc >= nv:
                         vc -= nv
                     ivc = P * nv + vc
-                    if iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0 or iv_sa_ready[ivc] > t \
-                            or iv_ready[ivc] > t:
+                    if iv_sa_at[ivc] > t:
                         continue
                     op = iv_out[ivc]
                     if op - plo >= nepk:
@@ -485,11 +493,18 @@ def advance(t0, t1, prm,
                     ib_cnt[ivc] -= 1
                     if ib_cnt[ivc] == 0:
                         ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
+                        iv_sa_at[ivc] = NEVER
                     else:
                         ib_head[ivc] += 1
                         if ib_head[ivc] == vccap:
                             ib_head[ivc] = 0
-                        iv_ready[ivc] = ib_rdy[ib_head[ivc] * nIV + ivc]
+                        r = ib_rdy[ib_head[ivc] * nIV + ivc]
+                        iv_ready[ivc] = r
+                        if tail:
+                            iv_sa_at[ivc] = NEVER
+                            iv_va_at[ivc] = r      # the next packet's head
+                        else:
+                            iv_sa_at[ivc] = r if r > iv_sa_ready[ivc] else iv_sa_ready[ivc]
                     if lo >= nepk:
                         cred[op * nv + ovc] -= 1
                     # credit back to the sender of input port P
@@ -531,7 +546,7 @@ def advance(t0, t1, prm,
             for P in range(plo, phi):
                 for vc in range(nv):
                     ivc = P * nv + vc
-                    if ib_cnt[ivc] == 0 or iv_alloc[ivc] != 0 or iv_ready[ivc] > t:
+                    if iv_va_at[ivc] > t:
                         continue
                     if iv_out[ivc] < 0:
                         pos = ib_head[ivc] * nIV + ivc
@@ -706,19 +721,25 @@ def advance(t0, t1, prm,
                 iv_ovc[w] = loc % nv
                 iv_alloc[w] = 1
                 iv_sa_ready[w] = t + vadel
+                r = iv_ready[w]
+                iv_sa_at[w] = r if r > t + vadel else t + vadel
+                iv_va_at[w] = NEVER
                 nxt = w - plo * nv + 1
                 rr_va[o] = nxt if nxt < n_ivc else 0
                 va_best[loc] = -1
         # ---------------------------------------------------------- 3. outputs
         for P in range(nP):
-            if P + PF_PORTS < nP and oq_cnt[P + PF_PORTS] > 0:
+            if P + PF_PORTS < nP:
+                # unconditionally (an empty queue's front is its hot slot 0): a branch on
+                # the random occupancy would mispredict
                 prefetch(obuf, oq_head[P + PF_PORTS] * nP + P + PF_PORTS)
-            if oq_cnt[P] == 0 or oq_ready[P] > t:
+            if oq_ready[P] > t:       # NEVER while empty
                 continue
             qpos = oq_head[P] * nP + P
             oq_cnt[P] -= 1
             if oq_cnt[P] == 0:
                 oq_head[P] = 0
+                oq_ready[P] = NEVER
             else:
                 oq_head[P] += 1
                 if oq_head[P] == oqcap:
@@ -781,6 +802,10 @@ def advance(t0, t1, prm,
                 ib_rdy[pos] = rdy
                 if ib_cnt[ivc] == 0:
                     iv_ready[ivc] = rdy
+                    if iv_alloc[ivc] != 0:
+                        iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
+                    else:
+                        iv_va_at[ivc] = rdy
                 ib_cnt[ivc] += 1
             else:
                 cc = out_cut[P]

@@ -60,7 +60,8 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
 
 @njit
 def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
-                 ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, cr_t, cr_head, cr_cnt):
+                 ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
+                 iv_va_at, cr_t, cr_head, cr_cnt):
     """Insert the flits and credits of a received block; False on a credit FIFO overflow.
 
     The bodies of :func:`pdes.kernels.cycle.push_flit` and ``push_credit`` are written
@@ -87,6 +88,10 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
         ib_rdy[pos] = rdy
         if ib_cnt[ivc] == 0:
             iv_ready[ivc] = rdy
+            if iv_alloc[ivc] != 0:
+                iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
+            else:
+                iv_va_at[ivc] = rdy
         ib_cnt[ivc] += 1
         o += FLIT_WORDS
     for i in range(nc):
