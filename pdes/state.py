@@ -46,6 +46,14 @@ class RouterParams:
     endpoint_latency: int
 
 
+def _line_aligned_zeros(shape):
+    """An int32 array of zeros whose data starts on a 64-byte (cache line) boundary."""
+    n = int(np.prod(shape))
+    raw = np.zeros(n + 16, dtype=np.int32)
+    off = (-raw.ctypes.data % 64) // 4
+    return raw[off:off + n].reshape(shape)
+
+
 @njit
 def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, ibuf, ib_rdy, ib_head, ib_cnt, iv_ready,
                  iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at):
@@ -236,7 +244,7 @@ class PartState:
             ep_active=np.asarray(ep_active, dtype=np.int8)[ep_gid] if nE else np.zeros(0, np.int8),
             cr_t=np.zeros(nS * nv * rp.vc_flits, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
             cr_cnt=np.zeros(nS * nv, dtype=i32), cred=cred,
-            ibuf=np.zeros((nP * nv * rp.vc_flits, NF), dtype=i32),
+            ibuf=_line_aligned_zeros((nP * nv * rp.vc_flits, NF)),
             # ready cycle of each buffered flit, beside the records: a dense array the
             # pops read without touching the (much larger) record of the next flit
             ib_rdy=np.zeros(nP * nv * rp.vc_flits, dtype=i32),
@@ -250,7 +258,7 @@ class PartState:
             iv_sa_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
             iv_va_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
             ov_owner=np.full(nP * nv, -1, dtype=np.int64),
-            obuf=np.zeros((nP * rp.output_flits, NF), dtype=i32),
+            obuf=_line_aligned_zeros((nP * rp.output_flits, NF)),
             oq_rdy=np.zeros(nP * rp.output_flits, dtype=i32),
             oq_head=np.zeros(nP, dtype=i32), oq_cnt=np.zeros(nP, dtype=i32),
             oq_ready=np.full(nP, cycle.NEVER, dtype=np.int64),   # front's ready cycle, NEVER if empty

@@ -26,7 +26,10 @@ F_AUX2 = 12    # routing state, -1 at injection; its meaning depends on the rout
                #     the canonical local/global link sequence (PR_LSEQ)
                #   Galaxyfly "count" VC scheme: global hops taken (local = F_HOPS - global)
                #   layered / rues: the packet's layer (set at its source router; 0 = minimal)
-NF = 13
+NF_USED = 13
+NF = 16        # records are padded to 64 bytes: with the 64-byte aligned buffers of
+               # pdes.state every record is one cache line (13 fields would straddle two
+               # lines in three records out of four); fields NF_USED.. are unused
 
 # ---- statistics vector (int64), rank-local, reduced by summation (max for S_MAX*)
 S_CREATED_PKTS = 0        # packets created (whole run)
