@@ -63,6 +63,13 @@ class Prepared:
         return int(self.traffic.active.sum())
 
 
+# engine limits that follow from the narrow integer types of the per-VC kernel state
+# (pdes.state.PartState: int16 occupancy and credit counters, int8 VC indices)
+MAX_VCS = 127
+MAX_VC_FLITS = 32767
+MAX_VCS_PER_ROUTER = 32767
+
+
 def _check_router(cfg) -> None:
     r = cfg["router"]
     for key in ("buffer_flits", "packet_size", "output_buffer_flits", "endpoint_latency"):
@@ -72,6 +79,8 @@ def _check_router(cfg) -> None:
                 "link_latency", "num_vcs"):
         if r[key] < 0:
             raise ParameterError(f"router.{key}: must be >= 0 (got {r[key]})")
+    if r["num_vcs"] > MAX_VCS:
+        raise ParameterError(f"router.num_vcs: at most {MAX_VCS} (got {r['num_vcs']})")
     if r["internal_speedup"] < 1.0:
         raise ParameterError(f"router.internal_speedup: must be >= 1 (got {r['internal_speedup']})")
     if not cfg["run"]["max_imbalance"] >= 1.0:
@@ -212,6 +221,15 @@ def prepare(cfg: dict, comm=None) -> Prepared:
         raise ParameterError(
             f"router.buffer_flits: {r['buffer_flits']} flits over {nv} VCs gives {vc_flits} per VC, "
             f"smaller than a packet ({r['packet_size']} flits)")
+    if vc_flits > MAX_VC_FLITS:
+        raise ParameterError(
+            f"router.buffer_flits: {r['buffer_flits']} flits over {nv} VCs gives {vc_flits} per VC, "
+            f"more than the engine's {MAX_VC_FLITS}")
+    radix = int((topo.degree + topo.endpoints).max())
+    if radix * nv > MAX_VCS_PER_ROUTER:
+        raise ParameterError(
+            f"router.num_vcs: {radix} ports x {nv} VCs per router exceeds the engine's "
+            f"{MAX_VCS_PER_ROUTER} input VCs per router")
 
     tsec = dict(cfg["traffic"])
     pattern = tsec.pop("pattern")

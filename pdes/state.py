@@ -117,6 +117,16 @@ _KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "hi
                          "ep_inj",
                          "ep_del", "ep_seq", "ep_pending"})
 
+# per-VC and per-port state touched at random by the cycle loop, in the narrowest type its
+# range allows, so that more of it stays in the core's caches (the limits are checked in
+# pdes.engine: MAX_VC_FLITS, MAX_VCS, MAX_VCS_PER_ROUTER)
+_NARROW = {
+    "ib_head": np.int16, "ib_cnt": np.int16,                       # < flits per VC
+    "cr_head": np.int16, "cr_cnt": np.int16, "cred": np.int16,     # <= flits per VC
+    "iv_ovc": np.int8, "rr_in": np.int8,                           # VC indices
+    "rr_out": np.int16, "rr_va": np.int16,                         # < input (port, VC)s of a router
+}
+
 _ADVANCE_ARGS = list(inspect.signature(cycle.advance.py_func).parameters)[3:]
 
 
@@ -285,7 +295,9 @@ class PartState:
         # kernel state that is swept every cycle is kept in int32 (half the cache
         # footprint of int64); counters that can grow large stay int64
         for name, arr in a.items():
-            if arr.dtype == np.int64 and name not in _KEEP_INT64:
+            if name in _NARROW:
+                a[name] = arr.astype(_NARROW[name])
+            elif arr.dtype == np.int64 and name not in _KEEP_INT64:
                 a[name] = arr.astype(np.int32)
         a["st"][cycle_last_move_index()] = -1
         self.nP, self.nE, self.nR, self.nC = nP, nE, nR, nC

@@ -52,6 +52,12 @@ def test_print_config_round_trips(tmp_path):
     (["--set", "nodot=1"], "--set"),
     (["--set", "run.max_imbalance=0.5"], "run.max_imbalance"),
     (["--set", "routing.algorithm=nar"], "routing.algorithm"),   # Slim Fly has no supernodes
+    # engine limits of the narrow per-VC state types
+    (["--set", "router.num_vcs=128"], "router.num_vcs"),
+    (["--set", "router.buffer_flits=80000", "--set", "router.num_vcs=2"], "router.buffer_flits"),
+    (["--set", "router.num_vcs=127", "--set", "router.buffer_flits=254",
+      "--set", "topology.name=hyperx", "--set", "topology.sizes=4",
+      "--set", "topology.p=300"], "router.num_vcs"),
 ])
 def test_bad_input_one_line_exit_2_no_file(tmp_path, args, key):
     """Bad input: one line naming the key on stderr, exit status 2, no output file."""
