@@ -1,0 +1,78 @@
+"""The kernels are compiled without negative-index wraparound (models.jit): check the hook
+and the premise it rests on, that no kernel ever indexes an array with a negative value."""
+import os
+import subprocess
+import sys
+import textwrap
+
+from models import jit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_py(code, tmp_path, **env):
+    e = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env)
+    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=e,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_hook_is_installed():
+    assert jit.NO_WRAPAROUND
+
+
+def test_hook_applies_to_kernel_modules_only(tmp_path):
+    """Under NUMBA_BOUNDSCHECK=1 a negative index is out of bounds in a pdes.kernels
+    function, and still means "from the end" everywhere else."""
+    r = run_py("""
+        import numba
+        import numpy as np
+        import models.jit  # noqa: F401  (installs the hook)
+        njit = numba.njit
+
+        def get(a, i):
+            return a[i]
+
+        def get_k(a, i):
+            return a[i]
+        get_k.__module__ = "pdes.kernels.probe"
+        get, get_k = njit(get), njit(get_k)
+        a = np.arange(5)
+        assert get(a, -1) == 4 and get_k(a, 3) == 3
+        try:
+            get_k(a, -1)
+        except IndexError:
+            print("kernel: out of bounds")
+        """, tmp_path, NUMBA_BOUNDSCHECK="1")
+    assert r.returncode == 0, r.stderr
+    assert "kernel: out of bounds" in r.stdout
+
+
+def test_engine_never_indexes_negatively(tmp_path):
+    """Every kernel path (routings, VC schemes, multi-flit packets, finite exchanges, the
+    exchange between parts) runs with bounds checks on and gives the unchecked result."""
+    r = run_py("""
+        import numpy as np
+        from pdes import config as C
+        from pdes.engine import prepare, run_local
+        CASES = [
+            ["traffic.load=0.9", "router.packet_size=3", "router.link_latency=2"],
+            ["routing.algorithm=ugal_l", "router.num_vcs=4", "traffic.pattern=randperm"],
+            ["routing.algorithm=valiant", "router.num_vcs=4", "router.packet_size=2"],
+            ["topology.name=dragonfly", "topology.h=2", "routing.algorithm=dragonfly_ugal"],
+            ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+             "topology.p=2", "routing.algorithm=nar"],
+            ["routing.algorithm=layered", "routing.layers=3", "router.num_vcs=4"],
+            ["routing.algorithm=ugal_g", "router.num_vcs=4"],
+            ["traffic.pattern=alltoall", "traffic.message_packets=2"],
+        ]
+        for sets in CASES:
+            cfg = C.resolve({}, ["measure.warmup_cycles=200", "measure.measure_cycles=300",
+                                 "measure.drain_cycles=2000", "traffic.load=0.5", *sets])
+            prep = prepare(cfg)
+            R = prep.topo.n_routers
+            res = run_local(cfg, owner=np.arange(R) % 3, prep=prep)
+            print("ok", sets[0], res["summary"]["accepted_load"])
+        """, tmp_path, NUMBA_BOUNDSCHECK="1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.count("ok ") == 8, r.stdout
