@@ -79,8 +79,6 @@ def _check_router(cfg) -> None:
                 "link_latency", "num_vcs"):
         if r[key] < 0:
             raise ParameterError(f"router.{key}: must be >= 0 (got {r[key]})")
-    if r["num_vcs"] > MAX_VCS:
-        raise ParameterError(f"router.num_vcs: at most {MAX_VCS} (got {r['num_vcs']})")
     if r["internal_speedup"] < 1.0:
         raise ParameterError(f"router.internal_speedup: must be >= 1 (got {r['internal_speedup']})")
     if not cfg["run"]["max_imbalance"] >= 1.0:
@@ -216,6 +214,8 @@ def prepare(cfg: dict, comm=None) -> Prepared:
     r = cfg["router"]
     # VC classes (000 Sec. IV-D hop index, or an algorithm's own classes): with more VCs than
     # classes each class owns nv // classes VCs and VC allocation picks a free one
+    if nv > MAX_VCS:   # given, or the minimum the routing needs (num_vcs = 0)
+        raise ParameterError(f"router.num_vcs: at most {MAX_VCS} (got {nv})")
     vc_flits = r["buffer_flits"] // nv
     if vc_flits < r["packet_size"]:
         raise ParameterError(

@@ -3,7 +3,7 @@
 A block for one neighbour is a flat ``int32`` array::
 
     [n_flits, n_credits,
-     n_flits  x (channel, arrival, record[NF]),
+     n_flits  x (channel, arrival, record[NF_USED]),
      n_credits x (channel, arrival, vc)]
 
 ``channel`` is the global id of the direction the *flit* travels (a credit
@@ -15,10 +15,10 @@ one (sender, VC) FIFO each.
 import numpy as np
 
 from models.jit import njit
-from pdes.kernels.layout import F_FLIT, F_VC, NF
+from pdes.kernels.layout import F_FLIT, F_VC, NF_USED
 
 HEADER = 2
-FLIT_WORDS = NF + 2
+FLIT_WORDS = NF_USED + 2    # the padding of the in-memory records is not sent
 CREDIT_WORDS = 3
 
 
@@ -37,7 +37,7 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
             row = c * focap + j
             buf[o] = ch
             buf[o + 1] = fo_t[row]
-            for f in range(NF):
+            for f in range(NF_USED):
                 buf[o + 2 + f] = fo_rec[row, f]
             o += FLIT_WORDS
         nf += fo_cnt[c]
@@ -83,7 +83,7 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
         if w >= vccap:
             w -= vccap
         pos = w * nIV + ivc
-        for f in range(NF):
+        for f in range(NF_USED):
             ibuf[pos, f] = buf[o + 2 + f]
         ib_rdy[pos] = rdy
         if ib_cnt[ivc] == 0:
