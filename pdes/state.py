@@ -55,15 +55,15 @@ def _line_aligned_zeros(shape):
 
 
 @njit
-def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, ibuf, ib_rdy, ib_head, ib_cnt, iv_ready,
-                 iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at):
+def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, rec, rec_free, rec_top, ib_id, ib_rdy,
+                 ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at):
     """Put flits received from other parts into their local input VCs (in send order)."""
     for i in range(dest_port.shape[0]):
         a = arr_t[i]
         rdy = a + rdel if recs[i, F_FLIT] == 0 else a
-        cycle.push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
-                        iv_va_at, dest_port[i] * nv + recs[i, F_VC], vccap,
-                        recs, i, rdy)
+        cycle.push_flit(rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
+                        iv_sa_ready, iv_sa_at, iv_va_at, dest_port[i] * nv + recs[i, F_VC], vccap,
+                        recs, i, recs.shape[1], rdy)
 
 
 @njit
@@ -244,6 +244,7 @@ class PartState:
         self.prm = prm
 
         i32 = np.int32
+        n_rec = nP * nv * rp.vc_flits + nP * rp.output_flits
         a = self.arrays = {}
         a.update(
             port_off=port_off, n_epp=p.astype(np.int64), router_gid=self.router_gid,
@@ -254,7 +255,14 @@ class PartState:
             ep_active=np.asarray(ep_active, dtype=np.int8)[ep_gid] if nE else np.zeros(0, np.int8),
             cr_t=np.zeros(nS * nv * rp.vc_flits, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
             cr_cnt=np.zeros(nS * nv, dtype=i32), cred=cred,
-            ibuf=_line_aligned_zeros((nP * nv * rp.vc_flits, NF)),
+            # flit records live in one pool and stay put while the flit crosses a router:
+            # buffers and queues hold record indices, so a hop moves one int32, not a
+            # record; every buffer and queue slot can hold one flit, so the pool (sized
+            # for all of them) never runs out.  rec_free[0:rec_top[0]] are the free records
+            rec=_line_aligned_zeros((n_rec, NF)),
+            rec_free=np.arange(n_rec - 1, -1, -1, dtype=i32),
+            rec_top=np.full(1, n_rec, dtype=np.int64),
+            ib_id=np.zeros(nP * nv * rp.vc_flits, dtype=i32),
             # ready cycle of each buffered flit, beside the records: a dense array the
             # pops read without touching the (much larger) record of the next flit
             ib_rdy=np.zeros(nP * nv * rp.vc_flits, dtype=i32),
@@ -268,7 +276,7 @@ class PartState:
             iv_sa_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
             iv_va_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
             ov_owner=np.full(nP * nv, -1, dtype=np.int64),
-            obuf=_line_aligned_zeros((nP * rp.output_flits, NF)),
+            oq_id=np.zeros(nP * rp.output_flits, dtype=i32),
             oq_rdy=np.zeros(nP * rp.output_flits, dtype=i32),
             oq_head=np.zeros(nP, dtype=i32), oq_cnt=np.zeros(nP, dtype=i32),
             oq_ready=np.full(nP, cycle.NEVER, dtype=np.int64),   # front's ready cycle, NEVER if empty
@@ -392,7 +400,8 @@ class PartState:
             insert_flits(ports, np.asarray(flit_arrival, dtype=np.int64),
                          np.ascontiguousarray(flit_records, dtype=np.int32), self.nv,
                          self.rp.vc_flits, self.rp.routing_delay,
-                         a["ibuf"], a["ib_rdy"], a["ib_head"], a["ib_cnt"], a["iv_ready"],
+                         a["rec"], a["rec_free"], a["rec_top"], a["ib_id"], a["ib_rdy"],
+                         a["ib_head"], a["ib_cnt"], a["iv_ready"],
                          a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"])
         if len(credit_channel):
             senders = self.out_port_of_channel[credit_channel]

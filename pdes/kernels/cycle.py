@@ -108,9 +108,10 @@ def scratch_per_port(nv, speed):
 
 
 @njit
-def push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at,
-              ivc, vccap, src, row, rdy):
-    """Append record ``src[row]`` to input VC ``ivc`` with ready cycle ``rdy``.
+def push_flit(rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
+              iv_sa_ready, iv_sa_at, iv_va_at, ivc, vccap, src, row, nfields, rdy):
+    """Append a copy of record ``src[row]`` (its first ``nfields`` fields) to input VC
+    ``ivc`` with ready cycle ``rdy``, in a record taken from the free list.
 
     Used for flits received from other parts at window boundaries; the cycle
     loop of :func:`advance` has the same code written out (a call taking
@@ -119,9 +120,13 @@ def push_flit(ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv
     w = ib_head[ivc] + ib_cnt[ivc]
     if w >= vccap:
         w -= vccap
-    pos = w * (ibuf.shape[0] // vccap) + ivc
-    for f in range(NF):
-        ibuf[pos, f] = src[row, f]
+    pos = w * (ib_id.shape[0] // vccap) + ivc
+    top = rec_top[0] - 1
+    fid = rec_free[top]
+    rec_top[0] = top
+    for f in range(nfields):
+        rec[fid, f] = src[row, f]
+    ib_id[pos] = fid
     ib_rdy[pos] = rdy
     if ib_cnt[ivc] == 0:
         iv_ready[ivc] = rdy
@@ -157,9 +162,9 @@ def advance(t0, t1, prm,
             grp_rtr, grp_nb, grp_cl, lay_port,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
-            ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc, iv_alloc, iv_sa_ready,
-            iv_sa_at, iv_va_at,
-            ov_owner, obuf, oq_rdy, oq_head, oq_cnt, oq_ready,
+            rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc,
+            iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at,
+            ov_owner, oq_id, oq_rdy, oq_head, oq_cnt, oq_ready,
             rr_in, rr_out, rr_va,
             ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq,
             fo_rec, fo_t, fo_cnt, co_t, co_vc, co_cnt,
@@ -209,6 +214,7 @@ def advance(t0, t1, prm,
     nP = port_off[nR]
     nE = ep_gid.shape[0]
     nIV = nP * nv              # buffers are slot-major: slot w of VC ivc at w * nIV + ivc
+    top = rec_top[0]           # free records: rec_free[0:top]
     nK = cr_cnt.shape[0]       # credit FIFOs likewise: entry h of key kk at h * nK + kk
     n_hops_bins = hist_hops.shape[0]
 
@@ -345,8 +351,11 @@ def advance(t0, t1, prm,
                 if w >= vccap:
                     w -= vccap
                 pos = w * nIV + ivc
+                top -= 1
+                fid = rec_free[top]
                 for f in range(NF):
-                    ibuf[pos, f] = ep_cur_rec[e, f]
+                    rec[fid, f] = ep_cur_rec[e, f]
+                ib_id[pos] = fid
                 ib_rdy[pos] = rdy
                 if ib_cnt[ivc] == 0:
                     iv_ready[ivc] = rdy
@@ -381,8 +390,8 @@ def advance(t0, t1, prm,
                     h = ib_head[ivc]
                     h2 = h + 1 if h + 1 < vccap else 0
                     behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
-                    prefetch(ibuf, h * nIV + ivc)
-                    prefetch(ibuf, (h2 if behind else h) * nIV + ivc)
+                    prefetch(rec, ib_id[h * nIV + ivc])
+                    prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
             if use_nh != 0 and k + PF_ROUTERS < nR:
                 # ... and, nearer, the next-hop masks those records will read
                 k2 = k + PF_ROUTERS
@@ -390,7 +399,7 @@ def advance(t0, t1, prm,
                     h = ib_head[ivc]
                     h2 = h + 1 if h + 1 < vccap else 0
                     behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
-                    prefetch2(nh_min, k2, ibuf[(h2 if behind else h) * nIV + ivc, F_DSTR])
+                    prefetch2(nh_min, k2, rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR])
             npk = phi - plo
             rg = router_gid[k]
             nepk = n_epp[k]
@@ -476,20 +485,19 @@ def advance(t0, t1, prm,
                     # ---- move the front flit of ivc into the output queue
                     P = ivc // nv
                     vc = ivc - P * nv
-                    pos = ib_head[ivc] * nIV + ivc
+                    fid = ib_id[ib_head[ivc] * nIV + ivc]
                     ovc = iv_ovc[ivc]
                     w = oq_head[op] + oq_cnt[op]
                     if w >= oqcap:
                         w -= oqcap
                     qpos = w * nP + op
-                    for f in range(NF):
-                        obuf[qpos, f] = ibuf[pos, f]
+                    oq_id[qpos] = fid
                     oq_rdy[qpos] = t + sadel + stdel
-                    obuf[qpos, F_VC] = ovc
+                    rec[fid, F_VC] = ovc
                     if oq_cnt[op] == 0:
                         oq_ready[op] = t + sadel + stdel
                     oq_cnt[op] += 1
-                    tail = ibuf[pos, F_FLIT] == pkt - 1
+                    tail = rec[fid, F_FLIT] == pkt - 1
                     ib_cnt[ivc] -= 1
                     if ib_cnt[ivc] == 0:
                         ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
@@ -549,23 +557,23 @@ def advance(t0, t1, prm,
                     if iv_va_at[ivc] > t:
                         continue
                     if iv_out[ivc] < 0:
-                        pos = ib_head[ivc] * nIV + ivc
-                        if alg != ALG_MIN and ibuf[pos, F_HOPS] == 0 and ibuf[pos, F_PHASE] == 0:
+                        fid = ib_id[ib_head[ivc] * nIV + ivc]
+                        if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
                             # first router of the packet: the algorithm picks its intermediate
                             # (or, layered routing, its layer: F_AUX2)
                             if alg == ALG_LAYERED:
-                                ibuf[pos, F_AUX2] = layer_of(
-                                    lsel, n_layers, seed, ibuf[pos, F_SRC], ibuf[pos, F_SEQ], rg,
-                                    ibuf[pos, F_DSTR], lay_port)
+                                rec[fid, F_AUX2] = layer_of(
+                                    lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
+                                    rec[fid, F_DSTR], lay_port)
                             elif alg >= ALG_NAR and alg <= ALG_NAG:
-                                ibuf[pos, F_MID] = galaxy_decision(
-                                    alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
+                                rec[fid, F_MID] = galaxy_decision(
+                                    alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
                                     plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
                                     c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
                                     grp_rtr, grp_nb, grp_cl)
                             else:
-                                ibuf[pos, F_MID] = source_decision(
-                                    alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
+                                rec[fid, F_MID] = source_decision(
+                                    alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
                                     plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
                                     n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
                                     cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
@@ -575,14 +583,14 @@ def advance(t0, t1, prm,
                             # written out: calling compute_route (a compiled function, not
                             # inlined, to keep compile times down) costs atomic reference
                             # counts on its array arguments
-                            dr = ibuf[pos, F_DSTR]
-                            hp = ibuf[pos, F_HOPS]
-                            ph = ibuf[pos, F_PHASE]
+                            dr = rec[fid, F_DSTR]
+                            hp = rec[fid, F_HOPS]
+                            ph = rec[fid, F_PHASE]
                             tgt = dr
                             ovc = hp if scheme == SCHEME_HOP else 0
                             op = -1
                             if dr == rg:
-                                op = plo + (ibuf[pos, F_DST] - ep_first[rg])
+                                op = plo + (rec[fid, F_DST] - ep_first[rg])
                                 ovc = 0
                             elif use_nh != 0:
                                 # bit j of nh_min[k, dr]: network port j is on a minimal path
@@ -594,7 +602,7 @@ def advance(t0, t1, prm,
                                     cnt += 1
                                 if cnt > 0:
                                     if cnt > 1:
-                                        j = below(cnt, seed, ibuf[pos, F_SRC], ibuf[pos, F_SEQ],
+                                        j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
                                                   P_ROUTE + 64 * hp)
                                         while j > 0:
                                             m &= m - 1
@@ -614,8 +622,8 @@ def advance(t0, t1, prm,
                                     if cnt > 0:
                                         j = 0
                                         if cnt > 1:
-                                            j = below(cnt, seed, ibuf[pos, F_SRC],
-                                                      ibuf[pos, F_SEQ], P_ROUTE + 64 * hp)
+                                            j = below(cnt, seed, rec[fid, F_SRC],
+                                                      rec[fid, F_SEQ], P_ROUTE + 64 * hp)
                                         for Q in range(plo + nepk, phi):
                                             if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
                                                 if j == 0:
@@ -624,34 +632,34 @@ def advance(t0, t1, prm,
                                                 j -= 1
                         else:
                             op, ovc, ph, tgt = compute_route(
-                                alg, rg, ibuf[pos, F_DSTR], ibuf[pos, F_DST], ibuf[pos, F_SRC],
-                                ibuf[pos, F_SEQ], ibuf[pos, F_HOPS], ibuf[pos, F_MID],
-                                ibuf[pos, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
+                                alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
+                                rec[fid, F_SEQ], rec[fid, F_HOPS], rec[fid, F_MID],
+                                rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
                                 dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
                                 pipe, wdist)
-                        ibuf[pos, F_PHASE] = ph
+                        rec[fid, F_PHASE] = ph
                         if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
                             # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
                             op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
                             if op < 0:
                                 return ERR_ROUTE
-                            seqpos = dragonfly_position(ibuf[pos, F_AUX2], out_ltype[op])
-                            ibuf[pos, F_AUX2] = seqpos
+                            seqpos = dragonfly_position(rec[fid, F_AUX2], out_ltype[op])
+                            rec[fid, F_AUX2] = seqpos
                             ovc = seqpos // 2
-                        elif alg == ALG_LAYERED and op - plo >= nepk and ibuf[pos, F_AUX2] > 0:
+                        elif alg == ALG_LAYERED and op - plo >= nepk and rec[fid, F_AUX2] > 0:
                             # layer >= 1: the layer's next-hop table (neighbour index)
-                            nb = lay_port[ibuf[pos, F_AUX2] - 1, rg, ibuf[pos, F_DSTR]]
+                            nb = lay_port[rec[fid, F_AUX2] - 1, rg, rec[fid, F_DSTR]]
                             op = plo + nepk + nb if nb >= 0 else -1
                         if op < 0:
                             return ERR_ROUTE
                         if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
                             # Galaxyfly classes: local (same group) and global links count apart
                             lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
-                            ovc, aux = galaxy_hop(scheme, lseq, ibuf[pos, F_AUX2],
-                                                  ibuf[pos, F_HOPS], lt)
+                            ovc, aux = galaxy_hop(scheme, lseq, rec[fid, F_AUX2],
+                                                  rec[fid, F_HOPS], lt)
                             if ovc < 0:
                                 return ERR_VC
-                            ibuf[pos, F_AUX2] = aux
+                            rec[fid, F_AUX2] = aux
                             if P - plo >= nepk:
                                 # the order guard compares within a link type (classes restart
                                 # per type); with link-type positions also across types
@@ -732,10 +740,10 @@ def advance(t0, t1, prm,
             if P + PF_PORTS < nP:
                 # unconditionally (an empty queue's front is its hot slot 0): a branch on
                 # the random occupancy would mispredict
-                prefetch(obuf, oq_head[P + PF_PORTS] * nP + P + PF_PORTS)
+                prefetch(rec, oq_id[oq_head[P + PF_PORTS] * nP + P + PF_PORTS])
             if oq_ready[P] > t:       # NEVER while empty
                 continue
-            qpos = oq_head[P] * nP + P
+            fid = oq_id[oq_head[P] * nP + P]
             oq_cnt[P] -= 1
             if oq_cnt[P] == 0:
                 oq_head[P] = 0
@@ -759,18 +767,18 @@ def advance(t0, t1, prm,
                     ep_del[e] += 1
                 if td > st[S_LAST_DELIVERY]:
                     st[S_LAST_DELIVERY] = td
-                if obuf[qpos, F_FLIT] == pkt - 1:
+                if rec[fid, F_FLIT] == pkt - 1:
                     if finite != 0:
-                        m = obuf[qpos, F_AUX]
+                        m = rec[fid, F_AUX]
                         msg_recv[m] += 1
                         if msg_recv[m] == msg_pkts[m]:
                             # message complete: its latency is the completion cycle (posted at 0)
                             hist_msg[td if td < hmax else hmax] += 1
-                    ct = obuf[qpos, F_CTIME]
+                    ct = rec[fid, F_CTIME]
                     if ct >= m0 and ct < m1:
                         plat = td - ct
-                        nlat = td - obuf[qpos, F_ITIME]
-                        hops = obuf[qpos, F_HOPS]
+                        nlat = td - rec[fid, F_ITIME]
+                        hops = rec[fid, F_HOPS]
                         st[S_DELIVERED_MEAS] += 1
                         st[S_SUM_PLAT] += plat
                         st[S_SUM_PLAT_SQ] += plat * plat
@@ -783,22 +791,23 @@ def advance(t0, t1, prm,
                         hist_plat[plat if plat < hmax else hmax] += 1
                         hist_nlat[nlat if nlat < hmax else hmax] += 1
                         hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
+                rec_free[top] = fid
+                top += 1
                 continue
             # network link
-            obuf[qpos, F_HOPS] += 1
+            rec[fid, F_HOPS] += 1
             arr = t + out_lat[P]
             if t >= m0 and t < m1:
                 link_flits[P] += 1
             D = out_dest[P]
             if D >= 0:
-                rdy = arr + rdel if obuf[qpos, F_FLIT] == 0 else arr
-                ivc = D * nv + obuf[qpos, F_VC]
+                rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
+                ivc = D * nv + rec[fid, F_VC]
                 w = ib_head[ivc] + ib_cnt[ivc]
                 if w >= vccap:
                     w -= vccap
                 pos = w * nIV + ivc
-                for f in range(NF):
-                    ibuf[pos, f] = obuf[qpos, f]
+                ib_id[pos] = fid
                 ib_rdy[pos] = rdy
                 if ib_cnt[ivc] == 0:
                     iv_ready[ivc] = rdy
@@ -814,7 +823,10 @@ def advance(t0, t1, prm,
                     return ERR_OUTBOX
                 row = cc * focap + n
                 for f in range(NF):
-                    fo_rec[row, f] = obuf[qpos, f]
+                    fo_rec[row, f] = rec[fid, f]
                 fo_t[row] = arr
                 fo_cnt[cc] = n + 1
+                rec_free[top] = fid
+                top += 1
+    rec_top[0] = top
     return status

@@ -60,7 +60,7 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
 
 @njit
 def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
-                 ibuf, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
+                 rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
                  iv_va_at, cr_t, cr_head, cr_cnt):
     """Insert the flits and credits of a received block; False on a credit FIFO overflow.
 
@@ -71,7 +71,8 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
     """
     nf = buf[0]
     nc = buf[1]
-    nIV = ibuf.shape[0] // vccap    # slot-major buffers (see pdes.kernels.cycle)
+    nIV = ib_id.shape[0] // vccap   # slot-major buffers (see pdes.kernels.cycle)
+    top = rec_top[0]                # free records: rec_free[0:top]
     nK = cr_cnt.shape[0]
     o = HEADER
     for i in range(nf):
@@ -83,8 +84,11 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
         if w >= vccap:
             w -= vccap
         pos = w * nIV + ivc
+        top -= 1
+        fid = rec_free[top]
         for f in range(NF_USED):
-            ibuf[pos, f] = buf[o + 2 + f]
+            rec[fid, f] = buf[o + 2 + f]
+        ib_id[pos] = fid
         ib_rdy[pos] = rdy
         if ib_cnt[ivc] == 0:
             iv_ready[ivc] = rdy
@@ -94,6 +98,7 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
                 iv_va_at[ivc] = rdy
         ib_cnt[ivc] += 1
         o += FLIT_WORDS
+    rec_top[0] = top
     for i in range(nc):
         k = out_port_of_channel[buf[o]] * nv + buf[o + 2]
         n = cr_cnt[k]
