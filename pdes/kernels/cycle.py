@@ -418,22 +418,10 @@ def advance(t0, t1, prm,
                     ivc = P * nv + vc
                     if iv_sa_at[ivc] > t:
                         continue
+                    # no credit check: an output VC is allocated only with room for the
+                    # whole packet (virtual cut-through) and only this VC sends on it until
+                    # its tail leaves, so the credit count is at least the flits left
                     op = iv_out[ivc]
-                    if op - plo >= nepk:
-                        # absorb the credits of key op * nv + iv_ovc[ivc] that have arrived (inlined: a helper call
-                        # taking arrays would cost atomic reference counts on this hot path)
-                        kk = op * nv + iv_ovc[ivc]
-                        n = cr_cnt[kk]
-                        if n > 0:
-                            h = cr_head[kk]
-                            while n > 0 and cr_t[h * nK + kk] <= t:
-                                cred[kk] += 1
-                                n -= 1
-                                h = h + 1 if h + 1 < vccap else 0
-                            cr_cnt[kk] = n
-                            cr_head[kk] = h if n > 0 else 0
-                        if cred[kk] < 1:
-                            continue
                     req_ivc[n_req] = ivc
                     req_out[n_req] = op
                     n_req += 1
