@@ -104,7 +104,7 @@ PF_PORTS = 16      # ... and of the output loop (ports)
 @njit
 def scratch_per_port(nv, speed):
     """Scratch entries per router port needed by :func:`advance`."""
-    return 3 * nv + 3 * speed + 4
+    return 5 * nv + 3 * speed + 5
 
 
 @njit
@@ -223,11 +223,14 @@ def advance(t0, t1, prm,
     va_best = scr[0:maxp * nv]                  # best requester prio per (port, ovc)
     va_who = scr[maxp * nv:2 * maxp * nv]       # its input VC
     touched = scr[2 * maxp * nv:3 * maxp * nv]  # touched (port, ovc) slots
-    base = 3 * maxp * nv
-    req_ivc = scr[base:base + maxp * speed]               # switch requests: input VC
-    req_out = scr[base + maxp * speed:base + 2 * maxp * speed]   # ... and output port
-    bucket = scr[base + 2 * maxp * speed:base + 3 * maxp * speed]  # requests grouped by output
-    base2 = base + 3 * maxp * speed
+    cand_ivc = scr[3 * maxp * nv:4 * maxp * nv]  # VCs (or ports) with work this cycle
+    cand_p = scr[4 * maxp * nv:5 * maxp * nv]    # ... and their input port
+    base = 5 * maxp * nv
+    req_ivc = scr[base:base + maxp * speed + maxp]        # switch requests: input VC
+    base += maxp * speed + maxp
+    req_out = scr[base:base + maxp * speed]               # ... and output port
+    bucket = scr[base + maxp * speed:base + 2 * maxp * speed]  # requests grouped by output
+    base2 = base + 2 * maxp * speed
     out_nreq = scr[base2:base2 + maxp]
     out_list = scr[base2 + maxp:base2 + 2 * maxp]
     out_start = scr[base2 + 2 * maxp:base2 + 3 * maxp]
@@ -405,27 +408,25 @@ def advance(t0, t1, prm,
             nepk = n_epp[k]
             # ---- 4a. switch allocation (separable, input first, round-robin) of packets
             #      that already hold an output VC; tails free their output VC here
+            # (written without branches on the VC state: the list of requesting VCs is
+            # built by always writing the candidate and advancing only if it requests)
             n_req = 0
             for P in range(plo, phi):
                 granted_in = 0
                 start = rr_in[P]
                 for j in range(nv):
-                    if granted_in >= speed:
-                        break
                     vc = start + j
-                    if vc >= nv:
-                        vc -= nv
+                    vc = vc - nv if vc >= nv else vc
                     ivc = P * nv + vc
-                    if iv_sa_at[ivc] > t:
-                        continue
-                    # no credit check: an output VC is allocated only with room for the
-                    # whole packet (virtual cut-through) and only this VC sends on it until
-                    # its tail leaves, so the credit count is at least the flits left
-                    op = iv_out[ivc]
+                    ok = (iv_sa_at[ivc] <= t) & (granted_in < speed)
                     req_ivc[n_req] = ivc
-                    req_out[n_req] = op
-                    n_req += 1
-                    granted_in += 1
+                    n_req += ok
+                    granted_in += ok
+            # no credit check: an output VC is allocated only with room for the whole
+            # packet (virtual cut-through) and only this VC sends on it until its tail
+            # leaves, so the credit count is at least the flits left
+            for j in range(n_req):
+                req_out[j] = iv_out[req_ivc[j]]
             n_out = 0
             for j in range(n_req):
                 lo = req_out[j] - plo
@@ -539,176 +540,182 @@ def advance(t0, t1, prm,
             #      switch, so an output VC freed by a tail this cycle can be re-used)
             n_touched = 0
             n_ivc = npk * nv
+            n_cand = 0
             for P in range(plo, phi):
                 for vc in range(nv):
                     ivc = P * nv + vc
-                    if iv_va_at[ivc] > t:
-                        continue
-                    if iv_out[ivc] < 0:
-                        fid = ib_id[ib_head[ivc] * nIV + ivc]
-                        if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
-                            # first router of the packet: the algorithm picks its intermediate
-                            # (or, layered routing, its layer: F_AUX2)
-                            if alg == ALG_LAYERED:
-                                rec[fid, F_AUX2] = layer_of(
-                                    lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
-                                    rec[fid, F_DSTR], lay_port)
-                            elif alg >= ALG_NAR and alg <= ALG_NAG:
-                                rec[fid, F_MID] = galaxy_decision(
-                                    alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
-                                    plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
-                                    c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
-                                    grp_rtr, grp_nb, grp_cl)
-                            else:
-                                rec[fid, F_MID] = source_decision(
-                                    alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
-                                    plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
-                                    n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
-                                    cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
-                                    g_entry)
-                        if fast_min:
-                            # minimal routing with hop or phase classes, the most common case,
-                            # written out: calling compute_route (a compiled function, not
-                            # inlined, to keep compile times down) costs atomic reference
-                            # counts on its array arguments
-                            dr = rec[fid, F_DSTR]
-                            hp = rec[fid, F_HOPS]
-                            ph = rec[fid, F_PHASE]
-                            tgt = dr
-                            ovc = hp if scheme == SCHEME_HOP else 0
-                            op = -1
-                            if dr == rg:
-                                op = plo + (rec[fid, F_DST] - ep_first[rg])
-                                ovc = 0
-                            elif use_nh != 0:
-                                # bit j of nh_min[k, dr]: network port j is on a minimal path
-                                m = np.int64(nh_min[k, dr])
+                    cand_ivc[n_cand] = ivc
+                    cand_p[n_cand] = P
+                    n_cand += iv_va_at[ivc] <= t
+            for ci in range(n_cand):
+                ivc = cand_ivc[ci]
+                P = cand_p[ci]
+                vc = ivc - P * nv
+                if iv_out[ivc] < 0:
+                    fid = ib_id[ib_head[ivc] * nIV + ivc]
+                    if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
+                        # first router of the packet: the algorithm picks its intermediate
+                        # (or, layered routing, its layer: F_AUX2)
+                        if alg == ALG_LAYERED:
+                            rec[fid, F_AUX2] = layer_of(
+                                lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
+                                rec[fid, F_DSTR], lay_port)
+                        elif alg >= ALG_NAR and alg <= ALG_NAG:
+                            rec[fid, F_MID] = galaxy_decision(
+                                alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                                plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
+                                c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
+                                grp_rtr, grp_nb, grp_cl)
+                        else:
+                            rec[fid, F_MID] = source_decision(
+                                alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                                plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
+                                n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
+                                cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
+                                g_entry)
+                    if fast_min:
+                        # minimal routing with hop or phase classes, the most common case,
+                        # written out: calling compute_route (a compiled function, not
+                        # inlined, to keep compile times down) costs atomic reference
+                        # counts on its array arguments
+                        dr = rec[fid, F_DSTR]
+                        hp = rec[fid, F_HOPS]
+                        ph = rec[fid, F_PHASE]
+                        tgt = dr
+                        ovc = hp if scheme == SCHEME_HOP else 0
+                        op = -1
+                        if dr == rg:
+                            op = plo + (rec[fid, F_DST] - ep_first[rg])
+                            ovc = 0
+                        elif use_nh != 0:
+                            # bit j of nh_min[k, dr]: network port j is on a minimal path
+                            m = np.int64(nh_min[k, dr])
+                            cnt = 0
+                            mm = m
+                            while mm != 0:
+                                mm &= mm - 1
+                                cnt += 1
+                            if cnt > 0:
+                                if cnt > 1:
+                                    j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
+                                              P_ROUTE + 64 * hp)
+                                    while j > 0:
+                                        m &= m - 1
+                                        j -= 1
+                                b = 0
+                                while (m & 1) == 0:
+                                    m >>= 1
+                                    b += 1
+                                op = plo + nepk + b
+                        else:
+                            dd = np.int64(dist[dr, rg])
+                            if dd != UNREACHABLE and dd != 0:
                                 cnt = 0
-                                mm = m
-                                while mm != 0:
-                                    mm &= mm - 1
-                                    cnt += 1
+                                for Q in range(plo + nepk, phi):
+                                    if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                                        cnt += 1
                                 if cnt > 0:
+                                    j = 0
                                     if cnt > 1:
-                                        j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
-                                                  P_ROUTE + 64 * hp)
-                                        while j > 0:
-                                            m &= m - 1
-                                            j -= 1
-                                    b = 0
-                                    while (m & 1) == 0:
-                                        m >>= 1
-                                        b += 1
-                                    op = plo + nepk + b
-                            else:
-                                dd = np.int64(dist[dr, rg])
-                                if dd != UNREACHABLE and dd != 0:
-                                    cnt = 0
+                                        j = below(cnt, seed, rec[fid, F_SRC],
+                                                  rec[fid, F_SEQ], P_ROUTE + 64 * hp)
                                     for Q in range(plo + nepk, phi):
                                         if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
-                                            cnt += 1
-                                    if cnt > 0:
-                                        j = 0
-                                        if cnt > 1:
-                                            j = below(cnt, seed, rec[fid, F_SRC],
-                                                      rec[fid, F_SEQ], P_ROUTE + 64 * hp)
-                                        for Q in range(plo + nepk, phi):
-                                            if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
-                                                if j == 0:
-                                                    op = Q
-                                                    break
-                                                j -= 1
-                        else:
-                            op, ovc, ph, tgt = compute_route(
-                                alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
-                                rec[fid, F_SEQ], rec[fid, F_HOPS], rec[fid, F_MID],
-                                rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
-                                dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
-                                pipe, wdist)
-                        rec[fid, F_PHASE] = ph
-                        if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
-                            # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
-                            op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
-                            if op < 0:
-                                return ERR_ROUTE
-                            seqpos = dragonfly_position(rec[fid, F_AUX2], out_ltype[op])
-                            rec[fid, F_AUX2] = seqpos
-                            ovc = seqpos // 2
-                        elif alg == ALG_LAYERED and op - plo >= nepk and rec[fid, F_AUX2] > 0:
-                            # layer >= 1: the layer's next-hop table (neighbour index)
-                            nb = lay_port[rec[fid, F_AUX2] - 1, rg, rec[fid, F_DSTR]]
-                            op = plo + nepk + nb if nb >= 0 else -1
+                                            if j == 0:
+                                                op = Q
+                                                break
+                                            j -= 1
+                    else:
+                        op, ovc, ph, tgt = compute_route(
+                            alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
+                            rec[fid, F_SEQ], rec[fid, F_HOPS], rec[fid, F_MID],
+                            rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
+                            dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
+                            pipe, wdist)
+                    rec[fid, F_PHASE] = ph
+                    if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
+                        # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
+                        op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
                         if op < 0:
                             return ERR_ROUTE
-                        if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
-                            # Galaxyfly classes: local (same group) and global links count apart
-                            lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
-                            ovc, aux = galaxy_hop(scheme, lseq, rec[fid, F_AUX2],
-                                                  rec[fid, F_HOPS], lt)
-                            if ovc < 0:
-                                return ERR_VC
-                            rec[fid, F_AUX2] = aux
-                            if P - plo >= nepk:
-                                # the order guard compares within a link type (classes restart
-                                # per type); with link-type positions also across types
-                                lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
-                                if lin == lt:
-                                    if ovc <= vc // kcls:
-                                        return ERR_VC_ORDER
-                                elif scheme == SCHEME_LSEQ and \
-                                        lseq_position(lseq, lin, vc // kcls) >= aux:
-                                    return ERR_VC_ORDER
-                        if ovc >= ncls:
-                            return ERR_VC
-                        if P - plo >= nepk and op - plo >= nepk and ovc < vc // kcls and \
-                                scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
-                            return ERR_VC_ORDER      # classes must not decrease along a path
-                        iv_out[ivc] = op
-                        iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
-                    op = iv_out[ivc]
-                    if op - plo < nepk:
-                        ovc = 0                    # ejection: one output "VC"
-                        if ov_owner[op * nv] >= 0:
-                            continue
-                    else:
-                        # the free VC of the class with the most credits (room for the packet)
-                        lo = iv_ovc[ivc] * kcls
-                        ovc = -1
-                        bc = -1
-                        for v in range(lo, lo + kcls):
-                            kk = op * nv + v
-                            if ov_owner[kk] >= 0:
-                                continue
-                            # absorb the credits of key kk that have arrived (inlined: a helper
-                            # call taking arrays would cost atomic reference counts here)
-                            n = cr_cnt[kk]
-                            if n > 0:
-                                h = cr_head[kk]
-                                while n > 0 and cr_t[h * nK + kk] <= t:
-                                    cred[kk] += 1
-                                    n -= 1
-                                    h = h + 1 if h + 1 < vccap else 0
-                                cr_cnt[kk] = n
-                                cr_head[kk] = h if n > 0 else 0
-                            if cred[kk] >= pkt and cred[kk] > bc:
-                                bc = cred[kk]
-                                ovc = v
+                        seqpos = dragonfly_position(rec[fid, F_AUX2], out_ltype[op])
+                        rec[fid, F_AUX2] = seqpos
+                        ovc = seqpos // 2
+                    elif alg == ALG_LAYERED and op - plo >= nepk and rec[fid, F_AUX2] > 0:
+                        # layer >= 1: the layer's next-hop table (neighbour index)
+                        nb = lay_port[rec[fid, F_AUX2] - 1, rg, rec[fid, F_DSTR]]
+                        op = plo + nepk + nb if nb >= 0 else -1
+                    if op < 0:
+                        return ERR_ROUTE
+                    if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
+                        # Galaxyfly classes: local (same group) and global links count apart
+                        lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
+                        ovc, aux = galaxy_hop(scheme, lseq, rec[fid, F_AUX2],
+                                              rec[fid, F_HOPS], lt)
                         if ovc < 0:
+                            return ERR_VC
+                        rec[fid, F_AUX2] = aux
+                        if P - plo >= nepk:
+                            # the order guard compares within a link type (classes restart
+                            # per type); with link-type positions also across types
+                            lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
+                            if lin == lt:
+                                if ovc <= vc // kcls:
+                                    return ERR_VC_ORDER
+                            elif scheme == SCHEME_LSEQ and \
+                                    lseq_position(lseq, lin, vc // kcls) >= aux:
+                                return ERR_VC_ORDER
+                    if ovc >= ncls:
+                        return ERR_VC
+                    if P - plo >= nepk and op - plo >= nepk and ovc < vc // kcls and \
+                            scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
+                        return ERR_VC_ORDER      # classes must not decrease along a path
+                    iv_out[ivc] = op
+                    iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
+                op = iv_out[ivc]
+                if op - plo < nepk:
+                    ovc = 0                    # ejection: one output "VC"
+                    if ov_owner[op * nv] >= 0:
+                        continue
+                else:
+                    # the free VC of the class with the most credits (room for the packet)
+                    lo = iv_ovc[ivc] * kcls
+                    ovc = -1
+                    bc = -1
+                    for v in range(lo, lo + kcls):
+                        kk = op * nv + v
+                        if ov_owner[kk] >= 0:
                             continue
-                    o = op * nv + ovc
-                    loc = (op - plo) * nv + ovc
-                    me = (P - plo) * nv + vc
-                    prio = me - rr_va[o]
-                    if prio < 0:
-                        prio += n_ivc
-                    if va_best[loc] < 0:
-                        touched[n_touched] = loc
-                        n_touched += 1
-                        va_best[loc] = prio
-                        va_who[loc] = ivc
-                    elif prio < va_best[loc]:
-                        va_best[loc] = prio
-                        va_who[loc] = ivc
+                        # absorb the credits of key kk that have arrived (inlined: a helper
+                        # call taking arrays would cost atomic reference counts here)
+                        n = cr_cnt[kk]
+                        if n > 0:
+                            h = cr_head[kk]
+                            while n > 0 and cr_t[h * nK + kk] <= t:
+                                cred[kk] += 1
+                                n -= 1
+                                h = h + 1 if h + 1 < vccap else 0
+                            cr_cnt[kk] = n
+                            cr_head[kk] = h if n > 0 else 0
+                        if cred[kk] >= pkt and cred[kk] > bc:
+                            bc = cred[kk]
+                            ovc = v
+                    if ovc < 0:
+                        continue
+                o = op * nv + ovc
+                loc = (op - plo) * nv + ovc
+                me = (P - plo) * nv + vc
+                prio = me - rr_va[o]
+                if prio < 0:
+                    prio += n_ivc
+                if va_best[loc] < 0:
+                    touched[n_touched] = loc
+                    n_touched += 1
+                    va_best[loc] = prio
+                    va_who[loc] = ivc
+                elif prio < va_best[loc]:
+                    va_best[loc] = prio
+                    va_who[loc] = ivc
             for i in range(n_touched):
                 loc = touched[i]
                 w = va_who[loc]
