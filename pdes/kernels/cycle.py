@@ -104,7 +104,7 @@ PF_PORTS = 16      # ... and of the output loop (ports)
 @njit
 def scratch_per_port(nv, speed):
     """Scratch entries per router port needed by :func:`advance`."""
-    return 5 * nv + 3 * speed + 5
+    return 6 * nv + 4 * speed + 6
 
 
 @njit
@@ -210,6 +210,9 @@ def advance(t0, t1, prm,
     n_layers = prm[PR_LAYERS]
     lsel = prm[PR_LSEL]
     kcls = nv // ncls
+    cls_of = np.empty(nv, np.int64)   # VC -> its class (a table: no division per head)
+    for v in range(nv):
+        cls_of[v] = v // kcls
     nR = port_off.shape[0] - 1
     nP = port_off[nR]
     nE = ep_gid.shape[0]
@@ -225,8 +228,11 @@ def advance(t0, t1, prm,
     touched = scr[2 * maxp * nv:3 * maxp * nv]  # touched (port, ovc) slots
     cand_ivc = scr[3 * maxp * nv:4 * maxp * nv]  # VCs (or ports) with work this cycle
     cand_p = scr[4 * maxp * nv:5 * maxp * nv]    # ... and their input port
-    base = 5 * maxp * nv
+    va_ovc = scr[5 * maxp * nv:6 * maxp * nv]    # output VC of a touched slot
+    base = 6 * maxp * nv
     req_ivc = scr[base:base + maxp * speed + maxp]        # switch requests: input VC
+    base += maxp * speed + maxp
+    req_pin = scr[base:base + maxp * speed + maxp]        # ... its input port - plo
     base += maxp * speed + maxp
     req_out = scr[base:base + maxp * speed]               # ... and output port
     bucket = scr[base + maxp * speed:base + 2 * maxp * speed]  # requests grouped by output
@@ -420,6 +426,7 @@ def advance(t0, t1, prm,
                     ivc = P * nv + vc
                     ok = (iv_sa_at[ivc] <= t) & (granted_in < speed)
                     req_ivc[n_req] = ivc
+                    req_pin[n_req] = P - plo
                     n_req += ok
                     granted_in += ok
             # no credit check: an output VC is allocated only with room for the whole
@@ -459,7 +466,7 @@ def advance(t0, t1, prm,
                         j = bucket[jj]
                         if req_out[j] < 0:
                             continue
-                        pin = req_ivc[j] // nv - plo
+                        pin = req_pin[j]
                         prio = pin - rr_out[op]
                         if prio < 0:
                             prio += npk
@@ -472,7 +479,7 @@ def advance(t0, t1, prm,
                     req_out[best] = -1
                     grants -= 1
                     # ---- move the front flit of ivc into the output queue
-                    P = ivc // nv
+                    P = plo + req_pin[best]
                     vc = ivc - P * nv
                     fid = ib_id[ib_head[ivc] * nIV + ivc]
                     ovc = iv_ovc[ivc]
@@ -660,14 +667,14 @@ def advance(t0, t1, prm,
                             # per type); with link-type positions also across types
                             lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
                             if lin == lt:
-                                if ovc <= vc // kcls:
+                                if ovc <= cls_of[vc]:
                                     return ERR_VC_ORDER
                             elif scheme == SCHEME_LSEQ and \
-                                    lseq_position(lseq, lin, vc // kcls) >= aux:
+                                    lseq_position(lseq, lin, cls_of[vc]) >= aux:
                                 return ERR_VC_ORDER
                     if ovc >= ncls:
                         return ERR_VC
-                    if P - plo >= nepk and op - plo >= nepk and ovc < vc // kcls and \
+                    if P - plo >= nepk and op - plo >= nepk and ovc < cls_of[vc] and \
                             scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
                         return ERR_VC_ORDER      # classes must not decrease along a path
                     iv_out[ivc] = op
@@ -686,6 +693,12 @@ def advance(t0, t1, prm,
                         kk = op * nv + v
                         if ov_owner[kk] >= 0:
                             continue
+                        if kcls == 1 and cred[kk] >= pkt:
+                            # the class's only VC has room without the credits on their way
+                            # back: the choice does not need them (they are absorbed later;
+                            # the count at any cycle is the same whenever that happens)
+                            ovc = v
+                            break
                         # absorb the credits of key kk that have arrived (inlined: a helper
                         # call taking arrays would cost atomic reference counts here)
                         n = cr_cnt[kk]
@@ -713,6 +726,7 @@ def advance(t0, t1, prm,
                     n_touched += 1
                     va_best[loc] = prio
                     va_who[loc] = ivc
+                    va_ovc[loc] = ovc
                 elif prio < va_best[loc]:
                     va_best[loc] = prio
                     va_who[loc] = ivc
@@ -721,7 +735,7 @@ def advance(t0, t1, prm,
                 w = va_who[loc]
                 o = plo * nv + loc
                 ov_owner[o] = w
-                iv_ovc[w] = loc % nv
+                iv_ovc[w] = va_ovc[loc]
                 iv_alloc[w] = 1
                 iv_sa_ready[w] = t + vadel
                 r = iv_ready[w]
