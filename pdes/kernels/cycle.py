@@ -46,6 +46,7 @@ from pdes.kernels.layout import (
     NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+from pdes.kernels.bits import popcount, trailing_zeros
 from pdes.kernels.prefetch import prefetch, prefetch2
 from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
 from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
@@ -97,7 +98,7 @@ NPRM = 36
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
-PF_ROUTERS = 2     # prefetch distance of the router loop (routers): next-hop masks; records at 2x
+PF_ROUTERS = 1     # prefetch distance of the router loop (routers): next-hop masks; records at 2x
 PF_PORTS = 16      # ... and of the output loop (ports)
 
 
@@ -597,23 +598,16 @@ def advance(t0, t1, prm,
                         elif use_nh != 0:
                             # bit j of nh_min[k, dr]: network port j is on a minimal path
                             m = np.int64(nh_min[k, dr])
-                            cnt = 0
-                            mm = m
-                            while mm != 0:
-                                mm &= mm - 1
-                                cnt += 1
+                            cnt = popcount(m)
                             if cnt > 0:
                                 if cnt > 1:
+                                    # the j-th minimal port (in port order)
                                     j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
                                               P_ROUTE + 64 * hp)
                                     while j > 0:
                                         m &= m - 1
                                         j -= 1
-                                b = 0
-                                while (m & 1) == 0:
-                                    m >>= 1
-                                    b += 1
-                                op = plo + nepk + b
+                                op = plo + nepk + trailing_zeros(m)
                         else:
                             dd = np.int64(dist[dr, rg])
                             if dd != UNREACHABLE and dd != 0:
