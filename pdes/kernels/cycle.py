@@ -13,15 +13,36 @@ processed (its ready cycle: arrival + routing delay for a head).  Every decision
 about a VC looks only at its front flit's ready cycle, so a flit that is
 "in the wire" is never observed early.  Credits travel the same way: each
 (sender, VC) keeps a FIFO of credit arrival cycles that is absorbed when the
-sender checks its credits.  Nothing is swept per cycle for flits or credits
+sender needs the exact count.  Nothing is swept per cycle for flits or credits
 in transit, which keeps the per-cycle working set small.
 
+Flit records live in a per-part pool (``rec``, free list ``rec_free``); input
+VCs and output queues hold record indices, so a flit crossing a router moves
+one int32 and its record stays put until it leaves the part (ejection or an
+outbox), when the record is freed.
+
 Ring buffers (input VCs, output queues, credit FIFOs) are stored slot-major:
-slot ``w`` of every VC lies in one contiguous plane (``ibuf[w * nIV + ivc]``).
+slot ``w`` of every VC lies in one contiguous plane (``ib_id[w * nIV + ivc]``).
 A ring rewinds to slot 0 whenever it empties, so below saturation nearly all
 traffic goes through plane 0, which is dense and fits in cache, instead of
 one cache line per VC scattered over the whole buffer array.
 
+Credit counts are read where they decide something, and no more often:
+
+* switch allocation does not check them: an output VC is allocated only with
+  room for the whole packet (virtual cut-through) and only the owning input
+  VC sends on it until the tail leaves, so the count is at least the flits
+  left to send;
+* VC allocation with one VC per class needs only "room for a packet": if the
+  count already there says so, the credits on their way back are left in the
+  FIFO; they are absorbed when a count is needed exactly (a smaller count,
+  several VCs per class, UGAL queue lengths, the endpoint's VC choice).  A
+  credit's effect does not depend on when it is absorbed, only on its
+  arrival cycle.
+
+Sweeps over all VCs of a router build their lists of candidates without
+branches on the VC state (a branch per VC on random occupancy mispredicts
+often enough to dominate the sweep).
 Everything a router does in cycle ``t`` takes effect at another router from
 ``t + latency >= t + 1``, so the order in which routers are visited does not
 matter.  Flits and credits for routers owned by another state (rank) go to

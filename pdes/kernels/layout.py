@@ -2,9 +2,11 @@
 
 A flit travels as a fixed-width ``int32`` record (``NF`` fields); a packet
 that crosses ranks travels as its records, so nothing about a flit lives
-outside its record, the buffer that holds it, and the VC state of that
-buffer.  The cycle from which a buffered flit may be processed is kept beside
-the buffers (``ib_rdy`` / ``oq_rdy`` in :mod:`pdes.state`), not in the record.
+outside its record, the buffer slot that holds its record index, and the VC
+state of that buffer.  Records sit in a per-part pool (``rec`` in
+:mod:`pdes.state`) while the flit is in the part.  The cycle from which a
+buffered flit may be processed is kept beside the buffers (``ib_rdy`` /
+``oq_rdy``), not in the record.
 """
 
 # ---- flit record fields
