@@ -3,6 +3,9 @@
 Kernels take numpy arrays with explicit dtypes and scalars, and are compiled
 with ``cache=True`` so a second run does not pay the compile time again.
 
+Compiled code is cached in a directory keyed on the digest of all project
+sources (:func:`source_digest`), so an edit anywhere never runs stale code.
+
 The cycle kernels (``pdes.kernels``) index arrays with non-negative integers
 only.  Numba would give every access with a signed index Python's negative
 index semantics (a compare and a conditional add per access, with the array
@@ -13,7 +16,43 @@ compiled function keeps Numba's semantics.  Running with
 ``NUMBA_BOUNDSCHECK=1`` still catches a negative index there (as out of
 bounds), which is how the test suite checks the premise.
 """
+import hashlib
+import os
+from pathlib import Path
+
 import numba
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def source_digest(root: Path = _ROOT) -> str:
+    """Digest of every Python source of the ``models`` and ``pdes`` packages under ``root``
+    (and of the Numba version).
+
+    Numba's on-disk cache checks only the source file of the cached function:
+    a kernel whose inlined helpers (routing, RNG, bit counts) or whose compile
+    hooks (this module) changed would be loaded from the cache as it was.
+    Keying the cache directory on all sources makes any change recompile.
+    """
+    h = hashlib.sha256(numba.__version__.encode())
+    for pkg in ("models", "pdes"):
+        for f in sorted((root / pkg).rglob("*.py")):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _cache_dir() -> str:
+    """``$NUMBA_CACHE_DIR`` (or ``$XDG_CACHE_HOME``, else ``~/.cache``, + ``/pdes``) +
+    ``/numba-<source digest>``."""
+    base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pdes")
+    return os.path.join(base, "numba-" + source_digest())
+
+
+# set before the first decorated function: Numba picks a function's cache location when
+# it is decorated (an unwritable directory makes it fall back to its default places)
+numba.config.CACHE_DIR = _cache_dir()
 
 njit = numba.njit(cache=True, nogil=True)
 """Decorator: ``@njit`` compiles a function with the project's options."""

@@ -76,3 +76,27 @@ def test_engine_never_indexes_negatively(tmp_path):
         """, tmp_path, NUMBA_BOUNDSCHECK="1")
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.count("ok ") == 8, r.stdout
+
+
+def test_cache_directory_is_keyed_on_every_source(tmp_path):
+    """An edit to any project source (here a helper inlined into the cycle kernel) moves
+    the compiled-code cache to a new directory, so stale machine code is never loaded."""
+    import shutil
+    from pathlib import Path
+
+    root = tmp_path / "tree"
+    for pkg in ("models", "pdes"):
+        shutil.copytree(Path(ROOT) / pkg, root / pkg,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    before = jit.source_digest(root)
+    assert before == jit.source_digest(Path(ROOT))
+    bits = root / "pdes" / "kernels" / "bits.py"
+    bits.write_text(bits.read_text() + "\n# an edit\n")
+    assert jit.source_digest(root) != before
+    r = run_py("""
+        import numba
+        import models.jit
+        print(numba.config.CACHE_DIR)
+    """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == os.path.join(str(tmp_path / "cache"), "numba-" + before)
