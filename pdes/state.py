@@ -21,7 +21,7 @@ import numpy as np
 
 from models.jit import njit
 from pdes.kernels import cycle
-from pdes.kernels.layout import F_FLIT, F_VC, NF, NSAMPLE, NSTAT
+from pdes.kernels.layout import F_FLIT, F_VC, NF, NF_HOT, NSAMPLE, NSTAT
 
 
 def next_pow2(x: np.ndarray) -> np.ndarray:
@@ -55,15 +55,15 @@ def _line_aligned_zeros(shape):
 
 
 @njit
-def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, rec, rec_free, rec_top, ib_id, ib_rdy,
+def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, rec, rec_c, rec_free, rec_top, ib_id, ib_rdy,
                  ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at):
     """Put flits received from other parts into their local input VCs (in send order)."""
     for i in range(dest_port.shape[0]):
         a = arr_t[i]
         rdy = a + rdel if recs[i, F_FLIT] == 0 else a
-        cycle.push_flit(rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
+        cycle.push_flit(rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
                         iv_sa_ready, iv_sa_at, iv_va_at, dest_port[i] * nv + recs[i, F_VC], vccap,
-                        recs, i, recs.shape[1], rdy)
+                        recs, i, rdy)
 
 
 @njit
@@ -259,7 +259,9 @@ class PartState:
             # buffers and queues hold record indices, so a hop moves one int32, not a
             # record; every buffer and queue slot can hold one flit, so the pool (sized
             # for all of them) never runs out.  rec_free[0:rec_top[0]] are the free records
-            rec=_line_aligned_zeros((n_rec, NF)),
+            # fields 0..NF_HOT-1 (read at every hop) and the others in two arrays of
+            # 32-byte rows, so the records of the flits in the network take half the cache
+            rec=_line_aligned_zeros((n_rec, NF_HOT)), rec_c=_line_aligned_zeros((n_rec, NF_HOT)),
             rec_free=np.arange(n_rec - 1, -1, -1, dtype=i32),
             rec_top=np.full(1, n_rec, dtype=np.int64),
             ib_id=np.zeros(nP * nv * rp.vc_flits, dtype=i32),
@@ -400,7 +402,7 @@ class PartState:
             insert_flits(ports, np.asarray(flit_arrival, dtype=np.int64),
                          np.ascontiguousarray(flit_records, dtype=np.int32), self.nv,
                          self.rp.vc_flits, self.rp.routing_delay,
-                         a["rec"], a["rec_free"], a["rec_top"], a["ib_id"], a["ib_rdy"],
+                         a["rec"], a["rec_c"], a["rec_free"], a["rec_top"], a["ib_id"], a["ib_rdy"],
                          a["ib_head"], a["ib_cnt"], a["iv_ready"],
                          a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"])
         if len(credit_channel):

@@ -16,10 +16,13 @@ about a VC looks only at its front flit's ready cycle, so a flit that is
 sender needs the exact count.  Nothing is swept per cycle for flits or credits
 in transit, which keeps the per-cycle working set small.
 
-Flit records live in a per-part pool (``rec``, free list ``rec_free``); input
-VCs and output queues hold record indices, so a flit crossing a router moves
-one int32 and its record stays put until it leaves the part (ejection or an
-outbox), when the record is freed.
+Flit records live in a per-part pool (free list ``rec_free``); input VCs and
+output queues hold record indices, so a flit crossing a router moves one
+int32 and its record stays put until it leaves the part (ejection or an
+outbox), when the record is freed.  The pool keeps a record's first
+``NF_HOT`` fields (those minimal routing reads at every hop) in ``rec`` and
+the others in ``rec_c``, both in 32-byte rows: the records of the flits in
+the network take half the cache they would as whole 64-byte records.
 
 Ring buffers (input VCs, output queues, credit FIFOs) are stored slot-major:
 slot ``w`` of every VC lies in one contiguous plane (``ib_id[w * nIV + ivc]``).
@@ -43,6 +46,7 @@ Credit counts are read where they decide something, and no more often:
 Sweeps over all VCs of a router build their lists of candidates without
 branches on the VC state (a branch per VC on random occupancy mispredicts
 often enough to dominate the sweep).
+
 Everything a router does in cycle ``t`` takes effect at another router from
 ``t + latency >= t + 1``, so the order in which routers are visited does not
 matter.  Flits and credits for routers owned by another state (rank) go to
@@ -64,7 +68,7 @@ from pdes.kernels.layout import (
     ERR_VC_ORDER,
     F_CTIME, F_DST,
     F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
-    NF, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
+    NF, NF_HOT, NF_USED, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.bits import popcount, trailing_zeros
@@ -130,10 +134,10 @@ def scratch_per_port(nv, speed):
 
 
 @njit
-def push_flit(rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
-              iv_sa_ready, iv_sa_at, iv_va_at, ivc, vccap, src, row, nfields, rdy):
-    """Append a copy of record ``src[row]`` (its first ``nfields`` fields) to input VC
-    ``ivc`` with ready cycle ``rdy``, in a record taken from the free list.
+def push_flit(rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
+              iv_sa_ready, iv_sa_at, iv_va_at, ivc, vccap, src, row, rdy):
+    """Append a copy of record ``src[row]`` to input VC ``ivc`` with ready cycle ``rdy``,
+    in a pool record taken from the free list.
 
     Used for flits received from other parts at window boundaries; the cycle
     loop of :func:`advance` has the same code written out (a call taking
@@ -146,8 +150,10 @@ def push_flit(rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, 
     top = rec_top[0] - 1
     fid = rec_free[top]
     rec_top[0] = top
-    for f in range(nfields):
+    for f in range(NF_HOT):
         rec[fid, f] = src[row, f]
+    for f in range(NF_HOT, NF_USED):
+        rec_c[fid, f - NF_HOT] = src[row, f]
     ib_id[pos] = fid
     ib_rdy[pos] = rdy
     if ib_cnt[ivc] == 0:
@@ -184,7 +190,7 @@ def advance(t0, t1, prm,
             grp_rtr, grp_nb, grp_cl, lay_port,
             msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
             cr_t, cr_head, cr_cnt, cred,
-            rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc,
+            rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc,
             iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at,
             ov_owner, oq_id, oq_rdy, oq_head, oq_cnt, oq_ready,
             rr_in, rr_out, rr_va,
@@ -382,8 +388,10 @@ def advance(t0, t1, prm,
                 pos = w * nIV + ivc
                 top -= 1
                 fid = rec_free[top]
-                for f in range(NF):
+                for f in range(NF_HOT):
                     rec[fid, f] = ep_cur_rec[e, f]
+                for f in range(NF_HOT, NF_USED):
+                    rec_c[fid, f - NF_HOT] = ep_cur_rec[e, f]
                 ib_id[pos] = fid
                 ib_rdy[pos] = rdy
                 if ib_cnt[ivc] == 0:
@@ -589,17 +597,17 @@ def advance(t0, t1, prm,
                         # first router of the packet: the algorithm picks its intermediate
                         # (or, layered routing, its layer: F_AUX2)
                         if alg == ALG_LAYERED:
-                            rec[fid, F_AUX2] = layer_of(
+                            rec_c[fid, F_AUX2 - NF_HOT] = layer_of(
                                 lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
                                 rec[fid, F_DSTR], lay_port)
                         elif alg >= ALG_NAR and alg <= ALG_NAG:
-                            rec[fid, F_MID] = galaxy_decision(
+                            rec_c[fid, F_MID - NF_HOT] = galaxy_decision(
                                 alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
                                 plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
                                 c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
                                 grp_rtr, grp_nb, grp_cl)
                         else:
-                            rec[fid, F_MID] = source_decision(
+                            rec_c[fid, F_MID - NF_HOT] = source_decision(
                                 alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
                                 plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
                                 n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
@@ -653,7 +661,7 @@ def advance(t0, t1, prm,
                     else:
                         op, ovc, ph, tgt = compute_route(
                             alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
-                            rec[fid, F_SEQ], rec[fid, F_HOPS], rec[fid, F_MID],
+                            rec[fid, F_SEQ], rec[fid, F_HOPS], rec_c[fid, F_MID - NF_HOT],
                             rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
                             dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
                             pipe, wdist)
@@ -663,23 +671,23 @@ def advance(t0, t1, prm,
                         op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
                         if op < 0:
                             return ERR_ROUTE
-                        seqpos = dragonfly_position(rec[fid, F_AUX2], out_ltype[op])
-                        rec[fid, F_AUX2] = seqpos
+                        seqpos = dragonfly_position(rec_c[fid, F_AUX2 - NF_HOT], out_ltype[op])
+                        rec_c[fid, F_AUX2 - NF_HOT] = seqpos
                         ovc = seqpos // 2
-                    elif alg == ALG_LAYERED and op - plo >= nepk and rec[fid, F_AUX2] > 0:
+                    elif alg == ALG_LAYERED and op - plo >= nepk and rec_c[fid, F_AUX2 - NF_HOT] > 0:
                         # layer >= 1: the layer's next-hop table (neighbour index)
-                        nb = lay_port[rec[fid, F_AUX2] - 1, rg, rec[fid, F_DSTR]]
+                        nb = lay_port[rec_c[fid, F_AUX2 - NF_HOT] - 1, rg, rec[fid, F_DSTR]]
                         op = plo + nepk + nb if nb >= 0 else -1
                     if op < 0:
                         return ERR_ROUTE
                     if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
                         # Galaxyfly classes: local (same group) and global links count apart
                         lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
-                        ovc, aux = galaxy_hop(scheme, lseq, rec[fid, F_AUX2],
+                        ovc, aux = galaxy_hop(scheme, lseq, rec_c[fid, F_AUX2 - NF_HOT],
                                               rec[fid, F_HOPS], lt)
                         if ovc < 0:
                             return ERR_VC
-                        rec[fid, F_AUX2] = aux
+                        rec_c[fid, F_AUX2 - NF_HOT] = aux
                         if P - plo >= nepk:
                             # the order guard compares within a link type (classes restart
                             # per type); with link-type positions also across types
@@ -796,15 +804,15 @@ def advance(t0, t1, prm,
                     st[S_LAST_DELIVERY] = td
                 if rec[fid, F_FLIT] == pkt - 1:
                     if finite != 0:
-                        m = rec[fid, F_AUX]
+                        m = rec_c[fid, F_AUX - NF_HOT]
                         msg_recv[m] += 1
                         if msg_recv[m] == msg_pkts[m]:
                             # message complete: its latency is the completion cycle (posted at 0)
                             hist_msg[td if td < hmax else hmax] += 1
-                    ct = rec[fid, F_CTIME]
+                    ct = rec_c[fid, F_CTIME - NF_HOT]
                     if ct >= m0 and ct < m1:
                         plat = td - ct
-                        nlat = td - rec[fid, F_ITIME]
+                        nlat = td - rec_c[fid, F_ITIME - NF_HOT]
                         hops = rec[fid, F_HOPS]
                         st[S_DELIVERED_MEAS] += 1
                         st[S_SUM_PLAT] += plat
@@ -849,8 +857,10 @@ def advance(t0, t1, prm,
                 if n >= focap:
                     return ERR_OUTBOX
                 row = cc * focap + n
-                for f in range(NF):
+                for f in range(NF_HOT):
                     fo_rec[row, f] = rec[fid, f]
+                for f in range(NF_HOT, NF_USED):
+                    fo_rec[row, f] = rec_c[fid, f - NF_HOT]
                 fo_t[row] = arr
                 fo_cnt[cc] = n + 1
                 rec_free[top] = fid

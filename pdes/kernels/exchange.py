@@ -15,7 +15,7 @@ one (sender, VC) FIFO each.
 import numpy as np
 
 from models.jit import njit
-from pdes.kernels.layout import F_FLIT, F_VC, NF_USED
+from pdes.kernels.layout import F_FLIT, F_VC, NF_HOT, NF_USED
 
 HEADER = 2
 FLIT_WORDS = NF_USED + 2    # the padding of the in-memory records is not sent
@@ -60,7 +60,7 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
 
 @njit
 def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
-                 rec, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
+                 rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
                  iv_va_at, cr_t, cr_head, cr_cnt):
     """Insert the flits and credits of a received block; False on a credit FIFO overflow.
 
@@ -86,8 +86,10 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
         pos = w * nIV + ivc
         top -= 1
         fid = rec_free[top]
-        for f in range(NF_USED):
+        for f in range(NF_HOT):
             rec[fid, f] = buf[o + 2 + f]
+        for f in range(NF_HOT, NF_USED):
+            rec_c[fid, f - NF_HOT] = buf[o + 2 + f]
         ib_id[pos] = fid
         ib_rdy[pos] = rdy
         if ib_cnt[ivc] == 0:

@@ -3,8 +3,9 @@
 A flit travels as a fixed-width ``int32`` record (``NF`` fields); a packet
 that crosses ranks travels as its records, so nothing about a flit lives
 outside its record, the buffer slot that holds its record index, and the VC
-state of that buffer.  Records sit in a per-part pool (``rec`` in
-:mod:`pdes.state`) while the flit is in the part.  The cycle from which a
+state of that buffer.  Records sit in a per-part pool (``rec`` and ``rec_c``
+in :mod:`pdes.state`: fields below ``NF_HOT`` and the others) while the flit
+is in the part.  The cycle from which a
 buffered flit may be processed is kept beside the buffers (``ib_rdy`` /
 ``oq_rdy``), not in the record.
 """
@@ -13,14 +14,15 @@ buffered flit may be processed is kept beside the buffers (``ib_rdy`` /
 F_SRC = 0      # source endpoint (global id)
 F_DST = 1      # destination endpoint (global id)
 F_DSTR = 2     # destination router (global id)
-F_CTIME = 3    # creation cycle of the packet
-F_ITIME = 4    # cycle the head flit left the source queue (network entry)
-F_SEQ = 5      # per-source packet sequence number: packet id = (F_SRC, F_SEQ)
-F_FLIT = 6     # flit index inside the packet (tail = packet_size - 1)
-F_HOPS = 7     # router-to-router links traversed so far
-F_VC = 8       # VC of the channel the flit travels on / sits in
-F_MID = 9      # routing: intermediate router (-1 = none)
-F_PHASE = 10   # routing: phase (0 = towards F_MID or destination, 1 = towards destination)
+F_SEQ = 3      # per-source packet sequence number: packet id = (F_SRC, F_SEQ)
+F_FLIT = 4     # flit index inside the packet (tail = packet_size - 1)
+F_HOPS = 5     # router-to-router links traversed so far
+F_VC = 6       # VC of the channel the flit travels on / sits in
+F_PHASE = 7    # routing: phase (0 = towards F_MID or destination, 1 = towards destination)
+# fields from NF_HOT on are "cold": minimal routing does not read them per hop
+F_CTIME = 8    # creation cycle of the packet
+F_ITIME = 9    # cycle the head flit left the source queue (network entry)
+F_MID = 10     # routing: intermediate router (-1 = none)
 F_AUX = 11     # finite workloads: message index of the packet (read at ejection)
 F_AUX2 = 12    # routing state, -1 at injection; its meaning depends on the routing:
                #   Dragonfly VC scheme: position in the l-g-l-g-l hop sequence of the last hop
@@ -29,6 +31,7 @@ F_AUX2 = 12    # routing state, -1 at injection; its meaning depends on the rout
                #   Galaxyfly "count" VC scheme: global hops taken (local = F_HOPS - global)
                #   layered / rues: the packet's layer (set at its source router; 0 = minimal)
 NF_USED = 13
+NF_HOT = 8      # the record pool keeps fields 0..7 and 8.. in two arrays of 32-byte rows
 NF = 16        # records are padded to 64 bytes: with the 64-byte aligned buffers of
                # pdes.state every record is one cache line (13 fields would straddle two
                # lines in three records out of four); fields NF_USED.. are unused
