@@ -775,7 +775,11 @@ def advance(t0, t1, prm,
             if P + PF_PORTS < nP:
                 # unconditionally (an empty queue's front is its hot slot 0): a branch on
                 # the random occupancy would mispredict
-                prefetch(rec, oq_id[oq_head[P + PF_PORTS] * nP + P + PF_PORTS])
+                fq = oq_id[oq_head[P + PF_PORTS] * nP + P + PF_PORTS]
+                prefetch(rec, fq)
+                # and, for an ejection port, the cold half its statistics read (on other
+                # ports a fixed, hot row: no branch)
+                prefetch(rec_c, fq if out_ep[P + PF_PORTS] >= 0 else 0)
             if oq_ready[P] > t:       # NEVER while empty
                 continue
             fid = oq_id[oq_head[P] * nP + P]
