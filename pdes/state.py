@@ -258,8 +258,8 @@ class PartState:
             # flit records live in one pool and stay put while the flit crosses a router:
             # buffers and queues hold record indices, so a hop moves one int32, not a
             # record; every buffer and queue slot can hold one flit, so the pool (sized
-            # for all of them) never runs out.  rec_free[0:rec_top[0]] are the free records
-            # fields 0..NF_HOT-1 (read at every hop) and the others in two arrays of
+            # for all of them) never runs out.  rec_free[0:rec_top[0]] are the free records.
+            # Fields 0..NF_HOT-1 (read at every hop) and the others are in two arrays of
             # 32-byte rows, so the records of the flits in the network take half the cache
             rec=_line_aligned_zeros((n_rec, NF_HOT)), rec_c=_line_aligned_zeros((n_rec, NF_HOT)),
             rec_free=np.arange(n_rec - 1, -1, -1, dtype=i32),

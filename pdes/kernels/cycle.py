@@ -324,8 +324,8 @@ def advance(t0, t1, prm,
             if ep_cur_left[e] == 0 and ep_pending[e] == 0:
                 continue
             for vc in range(nv):
-                # absorb the credits of key s * nv + vc that have arrived (inlined: a helper call
-                # taking arrays would cost atomic reference counts on this hot path)
+                # absorb the credits of key s * nv + vc that have arrived (written out, as in
+                # VC allocation below: an inline="always" helper measured 5% slower overall)
                 kk = s * nv + vc
                 n = cr_cnt[kk]
                 if n > 0:
@@ -725,8 +725,8 @@ def advance(t0, t1, prm,
                             # the count at any cycle is the same whenever that happens)
                             ovc = v
                             break
-                        # absorb the credits of key kk that have arrived (inlined: a helper
-                        # call taking arrays would cost atomic reference counts here)
+                        # absorb the credits of key kk that have arrived (written out: see the
+                        # endpoint stage)
                         n = cr_cnt[kk]
                         if n > 0:
                             h = cr_head[kk]

@@ -5,9 +5,8 @@ that crosses ranks travels as its records, so nothing about a flit lives
 outside its record, the buffer slot that holds its record index, and the VC
 state of that buffer.  Records sit in a per-part pool (``rec`` and ``rec_c``
 in :mod:`pdes.state`: fields below ``NF_HOT`` and the others) while the flit
-is in the part.  The cycle from which a
-buffered flit may be processed is kept beside the buffers (``ib_rdy`` /
-``oq_rdy``), not in the record.
+is in the part.  The cycle from which a buffered flit may be processed is
+kept beside the buffers (``ib_rdy`` / ``oq_rdy``), not in the record.
 """
 
 # ---- flit record fields
@@ -32,9 +31,9 @@ F_AUX2 = 12    # routing state, -1 at injection; its meaning depends on the rout
                #   layered / rues: the packet's layer (set at its source router; 0 = minimal)
 NF_USED = 13
 NF_HOT = 8      # the record pool keeps fields 0..7 and 8.. in two arrays of 32-byte rows
-NF = 16        # records are padded to 64 bytes: with the 64-byte aligned buffers of
-               # pdes.state every record is one cache line (13 fields would straddle two
-               # lines in three records out of four); fields NF_USED.. are unused
+NF = 16        # width of a whole record outside the pool (endpoint templates, outboxes);
+               # fields NF_USED.. are unused.  The pool stores fields 0..NF_HOT-1 and
+               # NF_HOT..NF_USED-1 in two arrays of 8-field (32-byte) rows
 
 # ---- statistics vector (int64), rank-local, reduced by summation (max for S_MAX*)
 S_CREATED_PKTS = 0        # packets created (whole run)
