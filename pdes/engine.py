@@ -171,34 +171,30 @@ def plan_routing(cfg: dict):
     return (topo, dist) + _routing(cfg, topo, dist, link_latencies(cfg, topo)[0])
 
 
-def prepare(cfg: dict, comm=None) -> Prepared:
+def same_network(a: dict, b: dict) -> bool:
+    """Whether two resolved configs describe the same network: topology, layout, link latency."""
+    return (a["topology"] == b["topology"] and a["layout"] == b["layout"]
+            and a["router"]["link_latency"] == b["router"]["link_latency"])
+
+
+def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     """Build topology, latencies, routing tables and traffic; validate against them.
 
     Every rank of ``comm`` builds the same objects; only the distance table is
-    computed cooperatively.
+    computed cooperatively.  ``reuse``, a :class:`Prepared` of a config with the
+    same network (:func:`same_network`), lends its topology, latencies and
+    distances instead of building them again (a sweep over routings or loads).
     """
-    from models import layout as L
-    from models.registry import ROUTINGS, TRAFFIC
-    from models.topology import build
+    from models.registry import TRAFFIC
     import models.routing  # noqa: F401
     import models.traffic  # noqa: F401
 
     _check_router(cfg)
-    timings = {}
-    t = time.perf_counter()
-    name, params = C.topology_params(cfg)
-    topo = build(name, params)
-    timings["build_s"] = time.perf_counter() - t
-    if topo.n_endpoints < 2:
-        raise ParameterError("topology: the network needs at least 2 endpoints to simulate")
-
-    t = time.perf_counter()
-    link_latency, cable_m = link_latencies(cfg, topo)
-    timings["layout_s"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    dist = distances(topo, comm)
-    timings["distances_s"] = time.perf_counter() - t
+    if reuse is not None and same_network(reuse.cfg, cfg):
+        topo, link_latency, cable_m, dist = reuse.topo, reuse.link_latency, reuse.cable_m, reuse.dist
+        timings = {k: 0.0 for k in ("build_s", "layout_s", "distances_s")}
+    else:
+        topo, link_latency, cable_m, dist, timings = _network(cfg, comm)
     ep = np.nonzero(topo.endpoints > 0)[0]
     if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
         raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
@@ -247,6 +243,27 @@ def prepare(cfg: dict, comm=None) -> Prepared:
         endpoint_latency=r["endpoint_latency"])
     return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
                     plan=plan, traffic=traffic, rp=rp, timings=timings)
+
+
+def _network(cfg: dict, comm):
+    """Topology, link latencies, cable lengths, distances and their build times."""
+    from models.topology import build
+    timings = {}
+    t = time.perf_counter()
+    name, params = C.topology_params(cfg)
+    topo = build(name, params)
+    timings["build_s"] = time.perf_counter() - t
+    if topo.n_endpoints < 2:
+        raise ParameterError("topology: the network needs at least 2 endpoints to simulate")
+
+    t = time.perf_counter()
+    link_latency, cable_m = link_latencies(cfg, topo)
+    timings["layout_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    dist = distances(topo, comm)
+    timings["distances_s"] = time.perf_counter() - t
+    return topo, link_latency, cable_m, dist, timings
 
 
 def epoch_of(prep) -> int:

@@ -22,74 +22,119 @@ SERIES_COLUMNS = ("cycle", "delivered_flits", "injected_flits", "created_packets
 
 def write_results(path: str, res: dict, cfg_toml: str, *, nranks: int, partition: dict | None,
                   version: str) -> None:
+    """Write one run's results to ``path`` (through a temporary name, renamed when whole)."""
     import h5py
     tmp = f"{path}.tmp-{os.getpid()}"
-    prep = res["prepared"]
-    topo = prep.topo
     try:
         with h5py.File(tmp, "w") as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["pdes_version"] = version
-            f.attrs["config_toml"] = cfg_toml
-            f.attrs["seed"] = int(prep.cfg["measure"]["seed"])
-            f.attrs["num_vcs"] = int(prep.rp.num_vcs)
-            f.attrs["routing_vc_scheme"] = prep.plan.vc_scheme
-            f.attrs["routing_max_hops"] = int(prep.plan.max_hops)
-            f.attrs["traffic"] = prep.traffic.description
-            f.attrs["topology_params"] = json.dumps(_jsonable(topo.params), sort_keys=True)
-            s = f.create_group("summary")
-            for k, v in res["summary"].items():
-                s.create_dataset(k, data=v)
-            c = f.create_group("counters")
-            for k, v in res["counters"].items():
-                c.create_dataset(k, data=np.int64(v))
-            h = f.create_group("hist")
-            h.create_dataset("packet_latency", data=res["hist_packet_latency"])
-            h.create_dataset("network_latency", data=res["hist_network_latency"])
-            h.create_dataset("hops", data=res["hist_hops"])
-            if res.get("hist_message_latency") is not None:
-                h.create_dataset("message_latency", data=res["hist_message_latency"])
-            ln = f.create_group("links")
-            ln.create_dataset("routers", data=topo.links.astype(np.int32))
-            ln.create_dataset("latency_cycles", data=np.asarray(prep.link_latency, np.int64))
-            if prep.cable_m is not None:
-                ln.create_dataset("cable_m", data=np.asarray(prep.cable_m, np.float64))
-            ln.create_dataset("link_class", data=topo.link_class)
-            ln.attrs["link_class_names"] = json.dumps(list(topo.link_class_names))
-            if prep.cfg["output"]["per_link"]:
-                ln.create_dataset("channel_flits", data=res["link_flits"])
-            ep = f.create_group("endpoints")
-            ep.create_dataset("router", data=topo.endpoint_router)
-            if prep.cfg["output"]["per_endpoint"]:
-                ep.create_dataset("injected_flits", data=res["endpoint_injected"])
-                ep.create_dataset("delivered_flits", data=res["endpoint_delivered"])
-            sr = f.create_group("series")
-            sr.attrs["sample_period"] = int(prep.cfg["measure"]["sample_period"])
-            for i, name in enumerate(SERIES_COLUMNS):
-                sr.create_dataset(name, data=res["series"][:, i])
-            rt = f.create_group("routers")
-            rt.create_dataset("endpoints", data=topo.endpoints)
-            rt.create_dataset("group", data=topo.group)
-            tm = f.create_group("run")
-            for k, v in res["timing"].items():
-                tm.attrs[k] = float(v)
-            tm.attrs["nranks"] = int(nranks)
-            tm.attrs["window"] = int(res["window"])
-            tm.attrs["lookahead"] = int(res["lookahead"])
-            if partition is not None:
-                pg = tm.create_group("partition")
-                for k, v in partition.items():
-                    if isinstance(v, np.ndarray):
-                        pg.create_dataset(k, data=v)
-                    else:
-                        pg.attrs[k] = v
-            f.attrs["complete"] = True
+            write_run(f, res, cfg_toml, nranks=nranks, partition=partition, version=version)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def run_image(res: dict, cfg_toml: str, *, nranks: int, partition: dict | None, version: str) -> bytes:
+    """One run's result file, as the bytes of an HDF5 file held in memory."""
+    import io
+
+    import h5py
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as f:
+        write_run(f, res, cfg_toml, nranks=nranks, partition=partition, version=version)
+    return buf.getvalue()
+
+
+def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | None,
+              version: str) -> None:
+    """Write one run's results into the HDF5 group (or file) ``f``: the schema of a run file."""
+    prep = res["prepared"]
+    topo = prep.topo
+    f.attrs["format"] = FORMAT
+    f.attrs["format_version"] = FORMAT_VERSION
+    f.attrs["pdes_version"] = version
+    f.attrs["config_toml"] = cfg_toml
+    f.attrs["seed"] = int(prep.cfg["measure"]["seed"])
+    f.attrs["num_vcs"] = int(prep.rp.num_vcs)
+    f.attrs["routing_vc_scheme"] = prep.plan.vc_scheme
+    f.attrs["routing_max_hops"] = int(prep.plan.max_hops)
+    f.attrs["traffic"] = prep.traffic.description
+    f.attrs["topology_params"] = json.dumps(_jsonable(topo.params), sort_keys=True)
+    write_config(f.create_group("config"), prep.cfg)
+    s = f.create_group("summary")
+    for k, v in res["summary"].items():
+        s.create_dataset(k, data=v)
+    c = f.create_group("counters")
+    for k, v in res["counters"].items():
+        c.create_dataset(k, data=np.int64(v))
+    h = f.create_group("hist")
+    h.create_dataset("packet_latency", data=res["hist_packet_latency"])
+    h.create_dataset("network_latency", data=res["hist_network_latency"])
+    h.create_dataset("hops", data=res["hist_hops"])
+    if res.get("hist_message_latency") is not None:
+        h.create_dataset("message_latency", data=res["hist_message_latency"])
+    ln = f.create_group("links")
+    ln.create_dataset("routers", data=topo.links.astype(np.int32))
+    ln.create_dataset("latency_cycles", data=np.asarray(prep.link_latency, np.int64))
+    if prep.cable_m is not None:
+        ln.create_dataset("cable_m", data=np.asarray(prep.cable_m, np.float64))
+    ln.create_dataset("link_class", data=topo.link_class)
+    ln.attrs["link_class_names"] = json.dumps(list(topo.link_class_names))
+    if prep.cfg["output"]["per_link"]:
+        ln.create_dataset("channel_flits", data=res["link_flits"])
+    ep = f.create_group("endpoints")
+    ep.create_dataset("router", data=topo.endpoint_router)
+    if prep.cfg["output"]["per_endpoint"]:
+        ep.create_dataset("injected_flits", data=res["endpoint_injected"])
+        ep.create_dataset("delivered_flits", data=res["endpoint_delivered"])
+    sr = f.create_group("series")
+    sr.attrs["sample_period"] = int(prep.cfg["measure"]["sample_period"])
+    for i, name in enumerate(SERIES_COLUMNS):
+        sr.create_dataset(name, data=res["series"][:, i])
+    rt = f.create_group("routers")
+    rt.create_dataset("endpoints", data=topo.endpoints)
+    rt.create_dataset("group", data=topo.group)
+    tm = f.create_group("run")
+    for k, v in res["timing"].items():
+        tm.attrs[k] = float(v)
+    tm.attrs["nranks"] = int(nranks)
+    tm.attrs["window"] = int(res["window"])
+    tm.attrs["lookahead"] = int(res["lookahead"])
+    if partition is not None:
+        pg = tm.create_group("partition")
+        for k, v in partition.items():
+            if isinstance(v, np.ndarray):
+                pg.create_dataset(k, data=v)
+            else:
+                pg.attrs[k] = v
+    f.attrs["complete"] = True
+
+
+def write_config(g, cfg: dict) -> None:
+    """The resolved config as datasets ``<section>/<key>`` (``None`` values omitted).
+
+    Strings are string datasets, numbers and booleans scalars, lists arrays (a
+    list that numpy cannot make a plain array of is stored as its JSON text).
+    """
+    for section, body in cfg.items():
+        sg = g.create_group(section)
+        for key, value in body.items():
+            if value is None:
+                continue
+            sg.create_dataset(key, data=config_value(value))
+
+
+def config_value(value):
+    """A config value as something h5py stores: scalar, string or array."""
+    if isinstance(value, (list, tuple)):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "biuf" and arr.size:
+            return arr
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return value
 
 
 def _jsonable(obj):

@@ -13,8 +13,6 @@ of routers with endpoints, over every tie) sets the VCs needed.
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
 
 from models.errors import ParameterError
 from models.jit import njit
@@ -31,6 +29,8 @@ def weighted_distances(topo, link_weight) -> np.ndarray:
     w = np.asarray(link_weight, dtype=np.int64)
     u, v = topo.links[:, 0], topo.links[:, 1]
     R = topo.n_routers
+    from scipy.sparse import csr_matrix   # scipy loaded only when used
+    from scipy.sparse.csgraph import dijkstra
     g = csr_matrix((np.concatenate([w, w]).astype(np.float64), (np.concatenate([u, v]),
                     np.concatenate([v, u]))), shape=(R, R))
     d = dijkstra(g, directed=True)

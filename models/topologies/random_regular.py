@@ -4,8 +4,6 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
@@ -28,6 +26,8 @@ def balanced_p(degree: int) -> int:
 
 
 def _components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    from scipy.sparse import coo_matrix   # scipy loaded only when used
+    from scipy.sparse.csgraph import connected_components
     g = coo_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n, n))
     return connected_components(g, directed=False)[1]
 

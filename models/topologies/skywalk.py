@@ -5,8 +5,6 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
@@ -295,6 +293,8 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     for s in range(seed, seed + tries):
         u, v, cls = _instance(np.random.default_rng(s), z, c, d_i, z * d_s, z * d_d,
                               straight, diagonal_ok)
+        from scipy.sparse import coo_matrix   # scipy loaded only when used
+        from scipy.sparse.csgraph import connected_components
         g = coo_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n_sw, n_sw))
         if connected_components(g, directed=False)[0] != 1:
             counts.append(0)

@@ -13,7 +13,7 @@ import sys
 
 from models.errors import ParameterError
 
-COMMANDS = ("run", "topo", "info", "check", "analyze")
+COMMANDS = ("run", "sweep", "show", "plot", "topo", "info", "check", "analyze")
 
 
 def _available():

@@ -7,10 +7,10 @@ identical for any N.
 """
 from __future__ import annotations
 
-import sys
-import time
+import json
 
 from models.errors import ParameterError
+from pdes.cli.common import check_output, compile_notice, mpi_main, say_fn
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
 
@@ -23,30 +23,12 @@ def add_arguments(p):
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--print-config", action="store_true",
                    help="print the resolved config (TOML) and exit")
-
-
-def _world():
-    from mpi4py import MPI
-    return MPI.COMM_WORLD
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON object on stdout instead of the table")
 
 
 def main(args) -> int:
-    comm = _world()
-    rank, size = comm.Get_rank(), comm.Get_size()
-    try:
-        return _main(args, comm)
-    except ParameterError as exc:
-        # configuration errors are found identically on every rank before any work
-        if rank == 0:
-            print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except BrokenPipeError:        # stdout closed by the reader (e.g. piped into head)
-        return 0
-    except Exception as exc:  # noqa: BLE001 - any failure must end the whole job
-        print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-        if size > 1:
-            comm.Abort(3)
-        return 3
+    return mpi_main(_main, args)
 
 
 def _main(args, comm) -> int:
@@ -57,6 +39,8 @@ def _main(args, comm) -> int:
 
     rank, size = comm.Get_rank(), comm.Get_size()
     raw = C.load_toml(args.config) if args.config else {}
+    if "sweep" in raw:
+        raise ParameterError("sweep: the [sweep] table is read by 'pdes sweep', not 'pdes run'")
     cfg = C.resolve(raw, args.sets)
     if args.output:
         cfg["output"]["file"] = args.output
@@ -66,13 +50,10 @@ def _main(args, comm) -> int:
         return 0
     out = cfg["output"]["file"]
     if out:
-        import os
-        d = os.path.dirname(os.path.abspath(out))
-        if not os.path.isdir(d):
-            raise ParameterError(f"output.file: directory does not exist: {d}")
+        check_output(out, "output.file")
+    say = say_fn(comm, args.quiet)
+    compile_notice(say)
     prep = prepare(cfg, comm if size > 1 else None)
-    say = (lambda s: print(f"[pdes] {s}", file=sys.stderr, flush=True)) \
-        if (rank == 0 and not args.quiet) else None
     topo = prep.topo
     if say:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "
@@ -95,7 +76,10 @@ def _main(args, comm) -> int:
     if rank == 0:
         if out:
             write_results(out, res, C.to_toml(cfg), nranks=size, partition=rep, version=__version__)
-        _print_summary(res, out)
+        if args.json:
+            print(json.dumps(summary_json(res, out), sort_keys=True))
+        else:
+            _print_summary(res, out)
     return 0
 
 
@@ -121,6 +105,20 @@ def buffer_note(cfg, prep) -> str:
     return (f"note: router.buffer_flits = {buf} is below the credit round trip of the longest "
             f"links ({rtt} cycles): {100 * slow:.0f}% of the links cannot carry a flit every "
             f"cycle (full rate needs buffer_flits >= {rtt})")
+
+
+def summary_json(res, out) -> dict:
+    """The run's summary as plain JSON values (NaN as null), with the result file's path."""
+    import math
+    d = {}
+    for k, v in res["summary"].items():
+        if hasattr(v, "item"):
+            v = v.item()
+        if isinstance(v, float) and not math.isfinite(v):
+            v = None
+        d[k] = v
+    d["results_file"] = out or None
+    return d
 
 
 def _short(sec: dict) -> str:

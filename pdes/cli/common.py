@@ -1,0 +1,87 @@
+"""What the simulating commands (``run``, ``sweep``) share: the MPI wrapper, output paths,
+the compile notice."""
+from __future__ import annotations
+
+import glob
+import os
+import stat
+import sys
+
+from models.errors import ParameterError
+
+COMPILE_SECONDS = 20
+"""What a first compile of the simulation kernels takes on a current core (cold cache)."""
+
+
+def world():
+    from mpi4py import MPI
+    return MPI.COMM_WORLD
+
+
+def mpi_main(body, args) -> int:
+    """Run ``body(args, comm)`` on every rank with the project's error rules.
+
+    Config errors are found identically on every rank before any work: rank 0
+    prints one ``pdes: error:`` line and every rank returns 2.  Any other
+    failure ends the whole job (``Abort``) with status 3.
+    """
+    comm = world()
+    rank, size = comm.Get_rank(), comm.Get_size()
+    try:
+        return body(args, comm)
+    except ParameterError as exc:
+        if rank == 0:
+            print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except BrokenPipeError:        # stdout closed by the reader (e.g. piped into head)
+        return 0
+    except Exception as exc:  # noqa: BLE001 - any failure must end the whole job
+        print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        if size > 1:
+            comm.Abort(3)
+        return 3
+
+
+def say_fn(comm, quiet: bool):
+    """A progress printer on rank 0 (stderr), or None."""
+    if quiet or comm.Get_rank() != 0:
+        return None
+    return lambda s: print(f"[pdes] {s}", file=sys.stderr, flush=True)
+
+
+def check_output(path: str, key: str, *, replace: bool = True) -> None:
+    """Refuse output paths that are not (or cannot become) a regular file in a writable directory.
+
+    ``replace=False`` also refuses an existing file.
+    """
+    if not path:
+        raise ParameterError(f"{key}: empty path")
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise ParameterError(f"{key}: directory does not exist: {d}")
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise ParameterError(f"{key}: directory is not writable: {d}")
+    if os.path.islink(path):
+        raise ParameterError(f"{key}: {path} is a symbolic link; give the path of a regular file")
+    if os.path.exists(path):
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ParameterError(f"{key}: {path} exists and is not a regular file")
+        if not replace:
+            raise ParameterError(f"{key}: {path} exists (use --resume to continue that study, "
+                                 "or --force to replace it)")
+
+
+def kernels_cached() -> bool:
+    """Whether the compiled cycle kernel of this source version is in the on-disk cache."""
+    import numba
+
+    import models.jit  # noqa: F401 - sets the cache directory of this version
+    root = numba.config.CACHE_DIR
+    return bool(root) and bool(glob.glob(os.path.join(root, "**", "cycle.advance-*.nbi"),
+                                         recursive=True))
+
+
+def compile_notice(say) -> None:
+    """Say that the kernels will be compiled first, when they are not cached."""
+    if say is not None and not kernels_cached():
+        say(f"compiling simulation kernels once for this version, about {COMPILE_SECONDS} s")

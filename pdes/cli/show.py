@@ -1,0 +1,94 @@
+"""``python -m pdes show FILE.h5 [--csv] [--table table|table_mean|saturation]``.
+
+Prints a run file's summary (one ``key value`` line each) or a study file's
+table (one row per point) in the terminal, or as CSV with ``--csv``.
+"""
+from __future__ import annotations
+
+import sys
+
+from models.errors import ParameterError
+
+HELP = "print a run's summary or a study's table (terminal table or CSV)"
+
+
+def add_arguments(p):
+    p.add_argument("file", help="HDF5 file written by 'pdes run' or 'pdes sweep'")
+    p.add_argument("--csv", action="store_true", help="CSV on stdout instead of a terminal table")
+    p.add_argument("--table", choices=("table", "table_mean", "saturation"), default=None,
+                   help="a study's table to print (default: table, then saturation if present; "
+                        "with --csv only table)")
+    p.add_argument("--wide", action="store_true",
+                   help="every column in the terminal (CSV always has every column)")
+
+
+def main(args) -> int:
+    from pdes.results import open_results
+    try:
+        with open_results(args.file) as res:
+            if res.kind == "run":
+                if args.table:
+                    raise ParameterError("--table: only a study file has tables")
+                _show_run(res.summary(), args.csv)
+            else:
+                names = [args.table] if args.table else ["table"] + (
+                    ["saturation"] if res.has("saturation") and not args.csv else [])
+                for i, name in enumerate(names):
+                    if not res.has(name):
+                        raise ParameterError(f"--table: {args.file} has no {name}")
+                    df = res.frame(name)
+                    if not args.csv and not args.wide:
+                        df = _compact(df, name, res.varied_keys)
+                    if args.csv:
+                        df.to_csv(sys.stdout, index=False)
+                    else:
+                        if len(names) > 1:
+                            print(("" if i == 0 else "\n") + f"{name}:")
+                        print(_terminal(df))
+                if not args.csv and not res.finished:
+                    print(f"(study not finished: {len(res.frame('table'))} points so far)")
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def _show_run(summary: dict, csv: bool) -> None:
+    if csv:
+        import csv as C
+        w = C.writer(sys.stdout)
+        w.writerow(["key", "value"])
+        for k, v in summary.items():
+            w.writerow([k, v])
+        return
+    width = max(len(k) for k in summary)
+    for k, v in summary.items():
+        print(f"{k:<{width}}  {_fmt(v)}")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4f}" if abs(v) < 1e6 else f"{v:.6g}"
+    return str(v)
+
+
+COMPACT = {
+    "table": ("seed", "load", "accepted", "latency_mean", "latency_p99", "hops_mean", "saturated"),
+    "table_mean": ("load", "n", "accepted", "accepted_ci95", "latency_mean", "latency_mean_ci95",
+                   "saturated"),
+    "saturation": ("seed", "saturation_load", "lo", "hi", "accepted_hi", "status"),
+}
+
+
+def _compact(df, name, keys):
+    """The columns a person reads first: the varied keys and the main metrics."""
+    cols = [k for k in keys if k in df.columns] + [c for c in COMPACT[name] if c in df.columns]
+    if "seed" in cols and df["seed"].nunique() == 1:
+        cols.remove("seed")
+    return df[cols]
+
+
+def _terminal(df) -> str:
+    import pandas as pd
+    with pd.option_context("display.max_rows", None, "display.max_columns", None,
+                           "display.width", 250, "display.max_colwidth", 60):
+        return df.to_string(index=False, float_format=lambda x: f"{x:.6g}")

@@ -1,0 +1,82 @@
+"""``python -m pdes sweep [CONFIG] [--set k=v ...] --vary KEY=V1,V2 ... --loads 0.1:0.9:0.1
+[--saturation] [--seeds N] [--concurrent K] -o study.h5 [--resume]``.
+
+Runs a study (see :mod:`pdes.study`): the cartesian product of the varied
+keys, each at every offered load (and replication), optionally followed by a
+saturation search per series, all in one process per rank.  The same keys
+can be given in a ``[sweep]`` table of the config file.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+from pdes.cli.common import check_output, mpi_main, say_fn
+
+HELP = "run a study: latency-load sweeps over varied keys, saturation search, replications"
+
+
+def add_arguments(p):
+    p.add_argument("config", nargs="?", help="TOML config file, may hold a [sweep] table "
+                   "(default: built-in example)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override a config value of every point (repeatable)")
+    p.add_argument("--vary", action="append", default=[], metavar="SECTION.KEY=V1,V2,...",
+                   help="a key and its values (repeatable; the points are the cartesian product), "
+                        "e.g. --vary routing.algorithm=min,ugal_l")
+    p.add_argument("--loads", metavar="START:STOP:STEP|L1,L2,...",
+                   help="offered loads in flits/cycle/endpoint, stop included (default 0.1:1.0:0.1)")
+    p.add_argument("--saturation", action="store_true", default=None,
+                   help="find each series' saturation load by bisection on the offered load")
+    p.add_argument("--resolution", type=float, metavar="R",
+                   help="bisection resolution in flits/cycle/endpoint (default 0.01)")
+    p.add_argument("--seeds", type=int, metavar="N",
+                   help="replications per point with seeds measure.seed, +1, ... (default 1)")
+    p.add_argument("--concurrent", type=int, default=1, metavar="K",
+                   help="split the MPI ranks into K groups that run points side by side (default 1)")
+    p.add_argument("-o", "--output", help="HDF5 study file (default: output.file of the config)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the study in the output file: run only its missing points")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def main(args) -> int:
+    return mpi_main(_main, args)
+
+
+def _main(args, comm) -> int:
+    from models.errors import ParameterError
+    from pdes import __version__
+    from pdes import config as C
+    from pdes import study as S
+
+    rank, size = comm.Get_rank(), comm.Get_size()
+    raw = C.load_toml(args.config) if args.config else {}
+    spec = S.make_spec(raw, args.sets, args.vary, args.loads, args.saturation, args.resolution,
+                       args.seeds)
+    path = args.output or spec.base["output"]["file"]
+    if not path:
+        raise ParameterError("-o: a sweep needs an output file (-o study.h5 or output.file)")
+    if args.resume and args.force:
+        raise ParameterError("--resume: cannot be combined with --force")
+    check_output(path, "-o", replace=args.resume or args.force)
+    say = say_fn(comm, args.quiet)
+    n = len(spec.series) * len(spec.loads) * spec.seeds
+    keys = ", ".join(f"{k} ({len(v)})" for k, v in spec.vary) or "nothing"
+    intro = (f"study: {len(spec.series)} series (varying {keys}) x {len(spec.loads)} loads x "
+             f"{spec.seeds} seeds = {n} points" + (f", then a saturation search to "
+                                                  f"{spec.resolution:g}" if spec.saturation else "")
+             + (f"; {args.concurrent} groups of ranks" if args.concurrent > 1 else ""))
+    sat = S.run_study(spec, path, comm if size > 1 else None, concurrent=args.concurrent,
+                      resume=args.resume, say=say, version=__version__, intro=intro)
+    if rank == 0:
+        if sat:
+            for r in sat:
+                keys = "  ".join(f"{k}={S._fmt(v)}" for k, v in spec.series[r["series"]].items())
+                seed = f"  seed {r['seed']}" if spec.seeds > 1 else ""
+                value = (f"saturation load {r['load']:g} (bracket {r['lo']:g}..{r['hi']:g})"
+                         if not math.isnan(r["load"]) else r["status"])
+                print("  ".join(x for x in (keys, seed.strip(), value) if x))
+        print(f"study written to {path}", file=sys.stderr if args.quiet else sys.stdout)
+    return 0

@@ -1,0 +1,280 @@
+"""Figures of run and study files (matplotlib, Agg backend): what the papers plot.
+
+Each ``*_figure`` function takes an open :class:`pdes.results.Results` and
+returns a matplotlib ``Figure`` whose line and image objects hold exactly the
+file's numbers (the tests read them back).  ``python -m pdes plot`` saves one.
+
+* ``latency``: packet latency against offered load, one line per series,
+  saturated points drawn as crosses, each series' saturation load as a dotted
+  vertical line (study files; mean and 95% interval with replications).
+* ``throughput``: accepted against offered load per series, with the diagonal.
+* ``hops``: the hop-count distribution of the measured packets.
+* ``links``: channel load during the window (flits/cycle) by link class, and a
+  rack-to-rack heat map of the load between racks (groups).
+* ``series``: a run's time series per sample period.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from models.errors import ParameterError
+
+KINDS = ("latency", "throughput", "hops", "links", "series")
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _series_label(row, keys) -> str:
+    return ", ".join(f"{k}={row[k]}" for k in keys) or "all points"
+
+
+def _study_series(res):
+    """[(label, DataFrame of that series' rows sorted by load)] of a study's table."""
+    keys = res.varied_keys
+    mean = res.frame("table_mean")
+    replicated = int(mean["n"].max()) > 1 if len(mean) else False
+    df = mean if replicated else res.frame("table")
+    out = []
+    for s in sorted(set(df["series"])):
+        rows = df[df["series"] == s].sort_values("load")
+        out.append((s, _series_label(rows.iloc[0], keys), rows))
+    return out, replicated
+
+
+def latency_figure(res, logy: bool = False, network: bool = False):
+    """Latency against offered load per series (study) or the one point (run)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    col = "network_latency_mean" if network else "latency_mean"
+    what = "network latency" if network else "packet latency"
+    if res.kind == "run":
+        s = res.summary()
+        key = "network_latency_mean" if network else "packet_latency_mean"
+        ax.plot([s["offered_load_config"]], [s[key]], "o", label="run")
+    else:
+        series, replicated = _study_series(res)
+        if replicated and network:
+            raise ParameterError("--network: replicated studies plot the mean packet latency")
+        sat = res.frame("saturation") if res.has("saturation") else None
+        for i, (s, label, rows) in enumerate(series):
+            color = f"C{i % 10}"
+            x = rows["load"].to_numpy()
+            y = rows[col].to_numpy()
+            if replicated:
+                ax.errorbar(x, y, yerr=rows["latency_mean_ci95"].fillna(0).to_numpy(), color=color,
+                            marker="o", ms=4, capsize=3, label=label)
+                satd = rows["saturated"].to_numpy() > 0
+            else:
+                ax.plot(x, y, color=color, marker="o", ms=4, label=label)
+                satd = rows["saturated"].to_numpy().astype(bool)
+            if satd.any():
+                ax.plot(x[satd], y[satd], linestyle="none", marker="x", ms=9, color=color,
+                        label="_saturated")
+            if sat is not None:
+                loads = sat[sat["series"] == s]["saturation_load"].dropna().to_numpy()
+                if loads.size:
+                    ax.axvline(float(loads.mean()), color=color, linestyle=":",
+                               label=f"_saturation {float(loads.mean()):g}")
+        if sat is not None:
+            ax.plot([], [], color="gray", linestyle=":", label="saturation load")
+        ax.plot([], [], color="gray", linestyle="none", marker="x", label="saturated point")
+    ax.set_xlabel("offered load (flits/cycle/endpoint)")
+    ax.set_ylabel(f"{what} (cycles)" + (", mean and 95% CI" if res.kind == "study" and
+                                         _study_series(res)[1] else ""))
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(res))
+    fig.tight_layout()
+    return fig
+
+
+def throughput_figure(res):
+    """Accepted against offered load per series, with the diagonal accepted = offered."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 5))
+    top = 0.0
+    if res.kind == "run":
+        s = res.summary()
+        ax.plot([s["offered_load"]], [s["accepted_load"]], "o", label="run")
+        top = max(s["offered_load"], s["accepted_load"])
+    else:
+        series, _ = _study_series(res)
+        for i, (_, label, rows) in enumerate(series):
+            x = rows["load"].to_numpy()
+            y = rows["accepted"].to_numpy()
+            ax.plot(x, y, color=f"C{i % 10}", marker="o", ms=4, label=label)
+            top = max(top, float(x.max()), float(y.max()))
+    top = min(1.0, top * 1.05) if top > 0 else 1.0
+    ax.plot([0, top], [0, top], color="gray", linestyle="--", linewidth=1, label="accepted = offered")
+    ax.set_xlabel("offered load (flits/cycle/endpoint)")
+    ax.set_ylabel("accepted load (flits/cycle/endpoint)")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(res))
+    fig.tight_layout()
+    return fig
+
+
+def _points(res, point):
+    """[(label, group)] of the run groups a per-point figure shows."""
+    if res.kind == "run" or point:
+        return [(point or "run", res.group(point))]
+    # a study: each series at its lowest load (a per-point figure needs one run per line)
+    df = res.frame("table")
+    keys = res.varied_keys
+    out = []
+    for s in sorted(set(df["series"])):
+        rows = df[(df["series"] == s) & (df["seed"] == df[df["series"] == s]["seed"].min())]
+        row = rows.sort_values("load").iloc[0]
+        out.append((f"{_series_label(row, keys)}, load {row['load']:g}", res.group(row["point"])))
+    return out
+
+
+def _busiest_point(res, point):
+    """(label, group): the named point, the run, or a study's first series at its highest
+    unsaturated load (its lowest load if every point saturated)."""
+    if res.kind == "run" or point:
+        return _points(res, point)[0]
+    df = res.frame("table")
+    rows = df[df["series"] == df["series"].min()].sort_values("load")
+    ok = rows[~rows["saturated"].astype(bool)]
+    row = ok.iloc[-1] if len(ok) else rows.iloc[0]
+    return f"{_series_label(row, res.varied_keys)}, load {row['load']:g}", res.group(row["point"])
+
+
+def hops_figure(res, point: str | None = None):
+    """Fraction of measured packets per hop count."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    pts = _points(res, point)
+    width = 0.8 / len(pts)
+    for i, (label, g) in enumerate(pts):
+        h = g["hist/hops"][()].astype(np.float64)
+        n = int(np.nonzero(h)[0].max()) + 1 if h.any() else 1
+        frac = h[:n] / h.sum() if h.sum() else h[:n]
+        ax.bar(np.arange(n) + (i - (len(pts) - 1) / 2) * width, frac, width=width, label=label,
+               color=f"C{i % 10}")
+    ax.set_xlabel("router-to-router hops")
+    ax.set_ylabel("fraction of measured packets")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(res))
+    fig.tight_layout()
+    return fig
+
+
+def link_loads(g):
+    """(flits/cycle per channel, link class per channel, class names) of one run group."""
+    import json
+    if "channel_flits" not in g["links"]:
+        raise ParameterError("--kind links: the file has no per-link counts (output.per_link = false)")
+    flits = g["links/channel_flits"][()].astype(np.float64)
+    window = int(g["summary/measure_end"][()]) - int(g["summary/measure_start"][()])
+    cls = np.repeat(g["links/link_class"][()], 2)
+    names = json.loads(g["links"].attrs["link_class_names"])
+    return flits / max(window, 1), cls, names
+
+
+def rack_matrix(g):
+    """Rack-to-rack load (flits/cycle summed over the channels from rack i to rack j)."""
+    load, _, _ = link_loads(g)
+    links = g["links/routers"][()]
+    group = g["routers/group"][()]
+    n = int(group.max()) + 1
+    src = np.empty(2 * len(links), np.int64)
+    dst = np.empty(2 * len(links), np.int64)
+    src[0::2], dst[0::2] = group[links[:, 0]], group[links[:, 1]]
+    src[1::2], dst[1::2] = group[links[:, 1]], group[links[:, 0]]
+    m = np.zeros((n, n))
+    np.add.at(m, (src, dst), load)
+    return m
+
+
+def links_figure(res, point: str | None = None):
+    """Channel load by link class (histogram) and the rack-to-rack load (heat map)."""
+    plt = _plt()
+    label, g = _busiest_point(res, point)
+    load, cls, names = link_loads(g)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    bins = np.linspace(0, max(1.0, float(load.max())), 41)
+    for c in np.unique(cls):
+        a1.hist(load[cls == c], bins=bins, alpha=0.6, label=f"{names[c]} ({int((cls == c).sum())} channels)")
+    a1.set_xlabel("channel load during the window (flits/cycle)")
+    a1.set_ylabel("channels")
+    a1.legend(fontsize=8)
+    a1.grid(True, alpha=0.3)
+    m = rack_matrix(g)
+    im = a2.imshow(m, cmap="viridis", interpolation="nearest", origin="upper")
+    a2.set_xlabel("to rack (group)")
+    a2.set_ylabel("from rack (group)")
+    fig.colorbar(im, ax=a2, label="flits/cycle between the racks")
+    fig.suptitle(f"{_title(res)}: {label}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def series_figure(res, point: str | None = None):
+    """A run's time series: delivered and injected flits per cycle per endpoint, flits in flight."""
+    plt = _plt()
+    pts = _points(res, point)
+    label, g = pts[0]
+    sr = g["series"]
+    period = int(sr.attrs["sample_period"])
+    n_ep = int(g["summary/active_endpoints"][()])
+    t = sr["cycle"][()]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(t, sr["delivered_flits"][()] / (period * n_ep), label="delivered (flits/cycle/endpoint)")
+    ax.plot(t, sr["injected_flits"][()] / (period * n_ep), label="injected (flits/cycle/endpoint)")
+    m0, m1 = int(g["summary/measure_start"][()]), int(g["summary/measure_end"][()])
+    ax.axvspan(m0, m1, color="gray", alpha=0.12, label="measurement window")
+    ax.set_xlabel("cycle")
+    ax.set_ylabel("flits/cycle/endpoint")
+    ax.set_ylim(bottom=0)
+    ax2 = ax.twinx()
+    ax2.plot(t, sr["in_flight_flits"][()], color="C3", linestyle="--", label="flits in flight")
+    ax2.set_ylabel("flits in flight")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="lower right")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"{_title(res)}: {label}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _title(res) -> str:
+    import tomllib
+    cfg = tomllib.loads(res.f.attrs["config_toml"])
+    t = cfg["topology"]
+    params = " ".join(f"{k}={v}" for k, v in t.items() if k != "name")
+    title = f"{t['name']} {params}, {cfg['traffic']['pattern']}"
+    if "routing.algorithm" not in res.varied_keys:
+        title += f", {cfg['routing']['algorithm']}"
+    return title
+
+
+def figure(res, kind: str, *, point=None, logy=False, network=False):
+    """The figure of one kind (see :data:`KINDS`)."""
+    if kind == "latency":
+        if point:
+            raise ParameterError("--point: the latency plot shows every point")
+        return latency_figure(res, logy=logy, network=network)
+    if kind == "throughput":
+        return throughput_figure(res)
+    if kind == "hops":
+        return hops_figure(res, point)
+    if kind == "links":
+        return links_figure(res, point)
+    if kind == "series":
+        return series_figure(res, point)
+    raise ParameterError(f"--kind: unknown kind '{kind}' (known: {', '.join(KINDS)})")
+

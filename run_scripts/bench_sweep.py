@@ -1,0 +1,90 @@
+"""A study as one sweep against the same points as separate ``pdes run`` processes.
+
+Slim Fly q=5 (p=4), uniform traffic, 4 routings (min, valiant, ugal_l, ugal_g) x 5 loads
+(0.1..0.5), 1,000 warm-up and 2,000 measured cycles per point: 20 points.  Runs a warm-up
+``pdes run`` first so the compiled-kernel cache is warm for both, then
+
+* ``python -m pdes sweep ... -o <tmp>/study.h5`` once (one process), and
+* twenty ``python -m pdes run ...`` processes, one per point,
+
+and prints both wall times, their ratio, the CPU time of each (children's user + system),
+and the share of the sweep's wall time spent outside the simulation kernel (the sum of the
+points' ``/run`` ``kernel_s`` against the sweep's wall time).  It checks that every point of
+the sweep equals its single run (accepted load and mean latency).
+
+    python run_scripts/bench_sweep.py [--ranks N] [--measure 2000]
+
+With ``--ranks N`` both run under ``mpiexec -n N``.  The machine may be shared: run it twice,
+and quote the CPU times beside the wall times.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROUTINGS = ("min", "valiant", "ugal_l", "ugal_g")
+LOADS = (0.1, 0.2, 0.3, 0.4, 0.5)
+
+
+def child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, default=1)
+    ap.add_argument("--measure", type=int, default=2000)
+    args = ap.parse_args(argv)
+    import h5py
+
+    pre = ["mpiexec", "-n", str(args.ranks)] if args.ranks > 1 else []
+    base = [sys.executable, "-m", "pdes"]
+    sets = ["--set", "measure.warmup_cycles=1000", "--set", f"measure.measure_cycles={args.measure}",
+            "--set", "router.num_vcs=4", "--quiet"]
+    with tempfile.TemporaryDirectory() as d:
+        run(pre + base + ["run", *sets, "--set", "routing.algorithm=ugal_g"])   # warm the cache
+        study = os.path.join(d, "study.h5")
+        c0, t0 = child_cpu(), time.perf_counter()
+        run(pre + base + ["sweep", *sets, "--vary", "routing.algorithm=" + ",".join(ROUTINGS),
+                          "--loads", ",".join(map(str, LOADS)), "-o", study])
+        t_sweep, c_sweep = time.perf_counter() - t0, child_cpu() - c0
+        c0, t0 = child_cpu(), time.perf_counter()
+        singles = {}
+        for alg in ROUTINGS:
+            for load in LOADS:
+                out = os.path.join(d, f"{alg}-{load}.h5")
+                run(pre + base + ["run", *sets, "--set", f"routing.algorithm={alg}",
+                                  "--set", f"traffic.load={load}", "-o", out])
+                singles[(alg, load)] = out
+        t_runs, c_runs = time.perf_counter() - t0, child_cpu() - c0
+        kernel = 0.0
+        with h5py.File(study) as f:
+            for row in f["table"][()]:
+                g = f["points"][row["point"].decode()]
+                kernel += float(g["run"].attrs["kernel_s"])
+                with h5py.File(singles[(row["routing.algorithm"].decode(), float(row["load"]))]) as s:
+                    assert s["summary/accepted_load"][()] == row["accepted"]
+                    assert s["summary/packet_latency_mean"][()] == row["latency_mean"]
+    print(f"20 points of SF q=5 ({', '.join(ROUTINGS)} x loads {LOADS[0]}..{LOADS[-1]}, "
+          f"{args.measure} measured cycles), {args.ranks} rank(s); every point equals its single run")
+    print(f"one sweep:          {t_sweep:7.2f} s wall  {c_sweep:7.2f} s CPU")
+    print(f"20 pdes run calls:  {t_runs:7.2f} s wall  {c_runs:7.2f} s CPU")
+    print(f"ratio (runs/sweep): {t_runs / t_sweep:7.2f} x wall  {c_runs / c_sweep:7.2f} x CPU")
+    print(f"sweep outside the kernel: {100 * (1 - kernel / t_sweep):.1f}% of its wall time "
+          f"(kernel {kernel:.2f} s of {t_sweep:.2f} s)")
+    print(f"load average: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,441 @@
+"""Studies: `pdes sweep` (points equal to single runs, saturation search, resume), `pdes show`,
+`pdes plot`, `pdes run --json`."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from models.errors import ParameterError
+from pdes import config as C
+from pdes import study as S
+
+FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=600", "measure.sample_period=100"]
+
+
+def sets(*extra):
+    out = []
+    for s in FAST + list(extra):
+        out += ["--set", s]
+    return out
+
+
+def pdes(*args, env=None, timeout=600):
+    return subprocess.run([sys.executable, "-m", "pdes", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def datasets(g, prefix=""):
+    """{path: value} of every dataset below g, except the rank-count/wall-clock ones."""
+    out = {}
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and not name.startswith("run") \
+                and name != "config/output/file":
+            out[name] = obj[()]
+    g.visititems(visit)
+    return out
+
+
+def assert_same_datasets(a, b):
+    da, db = datasets(a), datasets(b)
+    assert sorted(da) == sorted(db)
+    for k in da:
+        va, vb = da[k], db[k]
+        if isinstance(va, np.ndarray):
+            assert va.dtype == vb.dtype and np.array_equal(va, vb), k
+        elif isinstance(va, float) and np.isnan(va):
+            assert np.isnan(vb), k
+        else:
+            assert va == vb, k
+
+
+# --------------------------------------------------------------------------- the spec
+def test_loads_are_parsed_inclusive_and_checked():
+    """start:stop:step includes stop; lists are sorted; loads outside (0, 1] or NaN are refused."""
+    assert S.parse_loads("0.1:0.5:0.1") == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert S.parse_loads("0.3,0.1") == [0.1, 0.3]
+    assert S.parse_loads([0.2, 0.2, 1]) == [0.2, 1.0]
+    for bad in ("0:0.5:0.1", "0.1:1.2:0.1", "0.5:0.1:0.1", "0.1:0.5:0", "nan", "0.1:0.5", "a,b",
+                "0.1:inf:0.1", [float("nan")], [True]):
+        with pytest.raises(ParameterError, match="loads"):
+            S.parse_loads(bad)
+
+
+def test_vary_values_are_toml():
+    """--vary values parse as TOML (numbers, lists), bare words stay strings."""
+    assert S.parse_vary("routing.algorithm=min,ugal_l") == ("routing.algorithm", ["min", "ugal_l"])
+    assert S.parse_vary("topology.q=5,7") == ("topology.q", [5, 7])
+    assert S.parse_vary("topology.sizes=[4,4],[8,8]") == ("topology.sizes", [[4, 4], [8, 8]])
+
+
+@pytest.mark.parametrize("kw,key", [
+    (dict(vary_args=["routing.bogus=1,2"]), "routing"),
+    (dict(vary_args=["traffic.load=0.1,0.2"]), "--vary traffic.load"),
+    (dict(vary_args=["output.file=a,b"]), "--vary output.file"),
+    (dict(vary_args=["routing.algorithm=min", "routing.algorithm=valiant"]), "given twice"),
+    (dict(vary_args=["routing.algorithm=min,min"]), "given twice"),
+    (dict(vary_args=["nodot=1,2"]), "section.key"),
+    (dict(seeds=0), "--seeds"),
+    (dict(resolution=float("nan")), "--resolution"),
+    (dict(resolution=0.0), "--resolution"),
+    (dict(loads_arg="0.1:0.2:x"), "--loads"),
+    (dict(raw={"sweep": {"bogus": 1}}), "sweep.bogus"),
+    (dict(raw={"sweep": {"vary": {"routing.algorithm": "min"}}}), "sweep.vary"),
+    (dict(raw={"sweep": {"loads": "2:3:1"}}, loads_arg=None), "sweep.loads"),
+])
+def test_bad_study_input_names_the_key(kw, key):
+    """Every bad study input raises ParameterError naming the key, before any work."""
+    args = dict(raw={}, sets=[], vary_args=[], loads_arg="0.1", saturation=None, resolution=None,
+                seeds=None)
+    args.update(kw)
+    with pytest.raises(ParameterError, match=key.replace(".", r"\.")):
+        S.make_spec(**args)
+
+
+def test_sweep_table_in_config_file_and_cli_override(tmp_path):
+    """A [sweep] table gives the same spec as the command line; --vary replaces the file's key."""
+    raw = {"sweep": {"vary": {"routing.algorithm": ["min", "valiant"]}, "loads": "0.1:0.3:0.1",
+                     "seeds": 2, "saturation": True}}
+    a = S.make_spec(raw, [], [], None, None, None, None)
+    b = S.make_spec({}, [], ["routing.algorithm=min,valiant"], "0.1:0.3:0.1", True, None, 2)
+    assert a.identity() == b.identity()
+    c = S.make_spec(raw, [], ["routing.algorithm=ugal_l"], None, None, None, None)
+    assert c.vary == [("routing.algorithm", ["ugal_l"])]
+    assert len(a.series) == 2 and a.loads == [0.1, 0.2, 0.3] and a.seeds == 2
+
+
+# --------------------------------------------------------------------------- points = runs
+def test_sweep_points_equal_single_runs(tmp_path):
+    """Every point of a sweep has the datasets of `pdes run` of the same resolved config."""
+    out = tmp_path / "study.h5"
+    r = pdes("sweep", *sets(), "--vary", "routing.algorithm=min,ugal_g", "--loads", "0.3,0.7",
+             "-o", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out) as f:
+        assert f.attrs["finished"] and f.attrs["format"] == "pdes-study"
+        table = f["table"][()]
+        assert len(table) == 4
+        for row in table:
+            name = row["point"].decode()
+            alg = row["routing.algorithm"].decode()
+            ref = tmp_path / f"{name}.h5"
+            rr = pdes("run", *sets(f"routing.algorithm={alg}", f"traffic.load={row['load']}"),
+                      "-o", str(ref), "--quiet")
+            assert rr.returncode == 0, rr.stderr
+            with h5py.File(ref) as g:
+                assert_same_datasets(f["points"][name], g)
+                assert f["points"][name]["config/routing/algorithm"][()].decode() == alg
+                assert row["accepted"] == g["summary/accepted_load"][()]
+                assert row["latency_mean"] == g["summary/packet_latency_mean"][()]
+
+
+def test_run_file_holds_config_as_datasets(tmp_path):
+    """A run file holds every resolved config key as /config/<section>/<key>."""
+    out = tmp_path / "r.h5"
+    r = pdes("run", *sets("traffic.load=0.25", "topology.q=7"), "-o", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out) as f:
+        assert f["config/traffic/load"][()] == 0.25
+        assert f["config/topology/q"][()] == 7
+        assert f["config/routing/algorithm"][()].decode() == "min"
+        cfg = C.resolve({}, [f"{s}" for s in FAST] + ["traffic.load=0.25", "topology.q=7"])
+        for sec, body in cfg.items():
+            for k, v in body.items():
+                if v is not None and k != "file":
+                    assert f"config/{sec}/{k}" in f, (sec, k)
+
+
+def test_run_json_prints_the_summary(tmp_path):
+    """`pdes run --json` prints one JSON object with the summary values."""
+    out = tmp_path / "r.h5"
+    r = pdes("run", *sets(), "-o", str(out), "--quiet", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    with h5py.File(out) as f:
+        assert d["accepted_load"] == f["summary/accepted_load"][()]
+        assert d["saturated"] is False and d["results_file"] == str(out)
+
+
+# --------------------------------------------------------------------------- saturation
+def _sweep_in_process(tmp_path, name, *args):
+    from pdes.cli import main
+    out = tmp_path / name
+    assert main(["sweep", *args, "-o", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_saturation_worst_case_minimal_slimfly(tmp_path):
+    """SF q=5 p=4, worst case, minimal routing saturates at 1/(2p) = 0.125 (001 Sec. 4.3.1)."""
+    out = _sweep_in_process(tmp_path, "wc.h5", *sets("measure.measure_cycles=1500",
+                                                    "traffic.pattern=worst_case", "topology.p=4"),
+                            "--loads", "0.05:0.25:0.05", "--saturation")
+    with h5py.File(out) as f:
+        sat = f["saturation"][()]
+        assert len(sat) == 1 and sat["status"][0].decode() == "found"
+        assert abs(sat["saturation_load"][0] - 0.125) <= 0.01
+        assert sat["hi"][0] - sat["lo"][0] <= 0.01 + 1e-9
+        assert "drain_cycles" in f.attrs["criterion"]
+
+
+def test_saturation_uniform_agrees_with_single_runs(tmp_path):
+    """The bracket found on uniform traffic holds: a single run at lo is unsaturated, at hi saturated."""
+    from pdes.engine import run_local
+    extra = ("topology.p=4", "router.num_vcs=4")
+    out = _sweep_in_process(tmp_path, "u.h5", *sets(*extra), "--loads", "0.6:1.0:0.2",
+                            "--saturation", "--resolution", "0.02")
+    with h5py.File(out) as f:
+        sat = f["saturation"][()][0]
+    assert sat["status"].decode() == "found" and sat["hi"] - sat["lo"] <= 0.02 + 1e-9
+    assert 0.6 <= sat["lo"] < 1.0
+    for load, expect in ((sat["lo"], False), (sat["hi"], True)):
+        cfg = C.resolve({}, FAST + list(extra) + [f"traffic.load={load}"])
+        assert run_local(cfg)["summary"]["saturated"] is expect
+
+
+def test_saturation_reports_series_without_a_number(tmp_path):
+    """A series saturated at the lowest load, or never, is reported as such (no number)."""
+    out = _sweep_in_process(tmp_path, "n.h5", *sets("traffic.pattern=worst_case", "topology.p=4"),
+                            "--vary", "routing.algorithm=min,valiant", "--loads", "0.3,0.35",
+                            "--saturation")
+    with h5py.File(out) as f:
+        sat = f["saturation"][()]
+        status = [s.decode() for s in sat["status"]]
+    assert status[0] == "saturated at the lowest load 0.3" and np.isnan(sat["saturation_load"][0])
+    assert status[1] == "not saturated up to load 0.35" and np.isnan(sat["saturation_load"][1])
+
+
+def test_seeds_give_mean_and_confidence_interval(tmp_path):
+    """--seeds N runs N replications (seeds s, s+1, ...); /table_mean has their mean and 95% CI."""
+    out = _sweep_in_process(tmp_path, "s.h5", *sets(), "--loads", "0.2,0.4", "--seeds", "3")
+    with h5py.File(out) as f:
+        t = f["table"][()]
+        m = f["table_mean"][()]
+    assert sorted(set(t["seed"].tolist())) == [1, 2, 3]
+    assert len(t) == 6 and len(m) == 2
+    from scipy.stats import t as student
+    for row in m:
+        x = t[t["load"] == row["load"]]["accepted"]
+        assert row["n"] == 3 and row["accepted"] == pytest.approx(x.mean(), rel=1e-12)
+        assert row["accepted_ci95"] == pytest.approx(student.ppf(0.975, 2) * x.std(ddof=1) / np.sqrt(3))
+    # replications differ (different random streams)
+    assert len(set(t["accepted"][t["load"] == 0.4].tolist())) > 1
+
+
+# --------------------------------------------------------------------------- crash and resume
+def test_crash_then_resume_equals_uninterrupted(tmp_path):
+    """A sweep killed after 2 points leaves a valid file with them; --resume completes it to the
+    same file an uninterrupted sweep writes."""
+    args = ["sweep", *sets("traffic.pattern=worst_case", "topology.p=4"), "--vary",
+            "routing.algorithm=min,valiant", "--loads", "0.1,0.3", "--saturation", "--quiet"]
+    full = tmp_path / "full.h5"
+    assert pdes(*args, "-o", str(full)).returncode == 0
+    part = tmp_path / "part.h5"
+    env = dict(os.environ, PDES_TEST_CRASH_AFTER_POINTS="2")
+    r = pdes(*args, "-o", str(part), env=env)
+    assert r.returncode != 0
+    with h5py.File(part) as f:
+        assert not f.attrs["finished"] and len(f["points"]) == 2 and len(f["table"]) == 2
+    refused = pdes(*args, "-o", str(part))
+    assert refused.returncode == 2 and "--resume" in refused.stderr
+    r = pdes(*args, "-o", str(part), "--resume")
+    assert r.returncode == 0, r.stderr
+    with h5py.File(full) as a, h5py.File(part) as b:
+        assert b.attrs["finished"]
+        assert sorted(a["points"]) == sorted(b["points"])
+        for name in a["points"]:
+            assert_same_datasets(a["points"][name], b["points"][name])
+        for tab in ("table", "table_mean", "saturation"):
+            ta, tb = a[tab][()], b[tab][()]
+            for col in ta.dtype.names:
+                if col != "wall_s":
+                    assert np.array_equal(ta[col], tb[col]) or \
+                        (ta[col].dtype.kind == "f" and np.array_equal(ta[col], tb[col], equal_nan=True)), col
+
+
+def test_resume_refuses_another_study(tmp_path):
+    """--resume on a file of another study says what differs and leaves the file alone."""
+    out = _sweep_in_process(tmp_path, "a.h5", *sets(), "--loads", "0.2")
+    before = out.read_bytes()
+    r = pdes("sweep", *sets(), "--loads", "0.3", "-o", str(out), "--resume")
+    assert r.returncode == 2
+    assert r.stderr.startswith("pdes: error: --resume:") and "loads" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("args,key", [
+    (["--vary", "routing.algorithm=min,nosuch"], "routing.algorithm"),
+    (["--loads", "1.5"], "--loads"),
+    (["--concurrent", "2"], "--concurrent"),
+    (["--vary", "topology.q=5,6"], "topology.q"),
+    (["--set", "router.num_vcs=1", "--vary", "routing.algorithm=min,valiant"], "router.num_vcs"),
+])
+def test_sweep_bad_input_exit_2_no_file(tmp_path, args, key):
+    """Bad sweep input: one `pdes: error: <key>` line, exit 2, no output file."""
+    out = tmp_path / "x.h5"
+    r = pdes("sweep", *sets(), "--loads", "0.2", *args, "-o", str(out))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}"), r.stderr
+    assert not out.exists()
+
+
+def test_sweep_refuses_symlink_output(tmp_path):
+    """-o through a symbolic link is refused, and the link's target is untouched."""
+    target = tmp_path / "t.h5"
+    target.write_bytes(b"keep")
+    link = tmp_path / "l.h5"
+    link.symlink_to(target)
+    r = pdes("sweep", *sets(), "--loads", "0.2", "-o", str(link), "--force")
+    assert r.returncode == 2 and "symbolic link" in r.stderr
+    assert target.read_bytes() == b"keep"
+
+
+def test_run_rejects_sweep_table(tmp_path):
+    """`pdes run` with a config holding [sweep] says the table belongs to `pdes sweep`."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[sweep]\nloads = "0.1:0.2:0.1"\n')
+    r = pdes("run", str(cfg))
+    assert r.returncode == 2 and "pdes: error: sweep:" in r.stderr
+
+
+# --------------------------------------------------------------------------- show and plot
+@pytest.fixture(scope="module")
+def study_file(tmp_path_factory):
+    from pdes.cli import main
+    out = tmp_path_factory.mktemp("study") / "st.h5"
+    assert main(["sweep", *sets(), "--vary", "routing.algorithm=min,ugal_l", "--loads",
+                 "0.2,0.5,0.8", "--saturation", "--resolution", "0.1", "-o", str(out),
+                 "--quiet"]) == 0
+    return out
+
+
+def test_show_table_and_csv(study_file):
+    """`pdes show` prints every point; --csv gives the whole /table, parseable as CSV."""
+    r = pdes("show", str(study_file))
+    assert r.returncode == 0, r.stderr
+    with h5py.File(study_file) as f:
+        t = f["table"][()]
+    assert "saturation:" in r.stdout and "ugal_l" in r.stdout
+    r = pdes("show", str(study_file), "--csv")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(rows) == len(t)
+    for row, ref in zip(rows, t):
+        assert row["point"] == ref["point"].decode()
+        assert float(row["accepted"]) == ref["accepted"]
+
+
+def test_table_loads_into_pandas(study_file):
+    """The documented line: pandas.DataFrame(h5py.File(f)["table"][()])."""
+    import pandas
+    df = pandas.DataFrame(h5py.File(study_file)["table"][()])
+    assert {"routing.algorithm", "load", "accepted", "latency_mean", "saturated"} <= set(df.columns)
+
+
+def test_show_run_file_and_bad_file(tmp_path):
+    """`pdes show` prints a run's summary; a non-pdes file is one error line with exit 2."""
+    out = tmp_path / "r.h5"
+    assert pdes("run", *sets(), "-o", str(out), "--quiet").returncode == 0
+    r = pdes("show", str(out))
+    assert r.returncode == 0 and "accepted_load" in r.stdout
+    bad = tmp_path / "bad.h5"
+    bad.write_text("not hdf5")
+    r = pdes("show", str(bad))
+    assert r.returncode == 2 and r.stderr.startswith("pdes: error: file:")
+
+
+def test_latency_plot_data_is_the_table(study_file):
+    """The latency figure's lines hold /table's loads and latencies per series, the saturation
+    lines /saturation's loads."""
+    from pdes.plot import latency_figure, throughput_figure
+    from pdes.results import open_results
+    with open_results(str(study_file)) as res:
+        fig = latency_figure(res)
+        df = res.frame("table")
+        sat = res.frame("saturation")
+        lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+        for alg in ("min", "ugal_l"):
+            rows = df[df["routing.algorithm"] == alg].sort_values("load")
+            ln = lines[f"routing.algorithm={alg}"]
+            assert np.array_equal(ln.get_xdata(), rows["load"].to_numpy())
+            assert np.array_equal(ln.get_ydata(), rows["latency_mean"].to_numpy())
+        vlines = [ln for ln in fig.axes[0].lines if ln.get_label().startswith("_saturation")]
+        found = sat["saturation_load"].dropna().to_numpy()
+        assert sorted(v.get_xdata()[0] for v in vlines) == sorted(found.tolist())
+        fig = throughput_figure(res)
+        lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+        rows = df[df["routing.algorithm"] == "ugal_l"].sort_values("load")
+        assert np.array_equal(lines["routing.algorithm=ugal_l"].get_ydata(), rows["accepted"].to_numpy())
+
+
+def test_point_figures_hold_the_point_data(study_file):
+    """hops bars are the hop histogram's fractions; the rack matrix sums the channel loads."""
+    from pdes.plot import hops_figure, link_loads, rack_matrix, series_figure
+    from pdes.results import open_results
+    with open_results(str(study_file)) as res:
+        name = res.frame("table")["point"][0]
+        g = res.group(name)
+        fig = hops_figure(res, name)
+        h = g["hist/hops"][()]
+        heights = [p.get_height() for p in fig.axes[0].patches]
+        assert np.allclose(heights, h[:len(heights)] / h.sum())
+        load, cls, _ = link_loads(g)
+        window = g["summary/measure_end"][()] - g["summary/measure_start"][()]
+        assert np.allclose(load * window, g["links/channel_flits"][()])
+        assert rack_matrix(g).sum() == pytest.approx(load.sum())
+        fig = series_figure(res, name)
+        assert np.array_equal(fig.axes[0].lines[0].get_xdata(), g["series/cycle"][()])
+
+
+def test_plot_command_writes_each_kind(study_file, tmp_path):
+    """`pdes plot` writes a PNG/PDF for every kind; an unknown extension is refused."""
+    for kind in ("latency", "throughput", "hops", "links", "series"):
+        out = tmp_path / f"{kind}.png"
+        r = pdes("plot", str(study_file), "--kind", kind, "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = pdes("plot", str(study_file), "-o", str(tmp_path / "f.pdf"), "--logy")
+    assert r.returncode == 0 and (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
+    r = pdes("plot", str(study_file), "-o", str(tmp_path / "f.txt"))
+    assert r.returncode == 2 and "pdes: error: -o" in r.stderr
+
+
+# --------------------------------------------------------------------------- MPI
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("concurrent", [1, 2])
+def test_mpi_sweep_points_equal_one_rank_runs(tmp_path, concurrent):
+    """A 3-load, 2-routing sweep on all ranks (K groups) gives, point by point, the datasets of
+    1-rank runs of the same configs; the saturation search runs across the groups too."""
+    from mpi4py import MPI
+
+    from pdes.cli import main
+    from pdes.engine import simulate
+    from pdes.output import run_image
+    comm = MPI.COMM_WORLD
+    out = comm.bcast(str(tmp_path / "mpi.h5"), root=0)
+    args = ["sweep", *sets("traffic.pattern=worst_case", "topology.p=4"), "--vary",
+            "routing.algorithm=min,valiant", "--loads", "0.1,0.2,0.3", "--saturation",
+            "--resolution", "0.05", "--concurrent", str(concurrent), "-o", out, "--quiet"]
+    assert main(args) == 0
+    comm.Barrier()
+    if comm.Get_rank() == 0:
+        with h5py.File(out) as f:
+            assert f.attrs["finished"]
+            table = f["table"][()]
+            assert len(table) > 6          # the grid and the bisection probes
+            for row in table:
+                name = row["point"].decode()
+                alg = row["routing.algorithm"].decode()
+                cfg = C.resolve({}, FAST + ["traffic.pattern=worst_case", "topology.p=4",
+                                            f"routing.algorithm={alg}", f"traffic.load={row['load']}"])
+                res = simulate(cfg, None)
+                image = run_image(res, C.to_toml(cfg), nranks=1, partition=res["partition"], version="")
+                with h5py.File(io.BytesIO(image), "r") as g:
+                    assert_same_datasets(f["points"][name], g)
+    comm.Barrier()
