@@ -46,16 +46,23 @@ def _study_series(res):
     return out, replicated
 
 
-def latency_figure(res, logy: bool = False, network: bool = False):
+AUTO_YMAX = 4.0
+"""The latency axis ends at this multiple of the lowest latency plotted (the curves' knees
+stay readable; a point above is at the top edge's arrow), unless --logy or --ymax."""
+
+
+def latency_figure(res, logy: bool = False, network: bool = False, ymax: float | None = None):
     """Latency against offered load per series (study) or the one point (run)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     col = "network_latency_mean" if network else "latency_mean"
     what = "network latency" if network else "packet latency"
+    plotted = []
     if res.kind == "run":
         s = res.summary()
         key = "network_latency_mean" if network else "packet_latency_mean"
         ax.plot([s["offered_load_config"]], [s[key]], "o", label="run")
+        plotted.append(s[key])
     else:
         series, replicated = _study_series(res)
         if replicated and network:
@@ -65,6 +72,7 @@ def latency_figure(res, logy: bool = False, network: bool = False):
             color = f"C{i % 10}"
             x = rows["load"].to_numpy()
             y = rows[col].to_numpy()
+            plotted.extend(y.tolist())
             if replicated:
                 ax.errorbar(x, y, yerr=rows["latency_mean_ci95"].fillna(0).to_numpy(), color=color,
                             marker="o", ms=4, capsize=3, label=label)
@@ -88,8 +96,17 @@ def latency_figure(res, logy: bool = False, network: bool = False):
                                          _study_series(res)[1] else ""))
     if logy:
         ax.set_yscale("log")
+    else:
+        ys = np.asarray(plotted, dtype=np.float64)
+        ys = ys[np.isfinite(ys)]
+        top = ymax if ymax else (AUTO_YMAX * ys.min() if ys.size and ys.min() > 0 else None)
+        if top and ys.size and ys.max() > top:
+            ax.set_ylim(0, top)
+            ax.annotate(f"{int((ys > top).sum())} points above {top:.0f} cycles not shown",
+                        xy=(0.99, 0.02), xycoords="axes fraction", ha="right", va="bottom", fontsize=8,
+                        color="gray")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
     ax.set_title(_title(res))
     fig.tight_layout()
     return fig
@@ -262,12 +279,12 @@ def _title(res) -> str:
     return title
 
 
-def figure(res, kind: str, *, point=None, logy=False, network=False):
+def figure(res, kind: str, *, point=None, logy=False, network=False, ymax=None):
     """The figure of one kind (see :data:`KINDS`)."""
     if kind == "latency":
         if point:
             raise ParameterError("--point: the latency plot shows every point")
-        return latency_figure(res, logy=logy, network=network)
+        return latency_figure(res, logy=logy, network=network, ymax=ymax)
     if kind == "throughput":
         return throughput_figure(res)
     if kind == "hops":

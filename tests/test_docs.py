@@ -5,7 +5,7 @@ Conventions (also described in docs/testing.md):
 * a ```toml block whose first line is ``# NAME.toml`` is written to that file
   before the page's commands run;
 * every command of a ```bash block runs in the page's own directory, in page
-  order: ``python -m pdes ...`` (``run`` gets short measurement phases
+  order: ``python -m pdes ...`` (``run`` and ``sweep`` get short measurement phases
   appended), ``mpiexec -n N python -m pdes ...`` (on at most 2 ranks); it must
   exit 0, or with the status its comment states (``# ... exit 1``);
 * ``python run_scripts/X.py ...`` is not run (minutes to hours): the script
@@ -79,7 +79,7 @@ def command(argv):
     """The argv to run for a documented command, or None when it is only checked."""
     if argv[:3] == ["python", "-m", "pdes"]:
         cmd = [sys.executable, "-m", "pdes"] + argv[3:]
-        if argv[3:4] == ["run"]:
+        if argv[3:4] in (["run"], ["sweep"]):
             cmd += SHORT
         return cmd
     if argv and argv[0] in ("mpiexec", "mpirun"):

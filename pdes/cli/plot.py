@@ -21,6 +21,8 @@ def add_arguments(p):
     p.add_argument("--point", help="a study's point (its name in 'pdes show --wide') for hops, "
                    "links and series (default: each series at its lowest load)")
     p.add_argument("--logy", action="store_true", help="latency on a logarithmic axis")
+    p.add_argument("--ymax", type=float, metavar="CYCLES",
+                   help="latency axis limit (default: 4x the lowest latency, when points exceed it)")
     p.add_argument("--network", action="store_true",
                    help="network latency (from injection into the network) instead of packet latency")
 
@@ -36,7 +38,10 @@ def main(args) -> int:
         if ext not in (".png", ".pdf", ".svg"):
             raise ParameterError(f"-o: the figure file must end in .png, .pdf or .svg (got {out})")
         check_output(out, "-o")
-        fig = figure(res, kind, point=args.point, logy=args.logy, network=args.network)
+        if args.ymax is not None and not (args.ymax > 0 and args.ymax < float("inf")):
+            raise ParameterError(f"--ymax: must be a positive number of cycles (got {args.ymax})")
+        fig = figure(res, kind, point=args.point, logy=args.logy, network=args.network,
+                     ymax=args.ymax)
     tmp = f"{out}.tmp-{os.getpid()}{ext}"
     try:
         fig.savefig(tmp, dpi=150)
