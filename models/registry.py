@@ -16,6 +16,7 @@ The config layer turns ``topology.q = "13"`` into the declared type with
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -37,6 +38,9 @@ class Param:
     ``kind`` is ``int``, ``float``, ``str``, ``bool``, ``"int_list"`` or
     ``"float_list"``.  ``default`` may be ``None`` (optional, derived by the
     model) or :data:`REQUIRED`.  ``choices`` restricts a ``str`` parameter.
+    ``lo`` and ``hi`` bound a number (or every item of a list), inclusive;
+    ``lo_open`` makes the lower bound exclusive.  Every float must be finite and
+    every integer fit in 64 bits, bounds or not.
     """
 
     name: str
@@ -44,6 +48,37 @@ class Param:
     default: Any
     doc: str
     choices: tuple | None = None
+    lo: Any = None
+    hi: Any = None
+    lo_open: bool = False
+
+    def range_text(self) -> str:
+        """The declared range as text (empty when there is none)."""
+        if self.lo is None and self.hi is None:
+            return ""
+        lo = "" if self.lo is None else f"{self.lo:g}" if isinstance(self.lo, float) else f"{self.lo:,}"
+        hi = "" if self.hi is None else f"{self.hi:g}" if isinstance(self.hi, float) else f"{self.hi:,}"
+        if self.hi is None:
+            return f"> {lo}" if self.lo_open else f">= {lo}"
+        if self.lo is None:
+            return f"<= {hi}"
+        return f"in {'(' if self.lo_open else '['}{lo}, {hi}]"
+
+    def check_range(self, out, where: str):
+        items = out if isinstance(out, list) else [out]
+        for v in items:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ParameterError(f"{where}: must be a finite number (got {v})")
+            if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63:
+                raise ParameterError(f"{where}: {v} does not fit in a 64-bit integer")
+            low_bad = self.lo is not None and (v <= self.lo if self.lo_open else v < self.lo)
+            if low_bad or (self.hi is not None and v > self.hi):
+                raise ParameterError(f"{where}: must be {self.range_text()} (got {v:g})"
+                                     if isinstance(v, float) else
+                                     f"{where}: must be {self.range_text()} (got {v})")
+        return out
 
     @property
     def required(self) -> bool:
@@ -104,7 +139,7 @@ class Param:
         if self.choices is not None and out not in self.choices:
             raise ParameterError(
                 f"{where}: {out!r} is not one of {', '.join(map(str, self.choices))}")
-        return out
+        return self.check_range(out, where)
 
 
 @dataclass

@@ -150,6 +150,28 @@ class Topology:
         }
 
 
+MAX_ROUTERS = 2 ** 26
+"""Largest router count the engine accepts (router ids are int32; memory grows with it)."""
+MAX_ENDPOINTS = 2 ** 31 - 1
+"""Largest endpoint count (endpoint ids are int32)."""
+MAX_ENDPOINTS_PER_ROUTER = 2 ** 16
+
+
+def check_size(n_routers: int, endpoints, what: str) -> None:
+    """Refuse networks whose ids or counts do not fit the engine's integer types."""
+    if n_routers > MAX_ROUTERS:
+        raise ParameterError(f"{what}: {n_routers:,} routers is more than the {MAX_ROUTERS:,} "
+                             "the engine supports")
+    e = np.asarray(endpoints, dtype=np.int64)
+    if e.size and int(e.max()) > MAX_ENDPOINTS_PER_ROUTER:
+        raise ParameterError(f"{what}: {int(e.max()):,} endpoints on one router is more than "
+                             f"{MAX_ENDPOINTS_PER_ROUTER:,}")
+    total = int(e.sum()) if e.ndim else int(e) * n_routers
+    if total > MAX_ENDPOINTS:
+        raise ParameterError(f"{what}: {total:,} endpoints is more than the {MAX_ENDPOINTS:,} "
+                             "the engine supports")
+
+
 def from_edges(name: str, params: dict, n_routers: int, u, v, endpoints, group, *,
                link_class=None, link_class_names=("local", "global"), group_kind="group",
                meta=None, what: str | None = None) -> Topology:
@@ -169,6 +191,7 @@ def from_edges(name: str, params: dict, n_routers: int, u, v, endpoints, group, 
         raise ValueError("u and v must have the same length")
     if n_routers < 1:
         raise ParameterError(f"{what}: the network has no routers")
+    check_size(n_routers, endpoints, what)
     if u.size and (min(u.min(), v.min()) < 0 or max(u.max(), v.max()) >= n_routers):
         raise ParameterError(f"{what}: a link names a router outside 0..{n_routers - 1}")
     if np.any(u == v):

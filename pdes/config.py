@@ -34,50 +34,67 @@ STATIC: dict[str, list[Param]] = {
               "cable model preset: slimfly (000 Sec. VI-B: 1x1x2 m racks, 1 m intra-rack, "
               "2 m overhead per inter-rack cable), skywalk (002 Sec. III-A: 0.6x2.1 m cabinets, "
               "2 m intra, 4 m overhead)", choices=("slimfly", "skywalk")),
-        Param("rack_width_m", float, None, "rack pitch along a row in metres (preset)"),
-        Param("rack_depth_m", float, None, "rack pitch between rows in metres, aisle included (preset)"),
-        Param("intra_rack_m", float, None, "length of every intra-rack cable in metres (preset)"),
-        Param("overhead_m", float, None, "added to the Manhattan distance of inter-rack cables (preset)"),
-        Param("racks_per_row", int, 0, "racks per row; 0 = ceil(sqrt(racks)) rows as in 002 Sec. III-A"),
-        Param("ns_per_m", float, 5.0, "signal propagation delay in ns per metre of cable"),
-        Param("cycle_ns", float, 1.0, "router clock period in ns"),
-        Param("fixed_cycles", int, 0, "SerDes/pipeline cycles added to every link latency"),
+        Param("rack_width_m", float, None, "rack pitch along a row in metres (preset)",
+              lo=0.0, lo_open=True, hi=1e4),
+        Param("rack_depth_m", float, None, "rack pitch between rows in metres, aisle included (preset)",
+              lo=0.0, lo_open=True, hi=1e4),
+        Param("intra_rack_m", float, None, "length of every intra-rack cable in metres (preset)",
+              lo=0.0, hi=1e4),
+        Param("overhead_m", float, None, "added to the Manhattan distance of inter-rack cables (preset)",
+              lo=0.0, hi=1e4),
+        Param("racks_per_row", int, 0, "racks per row; 0 = ceil(sqrt(racks)) rows as in 002 Sec. III-A",
+              lo=0, hi=10 ** 6),
+        Param("ns_per_m", float, 5.0, "signal propagation delay in ns per metre of cable",
+              lo=0.0, hi=1e3),
+        Param("cycle_ns", float, 1.0, "router clock period in ns", lo=0.0, lo_open=True, hi=1e6),
+        Param("fixed_cycles", int, 0, "SerDes/pipeline cycles added to every link latency",
+              lo=0, hi=10 ** 6),
     ],
     "router": [
-        Param("num_vcs", int, 0, "virtual channels per port; 0 = the minimum the routing needs"),
-        Param("buffer_flits", int, 64, "input buffer per port in flits, split evenly over the VCs"),
-        Param("packet_size", int, 1, "flits per packet"),
-        Param("credit_delay", int, 2, "cycles for a credit to be processed (added to the link latency)"),
-        Param("routing_delay", int, 1, "route computation cycles"),
-        Param("vc_alloc_delay", int, 1, "VC allocation cycles"),
-        Param("sw_alloc_delay", int, 1, "switch allocation cycles"),
-        Param("st_delay", int, 1, "switch traversal cycles"),
+        Param("num_vcs", int, 0, "virtual channels per port; 0 = the minimum the routing needs",
+              lo=0, hi=127),
+        Param("buffer_flits", int, 64, "input buffer per port in flits, split evenly over the VCs",
+              lo=1, hi=10 ** 7),
+        Param("packet_size", int, 1, "flits per packet", lo=1, hi=4096),
+        Param("credit_delay", int, 2, "cycles for a credit to be processed (added to the link latency)",
+              lo=0, hi=10 ** 4),
+        Param("routing_delay", int, 1, "route computation cycles", lo=0, hi=10 ** 4),
+        Param("vc_alloc_delay", int, 1, "VC allocation cycles", lo=0, hi=10 ** 4),
+        Param("sw_alloc_delay", int, 1, "switch allocation cycles", lo=0, hi=10 ** 4),
+        Param("st_delay", int, 1, "switch traversal cycles", lo=0, hi=10 ** 4),
         Param("internal_speedup", float, 2.0,
-              "crossbar speedup: flits per cycle an input may send and an output may accept"),
-        Param("output_buffer_flits", int, 8, "output queue per port in flits (absorbs the speedup)"),
+              "crossbar speedup: flits per cycle an input may send and an output may accept",
+                    lo=1.0, hi=64.0),
+        Param("output_buffer_flits", int, 8, "output queue per port in flits (absorbs the speedup)",
+              lo=1, hi=32767),
         Param("link_latency", int, 0, "fixed latency in cycles for every router-router link; "
-              "0 = from the physical layout"),
-        Param("endpoint_latency", int, 1, "latency of the endpoint<->router channels in cycles"),
+              "0 = from the physical layout", lo=0, hi=10 ** 6),
+        Param("endpoint_latency", int, 1, "latency of the endpoint<->router channels in cycles",
+              lo=1, hi=10 ** 6),
     ],
     "measure": [
-        Param("seed", int, 1, "seed of every random draw (traffic, routing choices)"),
-        Param("warmup_cycles", int, 1000, "warm-up cycles (minimum, with warmup=converge)"),
+        Param("seed", int, 1, "seed of every random draw (traffic, routing choices)",
+              lo=0, hi=2 ** 63 - 1),
+        Param("warmup_cycles", int, 1000, "warm-up cycles (minimum, with warmup=converge)",
+              lo=0, hi=2 ** 30),
         Param("warmup", str, "fixed", "fixed: warm up for warmup_cycles; converge: also wait until "
               "the accepted rate of consecutive samples changes by less than warmup_tolerance",
               choices=("fixed", "converge")),
-        Param("warmup_tolerance", float, 0.01, "relative change of the accepted rate that ends warm-up"),
-        Param("max_warmup_cycles", int, 20000, "warm-up limit with warmup=converge"),
-        Param("measure_cycles", int, 10000, "measurement window in cycles"),
+        Param("warmup_tolerance", float, 0.01, "relative change of the accepted rate that ends warm-up",
+              lo=0.0, lo_open=True, hi=1.0),
+        Param("max_warmup_cycles", int, 20000, "warm-up limit with warmup=converge", lo=0, hi=2 ** 30),
+        Param("measure_cycles", int, 10000, "measurement window in cycles", lo=1, hi=2 ** 30),
         Param("sample_period", int, 200, "cycles per sample (time series, convergence and drain "
-              "checks); the MPI window always divides it"),
+              "checks); the MPI window always divides it", lo=1, hi=10 ** 6),
         Param("drain_cycles", int, 20000, "after the window, cycles allowed for every measured packet "
-              "to arrive; not draining marks the run saturated"),
+              "to arrive; not draining marks the run saturated", lo=0, hi=2 ** 30),
         Param("saturation_tolerance", float, 0.02, "the run is also saturated when the accepted "
-              "load is below the offered load by more than this fraction (source queues grow)"),
+              "load is below the offered load by more than this fraction (source queues grow)",
+                    lo=0.0, hi=1.0),
         Param("watchdog_cycles", int, 5000, "cycles without any flit movement, while flits are in "
-              "flight, that are reported as a deadlock"),
+              "flight, that are reported as a deadlock", lo=1, hi=2 ** 30),
         Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins up to this value "
-              "plus one overflow bin"),
+              "plus one overflow bin", lo=1, hi=2 ** 22),
     ],
     "output": [
         Param("file", str, "", "HDF5 result file; empty = no file (the CLI's -o sets it)"),
@@ -87,8 +104,8 @@ STATIC: dict[str, list[Param]] = {
     "run": [
         Param("partition", str, "racks", "router -> rank strategy", choices=("racks", "block", "metis")),
         Param("max_imbalance", float, 1.05, "racks strategy: split racks when whole racks leave "
-              "the busiest rank more than this factor above the mean work"),
-        Param("max_cycles", int, 0, "hard stop in cycles (0 = none)"),
+              "the busiest rank more than this factor above the mean work", lo=1.0, hi=1e3),
+        Param("max_cycles", int, 0, "hard stop in cycles (0 = none)", lo=0, hi=2 ** 31 - 1),
     ],
 }
 
@@ -99,7 +116,8 @@ CHOSEN = {
     "traffic": ("pattern", "TRAFFIC", "uniform"),
 }
 COMMON = {
-    "traffic": [Param("load", float, 0.4, "offered load in flits/cycle/endpoint (0..1]")],
+    "traffic": [Param("load", float, 0.4, "offered load in flits/cycle/endpoint (0..1]",
+                      lo=0.0, lo_open=True, hi=1.0)],
 }
 DEFAULTS_CHOSEN = {
     "topology": dict(DEFAULT_TOPOLOGY),
@@ -140,6 +158,8 @@ def load_toml(path: str) -> dict:
         raise ConfigError(f"config: {path} is a directory, not a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config: {path} is not valid TOML ({exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config: {path} is not UTF-8 text (TOML files are UTF-8)") from None
     except OSError as exc:
         raise ConfigError(f"config: cannot read {path} ({exc.strerror})") from None
     return data
@@ -214,7 +234,24 @@ def resolve(raw: dict | None = None, overrides: list[str] | None = None,
             out[section] = _resolve_chosen(section, given)
         else:
             out[section] = _resolve_static(section, given)
+    if "measure" in out and "run" in out:
+        check_relations(out)
     return out
+
+
+def check_relations(cfg: dict) -> None:
+    """Rules between keys (each key's own range is declared with it)."""
+    m, run = cfg["measure"], cfg["run"]
+    if m["sample_period"] > m["measure_cycles"]:
+        raise ConfigError(f"measure.sample_period: must be <= measure.measure_cycles "
+                          f"({m['measure_cycles']}), got {m['sample_period']}")
+    total = m["max_warmup_cycles"] + m["warmup_cycles"] + m["measure_cycles"] + m["drain_cycles"]
+    if total > 2 ** 30:
+        raise ConfigError("measure: warm-up + measurement + drain must stay below 2**30 cycles")
+    first = m["warmup_cycles"] + m["measure_cycles"]
+    if run["max_cycles"] and run["max_cycles"] < first:
+        raise ConfigError(f"run.max_cycles: must be 0 (no limit) or >= measure.warmup_cycles + "
+                          f"measure.measure_cycles = {first}, got {run['max_cycles']}")
 
 
 def topology_params(cfg: dict) -> tuple[str, dict]:

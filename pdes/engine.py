@@ -57,6 +57,7 @@ class Prepared:
     traffic: object
     rp: RouterParams
     timings: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)      # what the start report should say
 
     @property
     def active_endpoints(self) -> int:
@@ -168,7 +169,15 @@ def plan_routing(cfg: dict):
     name, params = C.topology_params(cfg)
     topo = build(name, params)
     dist = distances(topo)
+    check_connected(topo, dist)
     return (topo, dist) + _routing(cfg, topo, dist, link_latencies(cfg, topo)[0])
+
+
+def check_connected(topo, dist) -> None:
+    """Refuse a network in which some endpoints cannot reach others."""
+    ep = np.nonzero(topo.endpoints > 0)[0]
+    if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
+        raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
 
 
 def same_network(a: dict, b: dict) -> bool:
@@ -195,19 +204,29 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         timings = {k: 0.0 for k in ("build_s", "layout_s", "distances_s")}
     else:
         topo, link_latency, cable_m, dist, timings = _network(cfg, comm)
-    ep = np.nonzero(topo.endpoints > 0)[0]
-    if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
-        raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
-
+    check_connected(topo, dist)
+    r = cfg["router"]
+    if link_latency.size:
+        rtt = 2 * int(link_latency.max()) + r["credit_delay"] + r["routing_delay"] + \
+            r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"] + 2 * r["endpoint_latency"]
+        if rtt >= cfg["measure"]["watchdog_cycles"]:
+            raise ParameterError(
+                f"measure.watchdog_cycles: must exceed the longest credit round trip of the network "
+                f"({rtt} cycles over links of {int(link_latency.max())} cycles), got "
+                f"{cfg['measure']['watchdog_cycles']}: a flit on such a link would be taken for a deadlock")
     plan, nv = _routing(cfg, topo, dist, link_latency)
     alg = cfg["routing"]["algorithm"]
+    notes = []
+    if plan.scheme != "hop" and topo.n_routers > CDG_AUTO_MAX_ROUTERS:
+        notes.append(f"note: the static deadlock check of the '{plan.scheme}' VC scheme is skipped "
+                     f"above {CDG_AUTO_MAX_ROUTERS} routers ({topo.n_routers} here); "
+                     "'pdes check' runs it on demand")
     if plan.scheme != "hop" and topo.n_routers <= CDG_AUTO_MAX_ROUTERS:
         from models.routing.cdg import check
         res = check(topo, dist, plan, nv)
         if not res["ok"]:
             raise ParameterError(f"routing.vc_scheme: routing '{alg}' with the '{plan.scheme}' "
                                  f"VC scheme can deadlock on this topology: {res['reason']}")
-    r = cfg["router"]
     # VC classes (000 Sec. IV-D hop index, or an algorithm's own classes): with more VCs than
     # classes each class owns nv // classes VCs and VC allocation picks a free one
     if nv > MAX_VCS:   # given, or the minimum the routing needs (num_vcs = 0)
@@ -242,7 +261,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         speedup=max(1, int(math.floor(r["internal_speedup"]))),
         endpoint_latency=r["endpoint_latency"])
     return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
-                    plan=plan, traffic=traffic, rp=rp, timings=timings)
+                    plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes)
 
 
 def _network(cfg: dict, comm):

@@ -67,7 +67,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import REQUIRED, Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import MAX_ENDPOINTS_PER_ROUTER, MAX_ROUTERS, Topology, from_edges
 
 FORMATS = ("edgelist", "anynet", "graphml")
 EXTENSIONS = {".txt": "edgelist", ".edges": "edgelist", ".edgelist": "edgelist",
@@ -113,13 +113,16 @@ def _read_lines(path: str, where: _Where) -> list[str]:
         raise where(f"cannot read ({exc.strerror})") from None
 
 
-def _int(token: str, what: str, where: _Where, line: int, lo: int = 0) -> int:
+def _int(token: str, what: str, where: _Where, line: int, lo: int = 0, hi: int = MAX_ROUTERS) -> int:
+    """An integer of the file in [lo, hi] (ids and counts: at most the engine's router limit)."""
     try:
         value = int(token)
     except ValueError:
         raise where(f"{what} must be an integer, got {token!r}", line) from None
     if value < lo:
         raise where(f"{what} must be >= {lo}, got {value}", line)
+    if value > hi:
+        raise where(f"{what} must be <= {hi:,}, got {value:,}", line)
     return value
 
 
@@ -149,7 +152,8 @@ class _RouterTable:
             table = self.endpoints if key == "endpoints" else self.group
             if r in table:
                 raise where(f"router {r}: {key} given twice", line)
-            table[r] = _int(val, key, where, line)
+            table[r] = _int(val, key, where, line,
+                            hi=MAX_ENDPOINTS_PER_ROUTER if key == "endpoints" else MAX_ROUTERS)
         return r
 
 
@@ -161,6 +165,12 @@ def _finish(path, fmt, p, n_routers, u, v, lines, table: _RouterTable, where: _W
     lines = np.asarray(lines, dtype=np.int64)
     if n_routers < 1:
         raise where("the file describes no router")
+    if n_routers > MAX_ROUTERS:
+        raise where(f"{n_routers:,} routers is more than the {MAX_ROUTERS:,} the engine supports")
+    big = [r for r, e in table.endpoints.items() if e > MAX_ENDPOINTS_PER_ROUTER]
+    if big:
+        raise where(f"router {big[0]}: {table.endpoints[big[0]]:,} endpoints is more than "
+                    f"{MAX_ENDPOINTS_PER_ROUTER:,}", table.seen.get(big[0]))
     loop = np.nonzero(u == v)[0]
     if loop.size:
         i = int(loop[0])
@@ -273,7 +283,7 @@ def _read_anynet(path, p, where):
                 i += 2
                 last_was_id = True
             elif last_was_id:
-                _int(t, "link weight", where, n)  # accepted and ignored
+                _int(t, "link weight", where, n, hi=2 ** 62)  # accepted and ignored
                 i += 1
                 last_was_id = False
             else:

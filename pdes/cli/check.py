@@ -2,8 +2,9 @@
 
 Builds the channel dependency graph of the configured topology, routing
 algorithm and VC scheme (every path the routing can produce) and reports a
-cycle with the channels on it.  Exit status 0 = deadlock-free, 1 = a cycle
-(or too few VCs), 2 = bad input.
+cycle with the channels on it.  Exit status 0 = deadlock-free, 1 = deadlock
+possible (a cycle), 2 = bad input: a config error, a routing that needs more
+VCs than configured, or a disconnected network (no routing can serve it).
 """
 from __future__ import annotations
 

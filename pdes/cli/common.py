@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import signal
 import stat
 import sys
 
@@ -27,8 +28,16 @@ def mpi_main(body, args) -> int:
     """
     comm = world()
     rank, size = comm.Get_rank(), comm.Get_size()
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return body(args, comm)
+    except (KeyboardInterrupt, Terminated) as exc:
+        # a signal to any one rank ends the whole job (the others may wait on this one)
+        what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted (SIGINT)"
+        print(f"pdes: {what} on rank {rank}", file=sys.stderr, flush=True)
+        if size > 1:
+            comm.Abort(130 if isinstance(exc, KeyboardInterrupt) else 143)
+        return 130 if isinstance(exc, KeyboardInterrupt) else 143
     except ParameterError as exc:
         if rank == 0:
             print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
@@ -40,6 +49,16 @@ def mpi_main(body, args) -> int:
         if size > 1:
             comm.Abort(3)
         return 3
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(Exception):
+    """SIGTERM arrived (a batch system's stop, or a user's kill)."""
+
+
+def _terminated(signum, frame):
+    raise Terminated()
 
 
 def say_fn(comm, quiet: bool):

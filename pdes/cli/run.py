@@ -52,8 +52,8 @@ def _main(args, comm) -> int:
     if out:
         check_output(out, "output.file")
     say = say_fn(comm, args.quiet)
-    compile_notice(say)
     prep = prepare(cfg, comm if size > 1 else None)
+    compile_notice(say)
     topo = prep.topo
     if say:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "
@@ -61,6 +61,8 @@ def _main(args, comm) -> int:
             f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
         note = buffer_note(cfg, prep)
         if note:
+            say(note)
+        for note in prep.notes:
             say(note)
     def report(rep, window):
         if say and size > 1:

@@ -1,0 +1,198 @@
+"""Hostile input and signals: one error line and exit 2 before any work, on 1 and 2 ranks; no
+output written through links or onto devices; a signal to one rank ends the whole job."""
+import os
+import signal
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from models.errors import ParameterError
+from models.registry import Param
+
+FAST = ["--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=300",
+        "--set", "measure.sample_period=100"]
+
+
+def _files(tmp_path):
+    (tmp_path / "big.edges").write_text("routers 2000000000\n0 1\n")
+    (tmp_path / "ep.edges").write_text("router 0 endpoints 4294967297\n0 1\n")
+    (tmp_path / "gml.graphml").write_text(
+        '<?xml version="1.0"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+        '<graph edgedefault="undirected"><node id="0"/><node id="1999999999"/>'
+        '<edge source="0" target="1999999999"/></graph></graphml>')
+    (tmp_path / "latin1.toml").write_bytes(b"[topology]\nname = \"sl\xefmfly\"\n")
+
+
+BAD = [   # (arguments, the key the error line must name)
+    (["--set", "router.internal_speedup=nan"], "router.internal_speedup"),
+    (["--set", "router.internal_speedup=inf"], "router.internal_speedup"),
+    (["--set", "routing.algorithm=ugal_l", "--set", "routing.c=nan"], "routing.c"),
+    (["--set", "measure.saturation_tolerance=nan"], "measure.saturation_tolerance"),
+    (["--set", "measure.saturation_tolerance=1.5"], "measure.saturation_tolerance"),
+    (["--set", "measure.warmup_tolerance=-inf"], "measure.warmup_tolerance"),
+    (["--set", "layout.ns_per_m=inf"], "layout.ns_per_m"),
+    (["--set", "layout.cycle_ns=0"], "layout.cycle_ns"),
+    (["--set", "measure.seed=36893488147419103232"], "measure.seed"),
+    (["--set", "measure.seed=-1"], "measure.seed"),
+    (["--set", "measure.sample_period=100000000"], "measure.sample_period"),
+    (["--set", "measure.sample_period=500", "--set", "measure.measure_cycles=300"],
+     "measure.sample_period"),
+    (["--set", "run.max_cycles=300"], "run.max_cycles"),
+    (["--set", "measure.latency_hist_max=1000000000"], "measure.latency_hist_max"),
+    (["--set", "router.link_latency=1000000000"], "router.link_latency"),
+    (["--set", "router.link_latency=100000"], "measure.watchdog_cycles"),
+    (["--set", "router.buffer_flits=0"], "router.buffer_flits"),
+    (["--set", "router.packet_size=100000"], "router.packet_size"),
+    (["--set", "traffic.load=nan"], "traffic.load"),
+    (["--set", "topology.name=file", "--set", "topology.path=big.edges"], "topology.path"),
+    (["--set", "topology.name=file", "--set", "topology.path=ep.edges"], "topology.path"),
+    (["--set", "topology.name=file", "--set", "topology.path=gml.graphml"], "topology.path"),
+    (["latin1.toml"], "config"),
+]
+
+
+def _cmd(nranks, args):
+    pre = ["mpiexec", "-n", str(nranks)] if nranks > 1 else []
+    return pre + [sys.executable, "-m", "pdes", "run", *FAST, *args]
+
+
+@pytest.mark.parametrize("nranks", [1, 2])
+@pytest.mark.parametrize("args,key", BAD, ids=[f"{k}-{i}" for i, (_, k) in enumerate(BAD)])
+def test_bad_input_is_one_line_exit_2(tmp_path, nranks, args, key):
+    """Every bad input class: exit 2, one `pdes: error: <key>` line, no traceback, no new output
+    file, an existing output file untouched, on 1 and 2 ranks."""
+    _files(tmp_path)
+    new = tmp_path / "new.h5"
+    r = subprocess.run(_cmd(nranks, args + ["-o", str(new)]), capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("[pdes]")]
+    assert len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}"), r.stderr
+    assert "Traceback" not in r.stderr
+    assert not new.exists()
+    old = tmp_path / "old.h5"
+    old.write_bytes(b"previous results")
+    r = subprocess.run(_cmd(nranks, args + ["-o", str(old)]), capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == 2 and old.read_bytes() == b"previous results"
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_declared_ranges_hold_for_every_number():
+    """Declared bounds are checked, floats must be finite and integers fit in 64 bits."""
+    p = Param("x", float, 1.0, "", lo=0.0, lo_open=True, hi=1.0)
+    assert p.coerce("0.5", "s.x") == 0.5
+    for bad in ("0", "1.5", "nan", "inf", "-inf"):
+        with pytest.raises(ParameterError, match=r"^s\.x: must be"):
+            p.coerce(bad, "s.x")
+    q = Param("n", int, 1, "")
+    with pytest.raises(ParameterError, match="64-bit"):
+        q.coerce(2 ** 64, "s.n")
+    lst = Param("l", "float_list", None, "", lo=0.0)
+    with pytest.raises(ParameterError, match=r"^s\.l:"):
+        lst.coerce([1.0, float("nan")], "s.l")
+
+
+def test_every_static_key_has_a_range_or_choices():
+    """Every numeric key of the static sections declares its range next to its declaration."""
+    from pdes import config as C
+    missing = [f"{s}.{p.name}" for s, ps in C.STATIC.items() for p in ps
+               if p.kind in (int, float) and p.lo is None and p.hi is None]
+    assert not missing, missing
+
+
+def test_output_through_symlink_or_onto_device_is_refused(tmp_path):
+    """-o naming a symbolic link or a device is refused; neither is replaced."""
+    target = tmp_path / "target.h5"
+    target.write_bytes(b"keep")
+    link = tmp_path / "link.h5"
+    link.symlink_to(target)
+    for out, what in ((str(link), "symbolic link"), ("/dev/null", "not a regular file")):
+        r = subprocess.run(_cmd(1, ["-o", out]), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 2 and what in r.stderr, r.stderr
+    assert link.is_symlink() and target.read_bytes() == b"keep"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_output_directory_is_checked_before_simulating(tmp_path):
+    """A missing output directory is an error before any work."""
+    r = subprocess.run(_cmd(1, ["-o", str(tmp_path / "no" / "such" / "o.h5")]), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2 and "output.file: directory does not exist" in r.stderr
+
+
+def test_check_exit_codes_and_disconnected_graph(tmp_path):
+    """`pdes check`: 0 deadlock-free, 1 deadlock possible, 2 bad input and disconnected networks."""
+    def check(*args):
+        return subprocess.run([sys.executable, "-m", "pdes", "check", *args], capture_output=True,
+                              text=True, cwd=tmp_path, timeout=300)
+    assert check().returncode == 0
+    assert check("--set", "routing.vc_scheme=phase").returncode == 1
+    (tmp_path / "two.edges").write_text("0 1\n2 3\n")
+    r = check("--set", "topology.name=file", "--set", "topology.path=two.edges")
+    assert r.returncode == 2 and "disconnected" in r.stderr
+    _files(tmp_path)
+    r = check("latin1.toml")
+    assert r.returncode == 2 and r.stderr.startswith("pdes: error: config:") and "Traceback" not in r.stderr
+
+
+def _descendants(pid, pattern):
+    """Processes below ``pid`` whose command line contains ``pattern``."""
+    table = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True,
+                           text=True).stdout.splitlines()
+    rows = []
+    for ln in table:
+        parts = ln.split(None, 2)
+        if len(parts) >= 2:
+            rows.append((int(parts[0]), int(parts[1]), parts[2] if len(parts) > 2 else ""))
+    children: dict = {}
+    for p, pp, _ in rows:
+        children.setdefault(pp, []).append(p)
+    args = {p: a for p, _, a in rows}
+    out, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        if pattern in args.get(p, "") and sys.executable in args.get(p, ""):
+            out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_one_rank_ends_the_job(tmp_path, sig):
+    """SIGINT or SIGTERM to one rank of a 2-rank run ends the whole job with non-zero status."""
+    cmd = ["mpiexec", "-n", "2", sys.executable, "-m", "pdes", "run",
+           "--set", "measure.measure_cycles=10000000", "-o", str(tmp_path / "o.h5")]
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        seen = []
+        for line in job.stderr:              # until the window loop runs (a progress line)
+            seen.append(line)
+            if "] cycle " in line:
+                break
+        ranks = _descendants(job.pid, "pdes run")
+        assert len(ranks) == 2, (ranks, seen)
+        os.kill(max(ranks), sig)
+        _, err = job.communicate(timeout=10)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    assert job.returncode != 0
+    assert ("interrupted" if sig == signal.SIGINT else "terminated") in err
+    assert not (tmp_path / "o.h5").exists()
+
+
+def test_declared_ranges_are_documented():
+    """docs/config.md lists every static key's declared range as it is in the code."""
+    import pathlib
+
+    from pdes import config as C
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    for s, ps in list(C.STATIC.items()) + list(C.COMMON.items()):
+        for p in ps:
+            if p.range_text():
+                assert f"| `{s}.{p.name}` | {p.range_text()} |" in text, f"{s}.{p.name}"
