@@ -91,6 +91,10 @@ STATIC: dict[str, list[Param]] = {
         Param("saturation_tolerance", float, 0.02, "the run is also saturated when the accepted "
               "load is below the offered load by more than this fraction (source queues grow)",
                     lo=0.0, hi=1.0),
+        Param("backlog_tolerance", float, 0.002, "the run is also saturated when the source "
+              "queues grow over the window (least-squares trend) by more than this fraction of the "
+              "flits offered in it (and by more than one flit per active endpoint)",
+              lo=0.0, hi=1.0),
         Param("watchdog_cycles", int, 5000, "cycles without any flit movement, while flits are in "
               "flight, that are reported as a deadlock", lo=1, hi=2 ** 30),
         Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins up to this value "

@@ -612,6 +612,14 @@ class Engine:
             saturated = True
             reason = (f"accepted load {accepted:.4f} is more than {100 * tol:g}% below the offered "
                       f"load {offered:.4f}")
+        if not saturated and not finite:
+            grew = backlog_growth(series, m0, m1, P)
+            limit = prep.cfg["measure"]["backlog_tolerance"] * int(st[S_CREATED_WIN_FLITS])
+            if grew is not None and grew > limit and grew > n_act:
+                saturated = True
+                reason = (f"source queues grew by {grew:.0f} flits over the window (least-squares "
+                          f"trend), more than {100 * prep.cfg['measure']['backlog_tolerance']:g}% "
+                          f"of the {int(st[S_CREATED_WIN_FLITS])} flits offered")
         summary = {}
         if finite:
             hist_m = self.group.sum(sum(p.arrays["hist_msg"] for p in self.parts).copy())
@@ -677,6 +685,22 @@ class Engine:
             "window": self.window,
             "lookahead": self.lookahead,
         }
+
+
+def backlog_growth(series, m0: int, m1: int, packet_size: int) -> float | None:
+    """Growth of the source-queue backlog over the window ``[m0, m1)``, in flits.
+
+    The backlog after each sample of the window is the running sum of the flits
+    created minus the flits injected; the growth is the least-squares slope of
+    that curve times the window length.  ``None`` with fewer than 3 samples.
+    """
+    rows = [r for r in series if m0 < r[0] <= m1]
+    if len(rows) < 3:
+        return None
+    t = np.array([r[0] for r in rows], dtype=np.float64)
+    backlog = np.cumsum(np.array([r[3] * packet_size - r[2] for r in rows], dtype=np.float64))
+    slope = np.polyfit(t - t.mean(), backlog, 1)[0]
+    return float(slope * (m1 - m0))
 
 
 def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None) -> dict:

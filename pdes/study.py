@@ -38,8 +38,10 @@ DEFAULT_LOADS = "0.1:1.0:0.1"
 DEFAULT_RESOLUTION = 0.01
 LOAD_DIGITS = 6          # loads are rounded to this many decimals (they name the points)
 CRITERION = ("saturated when the measured packets are not all delivered within measure.drain_cycles "
-             "after the window, or when the accepted load is below the offered load by more than "
-             "measure.saturation_tolerance ({tol:g})")
+             "after the window, when the source queues grow over the window by more than "
+             "measure.backlog_tolerance ({btol:g}) of the flits offered (least-squares trend), or when "
+             "the accepted load is below the offered load by more than measure.saturation_tolerance "
+             "({tol:g})")
 SWEEP_KEYS = ("vary", "loads", "saturation", "resolution", "seeds")
 
 
@@ -454,7 +456,8 @@ class StudyFile:
         f.attrs["study"] = json.dumps(self.spec.identity())
         f.attrs["config_toml"] = self.spec.identity()["base_config"]
         f.attrs["varied_keys"] = json.dumps([k for k, _ in self.spec.vary])
-        f.attrs["criterion"] = CRITERION.format(tol=self.spec.base["measure"]["saturation_tolerance"])
+        m = self.spec.base["measure"]
+        f.attrs["criterion"] = CRITERION.format(tol=m["saturation_tolerance"], btol=m["backlog_tolerance"])
         f.attrs["finished"] = bool(finished)
         self._write_tables(f)
         f.flush()

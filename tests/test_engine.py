@@ -274,3 +274,29 @@ def test_next_hop_masks_mark_exactly_the_minimal_ports():
         expect = (d[nbrs, :] == d[rg, :] - 1) & (d[rg, :] > 0)
         got = (nh[k][None, :] >> np.arange(hi - lo, dtype=np.uint32)[:, None]) & 1
         assert np.array_equal(got.astype(bool), expect), k
+
+
+def test_backlog_growth_is_the_trend_over_the_window():
+    """backlog_growth fits the source-queue backlog of the window's samples with a line."""
+    from pdes.engine import backlog_growth
+    # (cycle, delivered, injected, created packets, moves, in flight); 2-flit packets
+    rows = [(t, 0, 10, 5 + (t // 100) % 2, 0, 0) for t in range(100, 1100, 100)]
+    # before the window: ignored; in it, created 2*(5 or 6) vs injected 10 -> +0 or +2 per sample
+    g = backlog_growth(rows, 200, 1000, 2)
+    t = np.array([r[0] for r in rows if 200 < r[0] <= 1000], float)
+    b = np.cumsum([r[3] * 2 - r[2] for r in rows if 200 < r[0] <= 1000])
+    assert g == pytest.approx(np.polyfit(t, b, 1)[0] * 800)
+    assert backlog_growth(rows, 800, 1000, 2) is None
+
+
+@pytest.mark.parametrize("load,saturated", [(0.7, False), (0.79, True)])
+def test_growing_backlog_is_reported_saturated(load, saturated):
+    """Just past saturation (SF q=5, min, capacity near 0.78) the accepted load stays within
+    the tolerance but the source queues grow: the run is saturated with that reason."""
+    cfg = C.resolve({}, [f"traffic.load={load}", "measure.warmup_cycles=1000",
+                         "measure.measure_cycles=6000"])
+    s = run_local(cfg)["summary"]
+    assert s["saturated"] is saturated
+    if saturated:
+        assert s["accepted_load"] >= s["offered_load"] * (1 - 0.02)     # hidden from that test
+        assert s["saturated_reason"].startswith("source queues grew by")
