@@ -58,6 +58,7 @@ class Prepared:
     rp: RouterParams
     timings: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)      # what the start report should say
+    keep: list = field(default_factory=list)       # MPI windows behind shared tables (kept alive)
 
     @property
     def active_endpoints(self) -> int:
@@ -113,26 +114,50 @@ def link_latencies(cfg, topo):
     return lat, lay.cable_m
 
 
-def distances(topo, comm=None) -> np.ndarray:
-    """All-pairs router distances (uint8), computed in parallel over the ranks of ``comm``.
+def distances(topo, comm=None, keep: list | None = None) -> np.ndarray:
+    """All-pairs router distances (uint8, R x R), built once per node and shared by its ranks.
 
-    Each rank runs the searches from a contiguous slice of source routers on
-    one thread; the rows are then gathered on every rank (the routing reads
-    the distance from any neighbour to any destination, so every rank keeps
-    the whole R x R byte matrix: 100 MB for 10,000 routers).
+    The routing reads the distance from any neighbour to any destination, so
+    every rank needs the whole matrix (100 MB for 10,000 routers).  Under MPI
+    the ranks of one node (``COMM_TYPE_SHARED``) hold one copy in MPI-3 shared
+    memory: each runs the searches from a contiguous slice of source routers
+    and writes its rows in place.  The window is appended to ``keep``, which
+    must live as long as the matrix.  Where shared memory cannot be had, the
+    rows are split over all ranks and gathered into a copy per rank.
     """
     from models.metrics import distance_matrix, distance_rows
     R = topo.n_routers
     if comm is None or comm.Get_size() == 1:
         return distance_matrix(topo)
-    size, rank = comm.Get_size(), comm.Get_rank()
-    bounds = [(R * i) // size for i in range(size + 1)]
-    mine = distance_rows(topo, np.arange(bounds[rank], bounds[rank + 1]), threads=1)
-    out = np.empty((R, R), dtype=np.uint8)
-    counts = [(bounds[i + 1] - bounds[i]) * R for i in range(size)]
-    displs = [bounds[i] * R for i in range(size)]
     from mpi4py import MPI
-    comm.Allgatherv(np.ascontiguousarray(mine), [out, counts, displs, MPI.UNSIGNED_CHAR])
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+    try:
+        win = MPI.Win.Allocate_shared(R * R if node.Get_rank() == 0 else 0, 1, comm=node)
+    except (MPI.Exception, NotImplementedError):   # pragma: no cover - depends on the MPI
+        win = None
+    shared = comm.allreduce(0 if win is None else 1, op=MPI.MIN) == 1
+    if not shared:                                  # pragma: no cover - every rank falls back
+        if win is not None:
+            win.Free()
+        node.Free()
+        size, rank = comm.Get_size(), comm.Get_rank()
+        bounds = [(R * i) // size for i in range(size + 1)]
+        mine = distance_rows(topo, np.arange(bounds[rank], bounds[rank + 1]), threads=1)
+        out = np.empty((R, R), dtype=np.uint8)
+        counts = [(bounds[i + 1] - bounds[i]) * R for i in range(size)]
+        displs = [bounds[i] * R for i in range(size)]
+        comm.Allgatherv(np.ascontiguousarray(mine), [out, counts, displs, MPI.UNSIGNED_CHAR])
+        return out
+    buf, _ = win.Shared_query(0)
+    out = np.ndarray((R, R), dtype=np.uint8, buffer=buf)
+    n, k = node.Get_size(), node.Get_rank()
+    lo, hi = (R * k) // n, (R * (k + 1)) // n
+    win.Fence()
+    if hi > lo:
+        out[lo:hi] = distance_rows(topo, np.arange(lo, hi), threads=1)
+    win.Fence()
+    if keep is not None:
+        keep.extend([win, node])
     return out
 
 
@@ -199,11 +224,13 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     import models.traffic  # noqa: F401
 
     _check_router(cfg)
+    keep: list = []
     if reuse is not None and same_network(reuse.cfg, cfg):
         topo, link_latency, cable_m, dist = reuse.topo, reuse.link_latency, reuse.cable_m, reuse.dist
+        keep = reuse.keep
         timings = {k: 0.0 for k in ("build_s", "layout_s", "distances_s")}
     else:
-        topo, link_latency, cable_m, dist, timings = _network(cfg, comm)
+        topo, link_latency, cable_m, dist, timings = _network(cfg, comm, keep)
     check_connected(topo, dist)
     r = cfg["router"]
     if link_latency.size:
@@ -261,10 +288,10 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         speedup=max(1, int(math.floor(r["internal_speedup"]))),
         endpoint_latency=r["endpoint_latency"])
     return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
-                    plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes)
+                    plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, keep=keep)
 
 
-def _network(cfg: dict, comm):
+def _network(cfg: dict, comm, keep: list):
     """Topology, link latencies, cable lengths, distances and their build times."""
     from models.topology import build
     timings = {}
@@ -280,7 +307,7 @@ def _network(cfg: dict, comm):
     timings["layout_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    dist = distances(topo, comm)
+    dist = distances(topo, comm, keep)
     timings["distances_s"] = time.perf_counter() - t
     return topo, link_latency, cable_m, dist, timings
 
