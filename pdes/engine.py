@@ -241,6 +241,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
                 f"measure.watchdog_cycles: must exceed the longest credit round trip of the network "
                 f"({rtt} cycles over links of {int(link_latency.max())} cycles), got "
                 f"{cfg['measure']['watchdog_cycles']}: a flit on such a link would be taken for a deadlock")
+    t = time.perf_counter()
     plan, nv = _routing(cfg, topo, dist, link_latency)
     alg = cfg["routing"]["algorithm"]
     notes = []
@@ -254,6 +255,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         if not res["ok"]:
             raise ParameterError(f"routing.vc_scheme: routing '{alg}' with the '{plan.scheme}' "
                                  f"VC scheme can deadlock on this topology: {res['reason']}")
+    timings["tables_s"] = time.perf_counter() - t
     # VC classes (000 Sec. IV-D hop index, or an algorithm's own classes): with more VCs than
     # classes each class owns nv // classes VCs and VC allocation picks a free one
     if nv > MAX_VCS:   # given, or the minimum the routing needs (num_vcs = 0)
@@ -273,10 +275,12 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
             f"router.num_vcs: {radix} ports x {nv} VCs per router exceeds the engine's "
             f"{MAX_VCS_PER_ROUTER} input VCs per router")
 
+    t = time.perf_counter()
     tsec = dict(cfg["traffic"])
     pattern = tsec.pop("pattern")
     tsec.pop("load")
     traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
+    timings["traffic_s"] = time.perf_counter() - t
     if traffic.active.sum() == 0:
         raise ParameterError(f"traffic.pattern: '{pattern}' leaves no endpoint active")
 
@@ -772,11 +776,14 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     W = window_for(la, sync_period(prep))
     if on_partition is not None:
         on_partition(rep, W)
+    t = time.perf_counter()
     if size == 1:
         group = LocalGroup(make_parts(prep, owner, [0], W))
     else:
         group = MpiGroup(comm, make_parts(prep, owner, [rank], W)[0], W, prep.rp.speedup)
+    t_state = time.perf_counter() - t
     res = Engine(prep, group, W, la, progress=progress).run()
+    res["timing"]["state_s"] = t_state
     res["timing"].update(getattr(group, "timing", {}))   # rank-local exchange breakdown
     res["prepared"] = prep
     res["partition"] = rep

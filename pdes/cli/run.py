@@ -64,6 +64,11 @@ def _main(args, comm) -> int:
             say(note)
         for note in prep.notes:
             say(note)
+        tm = prep.timings
+        say("start-up: " + ", ".join(f"{what} {tm[key]:.2f} s" for what, key in (
+            ("topology", "build_s"), ("layout", "layout_s"), ("distances", "distances_s"),
+            ("routing tables", "tables_s"), ("traffic", "traffic_s")) if key in tm))
+
     def report(rep, window):
         if say and size > 1:
             say(f"partition '{cfg['run']['partition']}' on {size} ranks: routers/rank "
