@@ -157,6 +157,25 @@ MAX_ENDPOINTS = 2 ** 31 - 1
 MAX_ENDPOINTS_PER_ROUTER = 2 ** 16
 
 
+MAX_LINKS = 2 ** 28
+"""Largest link count accepted (channel ids are int32; the edge arrays alone take ~10 GB)."""
+
+
+def check_build(n_routers: int, n_links: int, key: str) -> None:
+    """Refuse, before building anything, a network whose router or link count cannot fit.
+
+    Each family calls this with the counts its parameters imply, naming the
+    parameter that sets the size, so a huge instance is refused at once
+    instead of failing with ``MemoryError`` after minutes of work.
+    """
+    if n_routers > MAX_ROUTERS:
+        raise ParameterError(f"{key}: gives {n_routers:,} routers, more than the {MAX_ROUTERS:,} "
+                             "the engine supports")
+    if n_links > MAX_LINKS:
+        raise ParameterError(f"{key}: gives about {n_links:,} links, more than the {MAX_LINKS:,} "
+                             "the engine supports")
+
+
 def check_size(n_routers: int, endpoints, what: str) -> None:
     """Refuse networks whose ids or counts do not fit the engine's integer types."""
     if n_routers > MAX_ROUTERS:

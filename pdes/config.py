@@ -109,6 +109,8 @@ STATIC: dict[str, list[Param]] = {
         Param("partition", str, "racks", "router -> rank strategy", choices=("racks", "block", "metis")),
         Param("max_imbalance", float, 1.05, "racks strategy: split racks when whole racks leave "
               "the busiest rank more than this factor above the mean work", lo=1.0, hi=1e3),
+        Param("max_memory_gb", float, 0.0, "refuse a run whose largest tables would not fit in "
+              "this many GB per node (0 = the memory the machine has available)", lo=0.0, hi=1e6),
         Param("max_cycles", int, 0, "hard stop in cycles (0 = none)", lo=0, hi=2 ** 31 - 1),
     ],
 }

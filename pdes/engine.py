@@ -17,6 +17,7 @@ reduced integer counters, so it is identical for any number of ranks.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -193,6 +194,8 @@ def plan_routing(cfg: dict):
     from models.topology import build
     name, params = C.topology_params(cfg)
     topo = build(name, params)
+    check_memory(cfg, "topology", topo.n_routers ** 2,
+                 f"its all-pairs distance table ({topo.n_routers:,} x {topo.n_routers:,} bytes)")
     dist = distances(topo)
     check_connected(topo, dist)
     return (topo, dist) + _routing(cfg, topo, dist, link_latencies(cfg, topo)[0])
@@ -311,9 +314,39 @@ def _network(cfg: dict, comm, keep: list):
     timings["layout_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    check_memory(cfg, "topology", topo.n_routers ** 2,
+                 f"its all-pairs distance table ({topo.n_routers:,} x {topo.n_routers:,} bytes)")
     dist = distances(topo, comm, keep)
     timings["distances_s"] = time.perf_counter() - t
     return topo, link_latency, cable_m, dist, timings
+
+
+def memory_limit(cfg: dict) -> float:
+    """Bytes a node may use: ``run.max_memory_gb``, or the memory available on this machine."""
+    gb = cfg["run"]["max_memory_gb"]
+    if gb > 0:
+        return gb * 1e9
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024.0
+    except OSError:                         # pragma: no cover - not Linux
+        pass
+    try:                                    # pragma: no cover
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):   # pragma: no cover
+        return math.inf
+
+
+def check_memory(cfg: dict, key: str, nbytes: float, what: str) -> None:
+    """Refuse, before allocating it, a table that cannot fit in the node's memory limit."""
+    limit = memory_limit(cfg)
+    if nbytes > limit:
+        source = ("run.max_memory_gb" if cfg["run"]["max_memory_gb"] > 0
+                  else "the memory available on this machine")
+        raise ParameterError(f"{key}: {what} needs {nbytes / 1e9:.3g} GB, more than "
+                             f"{limit / 1e9:.3g} GB ({source})")
 
 
 def epoch_of(prep) -> int:

@@ -50,6 +50,13 @@ BAD = [   # (arguments, the key the error line must name)
     (["--set", "topology.name=file", "--set", "topology.path=ep.edges"], "topology.path"),
     (["--set", "topology.name=file", "--set", "topology.path=gml.graphml"], "topology.path"),
     (["latin1.toml"], "config"),
+    (["--set", "topology.q=10007"], "topology.q"),
+    (["--set", "topology.name=hyperx", "--set", "topology.sizes=[1000,1000,1000]"], "topology.sizes"),
+    (["--set", "topology.name=dragonfly", "--set", "topology.h=200"], "topology.h"),
+    (["--set", "topology.name=galaxyfly", "--set", "topology.n=100", "--set", "topology.q=1009",
+      "--set", "topology.a=8"], "topology"),
+    (["--set", "run.max_memory_gb=0.000001"], "topology"),
+    (["--set", "run.max_memory_gb=nan"], "run.max_memory_gb"),
 ]
 
 

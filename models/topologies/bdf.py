@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..gf import GF, is_prime_power
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def polarity_graph(u: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -117,6 +117,7 @@ def bdf(u: int = 3, p: int | None = None) -> Topology:
     if is_prime_power(u) is None or u % 2 == 0:
         raise ParameterError(f"topology.u: BDF u={u} must be an odd prime power")
     t = u + 1
+    check_build((u * u + u + 1) * t, (u * u + u + 1) * t * 3 * t // 4, "topology.u")
     d = t // 2
     if p is None:
         p = d

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def _int(key: str, value, lo: int) -> int:
@@ -82,6 +82,7 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
         raise ParameterError(f"topology.g: Dragonfly g={g} > a*h+1 = {a * h + 1} "
                              "(one global link per pair of groups)")
 
+    check_build(a * g, g * a * (a - 1) // 2 + g * (g - 1) // 2, "topology.h")
     i, j = np.triu_indices(a, 1)
     base = (np.arange(g, dtype=np.int64) * a)[:, None]
     lu = (base + i[None, :]).ravel()

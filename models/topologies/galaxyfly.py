@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..gf import GF, generator_sets, is_prime_power
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 LINK_CLASSES = ("local", "global_intra_cluster", "global_inter_cluster")
 
@@ -117,6 +117,7 @@ def galaxyfly(n: int = 5, q: int = 7, a: int = 4, p: int = 2, h: int | None = No
     q = int(q)
     a = _int("a", a, 1)
     p = _int("p", p, 0)
+    check_build(n * q * a, n * q * a * (a - 1 + n - 1 + (q + 1) // 2) // 2, "topology.q")
     delta = 1 if q == 1 else generator_sets(q)[2]
     d_g = n - 1 + (q - delta) // 2
     if h is None:

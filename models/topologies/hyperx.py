@@ -1,13 +1,15 @@
 """HyperX (generalised hypercube / flattened butterfly)."""
 from __future__ import annotations
 
+import math
+
 from numbers import Integral
 
 import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
@@ -65,7 +67,8 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
     if isinstance(p, bool) or not isinstance(p, Integral) or p < 0:
         raise ParameterError(f"topology.p: HyperX p must be an integer >= 0, got {p!r}")
     p = int(p)
-    n_r = int(np.prod(sizes, dtype=np.int64))
+    n_r = math.prod(sizes)
+    check_build(n_r, n_r * sum(s - 1 for s in sizes) // 2, "topology.sizes")
     us, vs, cls = [], [], []
     stride = 1
     for dim, s in enumerate(sizes):

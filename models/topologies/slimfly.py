@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..gf import GF, generator_sets, is_prime_power
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 _Q_RULE = "q must be a prime power with q = 4w + delta, delta in {-1,0,1}, w >= 1"
 
@@ -76,6 +76,7 @@ def slim_fly(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> Topo
         raise ParameterError(f"topology.q: Slim Fly q={q} is not a prime power ({_Q_RULE})")
     if q % 4 == 2:
         raise ParameterError(f"topology.q: Slim Fly q={q} is congruent to 2 mod 4 ({_Q_RULE})")
+    check_build(2 * q * q, q * q * ((3 * q + 1) // 2), "topology.q")
     if p_rounding not in ("ceil", "floor"):
         raise ParameterError(f"topology.p_rounding: Slim Fly p_rounding={p_rounding!r} "
                              "is not one of ceil, floor")

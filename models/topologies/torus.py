@@ -1,13 +1,15 @@
 """k-ary n-dimensional torus with wraparound links."""
 from __future__ import annotations
 
+import math
+
 from numbers import Integral
 
 import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
@@ -58,7 +60,8 @@ def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
     if isinstance(p, bool) or not isinstance(p, Integral) or p < 0:
         raise ParameterError(f"topology.p: torus p must be an integer >= 0, got {p!r}")
     p = int(p)
-    n_r = int(np.prod(dims, dtype=np.int64))
+    n_r = math.prod(dims)
+    check_build(n_r, n_r * len(dims), "topology.dims")
     ids = np.arange(n_r, dtype=np.int64)
     us, vs, cls = [], [], []
     stride = 1
