@@ -66,6 +66,23 @@ KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g
            "nal": ALG_NAL, "nag": ALG_NAG, "layered": ALG_LAYERED}
 """Routing kernel names (used by models.routing plans) -> kernel ids."""
 
+_UGAL = ("max_hops_cap", "n_indirect", "c")
+_GALAXY = (("r_group", "grp_rtr", "grp_nb", "grp_cl"), ("max_hops_cap", "th_min", "th_nonmin", "lseq"))
+KERNEL_INPUTS = {
+    "min": ((), ()),
+    "valiant": (("mid_cand",), ("max_hops_cap",)),
+    "ugal_l": (("mid_cand",), _UGAL + ("length_weighted", "threshold")),
+    "ugal_g": (("mid_cand",), _UGAL + ("epoch",)),
+    "min_adaptive": ((), ()),
+    "fastest": (("wdist",), ()),
+    "nar": _GALAXY, "nal": _GALAXY, "nag": _GALAXY,
+    "layered": (("lay_port",), ("layers", "layer_select")),
+}
+"""Kernel name -> (tables, kernel parameters) it reads: a plan gives exactly these."""
+SCHEME_TABLES = {"hop": (), "phase": (), "dragonfly": ("r_group", "g_entry"), "sequence": (),
+                 "count": ()}
+"""VC scheme -> tables it reads (in addition to the kernel's)."""
+
 SCHEME_HOP = 0
 SCHEME_PHASE = 1
 SCHEME_DRAGONFLY = 2
