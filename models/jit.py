@@ -165,3 +165,10 @@ def njit(func):
 def njit_inline(func):
     """Decorator for small helpers that are always inlined into their callers."""
     return _project_jit(func, inline="always")
+
+
+def njit_borrow(func):
+    """Decorator for small helpers on arrays called inside hot loops: compiled without
+    reference counting (they borrow their caller's arrays and allocate nothing), so a
+    call costs no atomic operations and LLVM can inline it."""
+    return _project_jit(func, _nrt=False)

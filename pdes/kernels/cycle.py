@@ -72,6 +72,7 @@ from pdes.kernels.layout import (
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.bits import popcount, trailing_zeros
+from pdes.kernels.buffers import enqueue_flit, queue_credit
 from pdes.kernels.prefetch import prefetch, prefetch2
 from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
 from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
@@ -131,52 +132,6 @@ PF_PORTS = 16      # ... and of the output loop (ports)
 def scratch_per_port(nv, speed):
     """Scratch entries per router port needed by :func:`advance`."""
     return 6 * nv + 4 * speed + 6
-
-
-@njit
-def push_flit(rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
-              iv_sa_ready, iv_sa_at, iv_va_at, ivc, vccap, src, row, rdy):
-    """Append a copy of record ``src[row]`` to input VC ``ivc`` with ready cycle ``rdy``,
-    in a pool record taken from the free list.
-
-    Used for flits received from other parts at window boundaries; the cycle
-    loop of :func:`advance` has the same code written out (a call taking
-    arrays would cost atomic reference counts per flit).
-    """
-    w = ib_head[ivc] + ib_cnt[ivc]
-    if w >= vccap:
-        w -= vccap
-    pos = w * (ib_id.shape[0] // vccap) + ivc
-    top = rec_top[0] - 1
-    fid = rec_free[top]
-    rec_top[0] = top
-    for f in range(NF_HOT):
-        rec[fid, f] = src[row, f]
-    for f in range(NF_HOT, NF_USED):
-        rec_c[fid, f - NF_HOT] = src[row, f]
-    ib_id[pos] = fid
-    ib_rdy[pos] = rdy
-    if ib_cnt[ivc] == 0:
-        iv_ready[ivc] = rdy
-        if iv_alloc[ivc] != 0:
-            iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-        else:
-            iv_va_at[ivc] = rdy
-    ib_cnt[ivc] += 1
-
-
-@njit
-def push_credit(cr_t, cr_head, cr_cnt, k, cap, arr):
-    """Queue a credit for (sender, VC) key ``k`` arriving in cycle ``arr``; False if full."""
-    n = cr_cnt[k]
-    if n >= cap:
-        return False
-    w = cr_head[k] + n
-    if w >= cap:
-        w -= cap
-    cr_t[w * cr_cnt.shape[0] + k] = arr
-    cr_cnt[k] = n + 1
-    return True
 
 
 @njit
@@ -381,26 +336,14 @@ def advance(t0, t1, prm,
             if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
                 arr = t + elat
                 rdy = arr + rdel if ep_cur_rec[e, F_FLIT] == 0 else arr
-                ivc = ep_port[e] * nv + ep_cur_vc[e]
-                w = ib_head[ivc] + ib_cnt[ivc]
-                if w >= vccap:
-                    w -= vccap
-                pos = w * nIV + ivc
                 top -= 1
                 fid = rec_free[top]
                 for f in range(NF_HOT):
                     rec[fid, f] = ep_cur_rec[e, f]
                 for f in range(NF_HOT, NF_USED):
                     rec_c[fid, f - NF_HOT] = ep_cur_rec[e, f]
-                ib_id[pos] = fid
-                ib_rdy[pos] = rdy
-                if ib_cnt[ivc] == 0:
-                    iv_ready[ivc] = rdy
-                    if iv_alloc[ivc] != 0:
-                        iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-                    else:
-                        iv_va_at[ivc] = rdy
-                ib_cnt[ivc] += 1
+                enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
+                             iv_sa_at, iv_va_at, nIV, vccap, ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
                 cred[s * nv + ep_cur_vc[e]] -= 1
                 ep_cur_rec[e, F_FLIT] += 1
                 ep_cur_left[e] -= 1
@@ -548,15 +491,8 @@ def advance(t0, t1, prm,
                     s = in_sender[P]
                     carr = t + cdel + in_lat[P]
                     if s >= 0:
-                        kk = s * nv + vc
-                        n = cr_cnt[kk]
-                        if n >= vccap:
+                        if not queue_credit(cr_t, cr_head, cr_cnt, nK, vccap, s * nv + vc, carr):
                             return ERR_CREDIT
-                        w = cr_head[kk] + n
-                        if w >= vccap:
-                            w -= vccap
-                        cr_t[w * nK + kk] = carr
-                        cr_cnt[kk] = n + 1
                     else:
                         cc = in_cut[P]
                         n = co_cnt[cc]
@@ -841,20 +777,8 @@ def advance(t0, t1, prm,
             D = out_dest[P]
             if D >= 0:
                 rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
-                ivc = D * nv + rec[fid, F_VC]
-                w = ib_head[ivc] + ib_cnt[ivc]
-                if w >= vccap:
-                    w -= vccap
-                pos = w * nIV + ivc
-                ib_id[pos] = fid
-                ib_rdy[pos] = rdy
-                if ib_cnt[ivc] == 0:
-                    iv_ready[ivc] = rdy
-                    if iv_alloc[ivc] != 0:
-                        iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-                    else:
-                        iv_va_at[ivc] = rdy
-                ib_cnt[ivc] += 1
+                enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
+                             iv_sa_at, iv_va_at, nIV, vccap, D * nv + rec[fid, F_VC], fid, rdy)
             else:
                 cc = out_cut[P]
                 n = fo_cnt[cc]
