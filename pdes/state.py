@@ -14,7 +14,6 @@ CSR order).  Senders (owners of credit counters) are local ports
 """
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,7 +105,6 @@ _NARROW = {
     "rr_out": np.int16, "rr_va": np.int16,                         # < input (port, VC)s of a router
 }
 
-_ADVANCE_ARGS = list(inspect.signature(cycle.advance.py_func).parameters)[3:]
 
 
 class PartState:
@@ -342,8 +340,9 @@ class PartState:
         return True
 
     def advance(self, t0: int, t1: int) -> int:
-        if self._args is None:
-            self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
+        if self._args is None:   # the kernel's grouped state (views of self.arrays)
+            a = self.arrays
+            self._args = tuple(G(**{f: a[f] for f in G._fields}) for G in cycle.GROUPS) + (a["scr"],)
         return int(cycle.advance(np.int64(t0), np.int64(t1), self.prm, *self._args))
 
     # ---------------------------------------------------------------- outboxes
