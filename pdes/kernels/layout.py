@@ -70,3 +70,44 @@ ERR_OUTBOX = 2      # outbox overflow (engine bug: window longer than lookahead)
 ERR_ROUTE = 3       # routing found no output port (disconnected destination)
 ERR_CREDIT = 4      # credit FIFO overflow (engine bug: more credits than buffer slots)
 ERR_VC_ORDER = 5    # a hop asked for a lower VC class than the one it arrived on
+
+# ---- indices into the int64 parameter vector ``prm``
+PR_NV = 0          # VCs per port
+PR_VCCAP = 1       # flits per input VC
+PR_OQCAP = 2       # flits per output queue
+PR_PKT = 3         # flits per packet
+PR_CD = 4          # credit delay
+PR_RD = 5          # routing delay
+PR_VAD = 6         # VC allocation delay
+PR_SAD = 7         # switch allocation delay
+PR_STD = 8         # switch traversal delay
+PR_SPEEDUP = 9     # flits per cycle per input and per output of the crossbar
+PR_ELAT = 10       # endpoint channel latency
+PR_SEED = 11
+PR_THR = 12        # 53-bit threshold of the per-cycle packet generation draw
+PR_M0 = 13         # measurement window [M0, M1) (creation / delivery cycle)
+PR_M1 = 14
+PR_HMAX = 15       # latency histogram size - 1 (last bin = overflow)
+PR_ALG = 16        # routing algorithm id
+PR_TRAFFIC = 17    # traffic kind
+PR_E = 18          # endpoints in the whole network
+PR_FOCAP = 19      # flit outbox capacity per cut channel
+PR_COCAP = 20      # credit outbox capacity per cut channel
+PR_INJECT = 21     # 1 = endpoints generate packets, 0 = no new packets
+PR_FRAC_THR = 22   # 53-bit threshold of the traffic mix draw
+PR_NCLS = 23       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
+PR_SCHEME = 24     # VC class scheme (routing.SCHEME_*)
+PR_MAXHOPS = 25    # cap on the path length of non-minimal routes (0 = none)
+PR_NIND = 26       # UGAL: random indirect paths compared with the minimal one
+PR_CMICRO = 27     # UGAL: penalty c of indirect paths, in millionths
+PR_LENW = 28       # UGAL: 1 = costs weighted by path length (000), 0 = not (001 generic)
+PR_THRESH = 29     # UGAL-L: route minimally while the minimal port holds fewer flits (0 = off)
+PR_FINITE = 30     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
+PR_SCHED = 31      # finite: 0 = all messages posted at once (packets interleaved round-robin),
+                   #         1 = staggered (one message after the other, in table order)
+PR_LSEQ = 32       # Galaxyfly VC scheme: canonical link-type sequence (bit i = position i global,
+                   # sentinel bit above the last position; routing.SCHEME_LSEQ)
+PR_LAYERS = 33     # layered routing: number of layers (layer 0 = minimal)
+PR_LSEL = 34       # layered routing: layer selection, 0 = random per packet, 1 = round robin
+PR_NHMIN = 35      # 1 = minimal routing reads the next-hop masks ``nh_min`` instead of ``dist``
+NPRM = 36

@@ -48,6 +48,12 @@ import numpy as np
 
 from models.jit import njit, njit_inline
 from models.vcseq import seq_hop, seq_length
+from pdes.kernels.bits import popcount, trailing_zeros
+from pdes.kernels.layout import (
+    ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_AUX2, F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC,
+    NF_HOT, OK, PR_ALG, PR_CMICRO, PR_LAYERS, PR_LENW, PR_LSEL, PR_LSEQ, PR_MAXHOPS, PR_NCLS,
+    PR_NHMIN, PR_NIND, PR_NV, PR_RD, PR_SAD, PR_SCHEME, PR_SEED, PR_STD, PR_THRESH, PR_VAD,
+    PR_VCCAP)
 from pdes.kernels.rng import P_LAYER, P_MID, P_MID_ROUTER, P_ROUTE, below
 
 ALG_MIN = 0
@@ -509,3 +515,149 @@ def layer_of(select, n_layers, seed, src, seq, rg, dstr, lay_port):
     if lay > 0 and lay_port[lay - 1, rg, dstr] < 0:
         return 0
     return lay
+
+
+# ----------------------------------------------------------------- dispatch at a router
+@njit_inline
+def route_head(t, k, P, vc, fid, prm, ports, tab, crd, pool, cls_of):
+    """Output port and VC class of the head flit (pool record ``fid``) at the front of input
+    VC ``vc`` of port ``P`` of local router ``k``: ``(status, port, class)``.
+
+    The one place where the routing algorithm (``PR_ALG``) and VC scheme
+    (``PR_SCHEME``) are dispatched: at the packet's first router the
+    algorithm's source decision (intermediate router, layer), then the next
+    hop and its class, then the checks that the class exists and does not
+    decrease along the path (``ERR_VC``, ``ERR_VC_ORDER``; ``ERR_ROUTE`` if
+    there is no next hop).  Inlined into the router stage.
+    """
+    port_off, n_epp, router_gid = ports.port_off, ports.n_epp, ports.router_gid
+    out_lat, out_nbr, out_ltype = ports.out_lat, ports.out_nbr, ports.out_ltype
+    ep_first = ports.ep_first
+    dist, nh_min, mid_cand, g_off = tab.dist, tab.nh_min, tab.mid_cand, tab.g_off
+    g_nbr, g_chan, snap, wdist = tab.g_nbr, tab.g_chan, tab.snap, tab.wdist
+    r_group, g_entry, grp_rtr, grp_nb = tab.r_group, tab.g_entry, tab.grp_rtr, tab.grp_nb
+    grp_cl, lay_port = tab.grp_cl, tab.lay_port
+    cr_t, cr_head, cr_cnt, cred = crd
+    rec, rec_c = pool.rec, pool.rec_c
+    nv, vccap, seed = prm[PR_NV], prm[PR_VCCAP], prm[PR_SEED]
+    pipe = prm[PR_RD] + prm[PR_VAD] + prm[PR_SAD] + prm[PR_STD]
+    alg, ncls, scheme, max_hops = prm[PR_ALG], prm[PR_NCLS], prm[PR_SCHEME], prm[PR_MAXHOPS]
+    n_ind, c_micro, length_w = prm[PR_NIND], prm[PR_CMICRO], prm[PR_LENW]
+    thresh, use_nh, lseq, n_layers = prm[PR_THRESH], prm[PR_NHMIN], prm[PR_LSEQ], prm[PR_LAYERS]
+    lsel = prm[PR_LSEL]
+    fast_min = alg == ALG_MIN and (scheme == SCHEME_HOP or scheme == SCHEME_PHASE)
+    plo = port_off[k]
+    phi = port_off[k + 1]
+    rg = router_gid[k]
+    nepk = n_epp[k]
+    if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
+        # first router of the packet: the algorithm picks its intermediate
+        # (or, layered routing, its layer: F_AUX2)
+        if alg == ALG_LAYERED:
+            rec_c[fid, F_AUX2 - NF_HOT] = layer_of(
+                lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
+                rec[fid, F_DSTR], lay_port)
+        elif alg >= ALG_NAR and alg <= ALG_NAG:
+            rec_c[fid, F_MID - NF_HOT] = galaxy_decision(
+                alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
+                c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
+                grp_rtr, grp_nb, grp_cl)
+        else:
+            rec_c[fid, F_MID - NF_HOT] = source_decision(
+                alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
+                n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
+                cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
+                g_entry)
+    if fast_min:
+        # minimal routing with hop or phase classes, the most common case,
+        # written out: calling compute_route (a compiled function, not
+        # inlined, to keep compile times down) costs atomic reference
+        # counts on its array arguments
+        dr = rec[fid, F_DSTR]
+        hp = rec[fid, F_HOPS]
+        ph = rec[fid, F_PHASE]
+        tgt = dr
+        ovc = hp if scheme == SCHEME_HOP else 0
+        op = -1
+        if dr == rg:
+            op = plo + (rec[fid, F_DST] - ep_first[rg])
+            ovc = 0
+        elif use_nh != 0:
+            # bit j of nh_min[k, dr]: network port j is on a minimal path
+            m = np.int64(nh_min[k, dr])
+            cnt = popcount(m)
+            if cnt > 0:
+                if cnt > 1:
+                    # the j-th minimal port (in port order)
+                    j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
+                              P_ROUTE + 64 * hp)
+                    while j > 0:
+                        m &= m - 1
+                        j -= 1
+                op = plo + nepk + trailing_zeros(m)
+        else:
+            dd = np.int64(dist[dr, rg])
+            if dd != UNREACHABLE and dd != 0:
+                cnt = 0
+                for Q in range(plo + nepk, phi):
+                    if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                        cnt += 1
+                if cnt > 0:
+                    j = 0
+                    if cnt > 1:
+                        j = below(cnt, seed, rec[fid, F_SRC],
+                                  rec[fid, F_SEQ], P_ROUTE + 64 * hp)
+                    for Q in range(plo + nepk, phi):
+                        if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                            if j == 0:
+                                op = Q
+                                break
+                            j -= 1
+    else:
+        op, ovc, ph, tgt = compute_route(
+            alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
+            rec[fid, F_SEQ], rec[fid, F_HOPS], rec_c[fid, F_MID - NF_HOT],
+            rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
+            dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
+            pipe, wdist)
+    rec[fid, F_PHASE] = ph
+    if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
+        # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
+        op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
+        if op < 0:
+            return ERR_ROUTE, -1, -1
+        seqpos = dragonfly_position(rec_c[fid, F_AUX2 - NF_HOT], out_ltype[op])
+        rec_c[fid, F_AUX2 - NF_HOT] = seqpos
+        ovc = seqpos // 2
+    elif alg == ALG_LAYERED and op - plo >= nepk and rec_c[fid, F_AUX2 - NF_HOT] > 0:
+        # layer >= 1: the layer's next-hop table (neighbour index)
+        nb = lay_port[rec_c[fid, F_AUX2 - NF_HOT] - 1, rg, rec[fid, F_DSTR]]
+        op = plo + nepk + nb if nb >= 0 else -1
+    if op < 0:
+        return ERR_ROUTE, -1, -1
+    if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
+        # Galaxyfly classes: local (same group) and global links count apart
+        lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
+        ovc, aux = galaxy_hop(scheme, lseq, rec_c[fid, F_AUX2 - NF_HOT],
+                              rec[fid, F_HOPS], lt)
+        if ovc < 0:
+            return ERR_VC, -1, -1
+        rec_c[fid, F_AUX2 - NF_HOT] = aux
+        if P - plo >= nepk:
+            # the order guard compares within a link type (classes restart
+            # per type); with link-type positions also across types
+            lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
+            if lin == lt:
+                if ovc <= cls_of[vc]:
+                    return ERR_VC_ORDER, -1, -1
+            elif scheme == SCHEME_LSEQ and \
+                    lseq_position(lseq, lin, cls_of[vc]) >= aux:
+                return ERR_VC_ORDER, -1, -1
+    if ovc >= ncls:
+        return ERR_VC, -1, -1
+    if P - plo >= nepk and op - plo >= nepk and ovc < cls_of[vc] and \
+            scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
+        return ERR_VC_ORDER, -1, -1      # classes must not decrease along a path
+    return OK, op, ovc
