@@ -79,15 +79,21 @@ import numpy as np
 
 from models.jit import njit, njit_borrow, njit_inline
 from pdes.kernels.layout import (
-    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_AUX, F_AUX2, F_CTIME,
-    F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, NF_HOT, NF_USED, OK,
-    S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
-    S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
-    S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC,
+    ERR_VC_ORDER,
+    F_CTIME, F_DST,
+    F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
+    NF, NF_HOT, NF_USED, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
+    S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
+    S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+from pdes.kernels.bits import popcount, trailing_zeros
 from pdes.kernels.buffers import enqueue_flit, queue_credit
 from pdes.kernels.prefetch import prefetch, prefetch2
-from pdes.kernels.rng import P_INJECT, draw53
-from pdes.kernels.routing import route_head
+from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
+from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
+                                  SCHEME_HOP, SCHEME_LCOUNT, SCHEME_LSEQ, SCHEME_PHASE, UNREACHABLE, compute_route, dragonfly_port,
+                                  dragonfly_position, galaxy_decision, galaxy_hop, layer_of,
+                                  lseq_position, source_decision)
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
 # ---- grouped kernel state: named tuples of arrays, one per kind of state
@@ -128,11 +134,46 @@ Scratch.__doc__ = "per-router scratch of the allocators (views of one array) and
 GROUPS = (Ports, Tables, Messages, Credits, Pool, InputVCs, Outputs, Sources, Outbox, Stats)
 """The state groups :func:`advance` takes after ``prm``, in order (scratch: an array)."""
 
-from pdes.kernels.layout import (  # noqa: F401  (the parameter vector's layout, re-exported)
-    PR_NV, PR_VCCAP, PR_OQCAP, PR_PKT, PR_CD, PR_RD, PR_VAD, PR_SAD, PR_STD, PR_SPEEDUP,
-    PR_ELAT, PR_SEED, PR_THR, PR_M0, PR_M1, PR_HMAX, PR_ALG, PR_TRAFFIC, PR_E, PR_FOCAP,
-    PR_COCAP, PR_INJECT, PR_FRAC_THR, PR_NCLS, PR_SCHEME, PR_MAXHOPS, PR_NIND, PR_CMICRO,
-    PR_LENW, PR_THRESH, PR_FINITE, PR_SCHED, PR_LSEQ, PR_LAYERS, PR_LSEL, PR_NHMIN, NPRM)
+# ---- indices into the int64 parameter vector ``prm``
+PR_NV = 0          # VCs per port
+PR_VCCAP = 1       # flits per input VC
+PR_OQCAP = 2       # flits per output queue
+PR_PKT = 3         # flits per packet
+PR_CD = 4          # credit delay
+PR_RD = 5          # routing delay
+PR_VAD = 6         # VC allocation delay
+PR_SAD = 7         # switch allocation delay
+PR_STD = 8         # switch traversal delay
+PR_SPEEDUP = 9     # flits per cycle per input and per output of the crossbar
+PR_ELAT = 10       # endpoint channel latency
+PR_SEED = 11
+PR_THR = 12        # 53-bit threshold of the per-cycle packet generation draw
+PR_M0 = 13         # measurement window [M0, M1) (creation / delivery cycle)
+PR_M1 = 14
+PR_HMAX = 15       # latency histogram size - 1 (last bin = overflow)
+PR_ALG = 16        # routing algorithm id
+PR_TRAFFIC = 17    # traffic kind
+PR_E = 18          # endpoints in the whole network
+PR_FOCAP = 19      # flit outbox capacity per cut channel
+PR_COCAP = 20      # credit outbox capacity per cut channel
+PR_INJECT = 21     # 1 = endpoints generate packets, 0 = no new packets
+PR_FRAC_THR = 22   # 53-bit threshold of the traffic mix draw
+PR_NCLS = 23       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
+PR_SCHEME = 24     # VC class scheme (routing.SCHEME_*)
+PR_MAXHOPS = 25    # cap on the path length of non-minimal routes (0 = none)
+PR_NIND = 26       # UGAL: random indirect paths compared with the minimal one
+PR_CMICRO = 27     # UGAL: penalty c of indirect paths, in millionths
+PR_LENW = 28       # UGAL: 1 = costs weighted by path length (000), 0 = not (001 generic)
+PR_THRESH = 29     # UGAL-L: route minimally while the minimal port holds fewer flits (0 = off)
+PR_FINITE = 30     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
+PR_SCHED = 31      # finite: 0 = all messages posted at once (packets interleaved round-robin),
+                   #         1 = staggered (one message after the other, in table order)
+PR_LSEQ = 32       # Galaxyfly VC scheme: canonical link-type sequence (bit i = position i global,
+                   # sentinel bit above the last position; routing.SCHEME_LSEQ)
+PR_LAYERS = 33     # layered routing: number of layers (layer 0 = minimal)
+PR_LSEL = 34       # layered routing: layer selection, 0 = random per packet, 1 = round robin
+PR_NHMIN = 35      # 1 = minimal routing reads the next-hop masks ``nh_min`` instead of ``dist``
+NPRM = 36
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
@@ -500,23 +541,38 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
 def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr):
     """Route computation and VC allocation at router ``k`` (after the switch, so an output
     VC freed by a tail this cycle can be re-used)."""
-    port_off = ports.port_off
+    port_off, n_epp, router_gid = ports.port_off, ports.n_epp, ports.router_gid
+    out_lat, out_nbr, out_ltype = ports.out_lat, ports.out_nbr, ports.out_ltype
+    ep_first = ports.ep_first
+    dist, nh_min, mid_cand, g_off = tab.dist, tab.nh_min, tab.mid_cand, tab.g_off
+    g_nbr, g_chan, snap, wdist = tab.g_nbr, tab.g_chan, tab.snap, tab.wdist
+    r_group, g_entry, grp_rtr, grp_nb = tab.r_group, tab.g_entry, tab.grp_rtr, tab.grp_nb
+    grp_cl, lay_port = tab.grp_cl, tab.lay_port
     cr_t, cr_head, cr_cnt, cred = crd
+    rec, rec_c = pool.rec, pool.rec_c
     ib_id, ib_head, iv_ready, iv_out = inb.ib_id, inb.ib_head, inb.iv_ready, inb.iv_out
     iv_ovc, iv_alloc, iv_sa_ready = inb.iv_ovc, inb.iv_alloc, inb.iv_sa_ready
     iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
     ov_owner, rr_va = outq.ov_owner, outq.rr_va
     va_best, va_who, touched, cand_ivc = scr.va_best, scr.va_who, scr.touched, scr.cand_ivc
     cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
-    nv, vccap, pkt, vadel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_VAD]
-    kcls = nv // prm[PR_NCLS]
+    nv, vccap, pkt, rdel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_RD]
+    vadel, sadel, stdel, seed = prm[PR_VAD], prm[PR_SAD], prm[PR_STD], prm[PR_SEED]
+    alg, ncls, scheme, max_hops = prm[PR_ALG], prm[PR_NCLS], prm[PR_SCHEME], prm[PR_MAXHOPS]
+    n_ind, c_micro, length_w = prm[PR_NIND], prm[PR_CMICRO], prm[PR_LENW]
+    thresh, use_nh, lseq, n_layers = prm[PR_THRESH], prm[PR_NHMIN], prm[PR_LSEQ], prm[PR_LAYERS]
+    lsel = prm[PR_LSEL]
+    pipe = rdel + vadel + sadel + stdel
+    fast_min = alg == ALG_MIN and (scheme == SCHEME_HOP or scheme == SCHEME_PHASE)
+    kcls = nv // ncls
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
     nK = cr_cnt.shape[0]
     plo = port_off[k]
     phi = port_off[k + 1]
     npk = phi - plo
-    nepk = ports.n_epp[k]
+    rg = router_gid[k]
+    nepk = n_epp[k]
     # ---- 4b. route computation and VC allocation for the next cycles (after the
     #      switch, so an output VC freed by a tail this cycle can be re-used)
     n_touched = 0
@@ -534,9 +590,116 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr):
         vc = ivc - P * nv
         if iv_out[ivc] < 0:
             fid = ib_id[ib_head[ivc] * nIV + ivc]
-            status, op, ovc = route_head(t, k, P, vc, fid, prm, ports, tab, crd, pool, cls_of)
-            if status != OK:
-                return status
+            if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
+                # first router of the packet: the algorithm picks its intermediate
+                # (or, layered routing, its layer: F_AUX2)
+                if alg == ALG_LAYERED:
+                    rec_c[fid, F_AUX2 - NF_HOT] = layer_of(
+                        lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
+                        rec[fid, F_DSTR], lay_port)
+                elif alg >= ALG_NAR and alg <= ALG_NAG:
+                    rec_c[fid, F_MID - NF_HOT] = galaxy_decision(
+                        alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                        plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
+                        c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
+                        grp_rtr, grp_nb, grp_cl)
+                else:
+                    rec_c[fid, F_MID - NF_HOT] = source_decision(
+                        alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                        plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
+                        n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
+                        cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
+                        g_entry)
+            if fast_min:
+                # minimal routing with hop or phase classes, the most common case,
+                # written out: calling compute_route (a compiled function, not
+                # inlined, to keep compile times down) costs atomic reference
+                # counts on its array arguments
+                dr = rec[fid, F_DSTR]
+                hp = rec[fid, F_HOPS]
+                ph = rec[fid, F_PHASE]
+                tgt = dr
+                ovc = hp if scheme == SCHEME_HOP else 0
+                op = -1
+                if dr == rg:
+                    op = plo + (rec[fid, F_DST] - ep_first[rg])
+                    ovc = 0
+                elif use_nh != 0:
+                    # bit j of nh_min[k, dr]: network port j is on a minimal path
+                    m = np.int64(nh_min[k, dr])
+                    cnt = popcount(m)
+                    if cnt > 0:
+                        if cnt > 1:
+                            # the j-th minimal port (in port order)
+                            j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
+                                      P_ROUTE + 64 * hp)
+                            while j > 0:
+                                m &= m - 1
+                                j -= 1
+                        op = plo + nepk + trailing_zeros(m)
+                else:
+                    dd = np.int64(dist[dr, rg])
+                    if dd != UNREACHABLE and dd != 0:
+                        cnt = 0
+                        for Q in range(plo + nepk, phi):
+                            if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                                cnt += 1
+                        if cnt > 0:
+                            j = 0
+                            if cnt > 1:
+                                j = below(cnt, seed, rec[fid, F_SRC],
+                                          rec[fid, F_SEQ], P_ROUTE + 64 * hp)
+                            for Q in range(plo + nepk, phi):
+                                if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                                    if j == 0:
+                                        op = Q
+                                        break
+                                    j -= 1
+            else:
+                op, ovc, ph, tgt = compute_route(
+                    alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
+                    rec[fid, F_SEQ], rec[fid, F_HOPS], rec_c[fid, F_MID - NF_HOT],
+                    rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
+                    dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
+                    pipe, wdist)
+            rec[fid, F_PHASE] = ph
+            if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
+                # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
+                op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
+                if op < 0:
+                    return ERR_ROUTE
+                seqpos = dragonfly_position(rec_c[fid, F_AUX2 - NF_HOT], out_ltype[op])
+                rec_c[fid, F_AUX2 - NF_HOT] = seqpos
+                ovc = seqpos // 2
+            elif alg == ALG_LAYERED and op - plo >= nepk and rec_c[fid, F_AUX2 - NF_HOT] > 0:
+                # layer >= 1: the layer's next-hop table (neighbour index)
+                nb = lay_port[rec_c[fid, F_AUX2 - NF_HOT] - 1, rg, rec[fid, F_DSTR]]
+                op = plo + nepk + nb if nb >= 0 else -1
+            if op < 0:
+                return ERR_ROUTE
+            if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
+                # Galaxyfly classes: local (same group) and global links count apart
+                lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
+                ovc, aux = galaxy_hop(scheme, lseq, rec_c[fid, F_AUX2 - NF_HOT],
+                                      rec[fid, F_HOPS], lt)
+                if ovc < 0:
+                    return ERR_VC
+                rec_c[fid, F_AUX2 - NF_HOT] = aux
+                if P - plo >= nepk:
+                    # the order guard compares within a link type (classes restart
+                    # per type); with link-type positions also across types
+                    lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
+                    if lin == lt:
+                        if ovc <= cls_of[vc]:
+                            return ERR_VC_ORDER
+                    elif scheme == SCHEME_LSEQ and \
+                            lseq_position(lseq, lin, cls_of[vc]) >= aux:
+                        return ERR_VC_ORDER
+            if ovc >= ncls:
+                return ERR_VC
+            if P - plo >= nepk and op - plo >= nepk and ovc < cls_of[vc] and \
+                    scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
+                return ERR_VC_ORDER      # classes must not decrease along a path
             iv_out[ivc] = op
             iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
         op = iv_out[ivc]
