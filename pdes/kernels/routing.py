@@ -1,8 +1,8 @@
 """Route computation kernels.
 
-Routing has two parts, both called from the VC-allocation stage of
-:func:`pdes.kernels.cycle.advance` when a head flit reaches the front of its
-input VC at a router:
+Routing has two parts, both called from
+:func:`pdes.kernels.cycle.route_and_allocate_vc` (the router stage) when a
+head flit reaches the front of its input VC at a router:
 
 * :func:`source_decision` -- once per packet, at its first router: the
   algorithm may pick an intermediate router (``F_MID``; -1 = go minimally).
