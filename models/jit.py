@@ -1,26 +1,41 @@
 """The one jit wrapper used by every kernel in the project.
 
 Kernels take numpy arrays with explicit dtypes and scalars, and are compiled
-with ``cache=True`` so a second run does not pay the compile time again.
+with Numba's on-disk cache so a second run does not pay the compile time again.
 
-Compiled code is cached in a directory keyed on the digest of all project
-sources (:func:`source_digest`), so an edit anywhere never runs stale code.
+Everything this module configures applies to the functions decorated with
+:data:`njit` / :data:`njit_inline` only; importing it changes nothing in
+Numba's process-wide state:
 
-The cycle kernels (``pdes.kernels``) index arrays with non-negative integers
-only.  Numba would give every access with a signed index Python's negative
-index semantics (a compare and a conditional add per access, with the array
-length kept live); across the thousands of accesses per simulated router
-cycle that costs about a fifth of the run time.  :func:`_no_wraparound_in`
-turns that fix-up off for functions of those modules alone; every other
-compiled function keeps Numba's semantics.  Running with
-``NUMBA_BOUNDSCHECK=1`` still catches a negative index there (as out of
-bounds), which is how the test suite checks the premise.
+* **Cache location.**  Compiled code of the project's functions is cached in
+  a directory keyed on the digest of all project sources
+  (:func:`source_digest`, :func:`cache_dir`), so an edit anywhere never runs
+  stale code.  The wrapper gives each function its own cache object with that
+  location (``numba.config.CACHE_DIR`` stays as the user set it; an
+  unwritable directory falls back to Numba's usual places).
+* **No negative-index wraparound in the kernels.**  The cycle kernels
+  (``pdes.kernels``) index arrays with non-negative integers only.  Numba
+  would give every access with a signed index Python's negative index
+  semantics (a compare and a conditional add per access, with the array
+  length kept live); across the thousands of accesses per simulated router
+  cycle that costs about a fifth of the run time.  While one of the
+  project's functions compiles, the wrapper turns that fix-up off for
+  functions whose mangled name starts with :data:`NO_WRAPAROUND_PREFIX`
+  (the modules of ``pdes.kernels``) and restores Numba's own routine when
+  the compilation ends; every other compiled function keeps Numba's
+  semantics.  Running with ``NUMBA_BOUNDSCHECK=1`` still catches a negative
+  index there (as out of bounds), which is how the test suite checks the
+  premise.
 """
+import functools
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import numba
+from numba.core.caching import (CompileResultCacheImpl, FunctionCache, _CacheLocator,
+                                _SourceFileBackedLocatorMixin)
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,51 +57,118 @@ def source_digest(root: Path = _ROOT) -> str:
     return h.hexdigest()[:16]
 
 
-def _cache_dir() -> str:
+@functools.lru_cache(maxsize=None)
+def cache_dir() -> str:
     """``$NUMBA_CACHE_DIR`` (or ``$XDG_CACHE_HOME``, else ``~/.cache``, + ``/pdes``) +
-    ``/numba-<source digest>``."""
+    ``/numba-<source digest>``: where the project's compiled functions are cached."""
     base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pdes")
     return os.path.join(base, "numba-" + source_digest())
 
 
-# set before the first decorated function: Numba picks a function's cache location when
-# it is decorated (an unwritable directory makes it fall back to its default places)
-numba.config.CACHE_DIR = _cache_dir()
+class _ProjectLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
+    """Numba cache locator: the source-keyed :func:`cache_dir` (mirroring the source tree)."""
 
-njit = numba.njit(cache=True, nogil=True)
-"""Decorator: ``@njit`` compiles a function with the project's options."""
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(cache_dir(), self.get_suitable_cache_subpath(py_file))
 
-njit_inline = numba.njit(cache=True, nogil=True, inline="always")
-"""Decorator for small helpers that are always inlined into their callers."""
+    def get_cache_path(self):
+        return self._cache_path
+
+
+class _ProjectCacheImpl(CompileResultCacheImpl):
+    _locator_classes = [_ProjectLocator, *CompileResultCacheImpl._locator_classes]
+
+
+class _ProjectCache(FunctionCache):
+    _impl_class = _ProjectCacheImpl
+
 
 # mangled-name prefix of the functions compiled without negative-index wraparound
 NO_WRAPAROUND_PREFIX = "_ZN4pdes7kernels"
 
+_hook_lock = threading.RLock()
+_hook_depth = 0
+_hook_orig = None
 
-def _no_wraparound_in(prefix: str) -> bool:
-    """Compile signed array indices in functions whose mangled name starts with ``prefix``
-    without negative-index wraparound.  Returns False (and changes nothing) if this
-    Numba version does not have the hook, so the kernels stay correct, only slower."""
+
+def _no_wraparound_available() -> bool:
     try:
-        from numba.core import types
         from numba.np import arrayobj
     except ImportError:   # pragma: no cover - depends on the Numba version
         return False
-    orig = getattr(arrayobj, "fix_integer_index", None)
-    if orig is None:      # pragma: no cover
-        return False
-    if getattr(orig, "_pdes_prefix", None) == prefix:
-        return True
-
-    def fix_integer_index(context, builder, idxty, idx, size):
-        if idxty.signed and builder.function.name.startswith(prefix):
-            return context.cast(builder, idx, idxty, types.intp)
-        return orig(context, builder, idxty, idx, size)
-
-    fix_integer_index._pdes_prefix = prefix
-    arrayobj.fix_integer_index = fix_integer_index
-    return True
+    return callable(getattr(arrayobj, "fix_integer_index", None))
 
 
-NO_WRAPAROUND = _no_wraparound_in(NO_WRAPAROUND_PREFIX)
+NO_WRAPAROUND = _no_wraparound_available()
+"""Whether this Numba version has the hook (if not, the kernels stay correct, only slower)."""
+
+
+def _hook_enter() -> None:
+    """Install the no-wraparound index fix-up (nested compilations count)."""
+    global _hook_depth, _hook_orig
+    if not NO_WRAPAROUND:
+        return
+    from numba.core import types
+    from numba.np import arrayobj
+    with _hook_lock:
+        _hook_depth += 1
+        if _hook_depth > 1:
+            return
+        orig = _hook_orig = arrayobj.fix_integer_index
+
+        def fix_integer_index(context, builder, idxty, idx, size):
+            if idxty.signed and builder.function.name.startswith(NO_WRAPAROUND_PREFIX):
+                return context.cast(builder, idx, idxty, types.intp)
+            return orig(context, builder, idxty, idx, size)
+
+        fix_integer_index._pdes_hook = True
+        arrayobj.fix_integer_index = fix_integer_index
+
+
+def _hook_exit() -> None:
+    global _hook_depth, _hook_orig
+    if not NO_WRAPAROUND:
+        return
+    from numba.np import arrayobj
+    with _hook_lock:
+        _hook_depth -= 1
+        if _hook_depth == 0:
+            arrayobj.fix_integer_index = _hook_orig
+            _hook_orig = None
+
+
+def _project_jit(func, **options):
+    """Compile ``func`` lazily with the project's options, cache and compile hook."""
+    disp = numba.njit(nogil=True, **options)(func)
+    disp._cache = _ProjectCache(disp.py_func)     # what cache=True does, with our location
+    compile_ = disp.compile
+
+    def compile(sig):
+        with _hook_lock:      # the hook must not be removed while another thread compiles
+            _hook_enter()
+            try:
+                return compile_(sig)
+            finally:
+                _hook_exit()
+    disp.compile = compile
+    return disp
+
+
+def njit(func):
+    """Decorator: ``@njit`` compiles a function with the project's options."""
+    return _project_jit(func)
+
+
+def njit_inline(func):
+    """Decorator for small helpers that are always inlined into their callers."""
+    return _project_jit(func, inline="always")
+
+
+def njit_borrow(func):
+    """Decorator for small helpers on arrays called inside hot loops: compiled without
+    reference counting (they borrow their caller's arrays and allocate nothing), so a
+    call costs no atomic operations and LLVM can inline it."""
+    return _project_jit(func, _nrt=False)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .errors import ParameterError
 
@@ -178,18 +178,35 @@ class Entry:
         return out
 
 
-class Registry:
-    """A small name -> :class:`Entry` dictionary for one kind of model."""
+class Hook(NamedTuple):
+    """A model-specific function registered with an entry, with its one-line doc and source."""
 
-    def __init__(self, kind: str, key: str):
+    func: Callable
+    summary: str
+    reference: str
+
+
+class Registry:
+    """A small name -> :class:`Entry` dictionary for one kind of model.
+
+    ``extras`` names the keyword hooks an entry may register with itself
+    (e.g. a topology's worst-case pattern); any other keyword is refused.
+    """
+
+    def __init__(self, kind: str, key: str, extras: dict[str, str] | None = None):
         self.kind = kind
         self.key = key  # the config key that names an entry, for error messages
+        self.extras = dict(extras or {})
         self._entries: dict[str, Entry] = {}
 
     def register(self, name: str, func: Callable, *, params: list[Param], summary: str,
                  reference: str, **extra) -> Callable:
         if name in self._entries:
             raise RuntimeError(f"{self.kind} '{name}' registered twice")
+        for k in extra:
+            if k not in self.extras:
+                raise TypeError(f"{self.kind} '{name}': unknown registration keyword '{k}' "
+                                f"(known: {', '.join(sorted(self.extras)) or 'none'})")
         self._entries[name] = Entry(name, func, list(params), summary, reference, dict(extra))
         return func
 
@@ -211,6 +228,12 @@ class Registry:
         return iter(self._entries[n] for n in self.names())
 
 
-TOPOLOGIES = Registry("topology", "topology.name")
-ROUTINGS = Registry("routing", "routing.algorithm")
+TOPOLOGIES = Registry("topology", "topology.name", extras={
+    "worst_case": "Hook: (topo, seed) -> TrafficPlan, the adversarial pattern for minimal routing",
+    "bisection": "(topo) -> {links, formula, exact} or None: closed-form bisection (000 Sec. III-C)",
+    "coordinates": "(topo) -> dimension sizes, when router ids are mixed-radix coordinates",
+})
+ROUTINGS = Registry("routing", "routing.algorithm", extras={
+    "seeded": "True: the plan builder takes the run's seed (randomised table construction)",
+})
 TRAFFIC = Registry("traffic", "traffic.pattern")

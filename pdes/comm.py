@@ -3,13 +3,15 @@
 Two implementations of one small interface:
 
 * :class:`LocalGroup` -- several partitions inside one process (used by the
-  two-partitions-in-one-process contract test, and by a plain serial run
-  with one partition);
-* :class:`MpiGroup` -- one partition per MPI rank; outboxes go to neighbour
-  ranks only, with Isend/Irecv of fixed-size blocks whose first two entries
-  are the item counts (bounded by one flit per cycle per cut channel and
-  ``speedup`` credits per cycle), so no count round-trip is needed; blocks
-  are packed and unpacked by the kernels of :mod:`pdes.kernels.exchange`.
+  in-process split tests, and by a plain serial run with one partition);
+* :class:`MpiGroup` -- one partition per MPI rank; blocks go to neighbour
+  ranks only, with Isend/Irecv.
+
+Both move the same fixed-size blocks (:class:`Mailbox`), whose first two
+entries are the item counts (bounded by one flit per cycle per cut channel
+and ``speedup`` credits per cycle), so no count round-trip is needed; blocks
+are packed and unpacked by the kernels of :mod:`pdes.kernels.exchange`, for
+an in-process split exactly as for an MPI run.
 
 Library code takes the communicator as an argument and never reaches for
 ``COMM_WORLD`` by itself.
@@ -21,33 +23,77 @@ import time
 import numpy as np
 
 from pdes.kernels import exchange as X
-from pdes.kernels.layout import NF
+
+
+class Mailbox:
+    """The exchange blocks of one part: per neighbour part, its cut channels and a fixed-size
+    send and receive block (int32 words, see :mod:`pdes.kernels.exchange`).
+
+    Cut channels are symmetric, so what a part sends to ``q`` is bounded like
+    what ``q`` sends to it: one flit per cycle per channel and ``speedup``
+    credits per cycle per channel.  :class:`LocalGroup` and :class:`MpiGroup`
+    both move blocks built and read by :meth:`pack` and :meth:`unpack`, so an
+    in-process split exercises exactly the path of an MPI run.
+    """
+
+    def __init__(self, part, window: int, speedup: int):
+        p = part
+        self.neighbours = [int(x) for x in np.unique(p.cut_peer_part)]
+        self.cuts = {}
+        self.send_buf = {}
+        self.recv_buf = {}
+        for q in self.neighbours:
+            cuts = np.nonzero(p.cut_peer_part == q)[0].astype(np.int64)
+            n_cut = len(cuts)
+            cap = X.HEADER + n_cut * window * X.FLIT_WORDS + n_cut * window * speedup * X.CREDIT_WORDS
+            self.cuts[q] = cuts
+            self.send_buf[q] = np.zeros(cap, dtype=np.int32)
+            self.recv_buf[q] = np.zeros(cap, dtype=np.int32)
+        a = p.arrays
+        focap, cocap = p.outbox_caps()
+        self._pack_args = (p.cut_out_channel, p.cut_in_channel, a["fo_rec"], a["fo_t"], a["fo_cnt"],
+                           focap, a["co_t"], a["co_vc"], a["co_cnt"], cocap)
+        self._unpack_args = (p.in_port_of_channel, p.out_port_of_channel, p.nv, p.rp.vc_flits,
+                             p.rp.routing_delay, a["rec"], a["rec_c"], a["rec_free"], a["rec_top"],
+                             a["ib_id"], a["ib_rdy"], a["ib_head"], a["ib_cnt"], a["iv_ready"],
+                             a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"], a["cr_t"],
+                             a["cr_head"], a["cr_cnt"])
+
+    def pack(self, q) -> np.ndarray:
+        """The block for neighbour ``q`` (a view of the send buffer); clears those outboxes."""
+        buf = self.send_buf[q]
+        return buf[:X.pack_block(buf, self.cuts[q], *self._pack_args)]
+
+    def unpack(self, block) -> None:
+        """Insert a block received from a neighbour."""
+        if not X.unpack_block(block, *self._unpack_args):
+            raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
 
 class LocalGroup:
-    """All partitions live in this process."""
+    """All partitions live in this process; blocks move between their mailboxes."""
 
     rank = 0
     size = 1
 
-    def __init__(self, parts):
+    def __init__(self, parts, window: int | None = None, speedup: int | None = None):
         self.parts = list(parts)
+        self.boxes = None
+        if len(self.parts) > 1:
+            p0 = self.parts[0]
+            window = window if window is not None else p0.window
+            speedup = speedup if speedup is not None else p0.rp.speedup
+            self.boxes = {p.part: Mailbox(p, window, speedup) for p in self.parts}
 
     def exchange(self):
-        if len(self.parts) == 1:
+        if self.boxes is None:
             return
-        boxes = [p.take_outbox() for p in self.parts]
-        for q, part in enumerate(self.parts):
-            fch, fat, frec, cch, cat, cvc = [], [], [], [], [], []
-            for box in boxes:
-                f_ch, f_t, f_rec, c_ch, c_t, c_vc, f_peer, c_peer = box
-                mf = f_peer == q
-                mc = c_peer == q
-                fch.append(f_ch[mf]); fat.append(f_t[mf]); frec.append(f_rec[mf])
-                cch.append(c_ch[mc]); cat.append(c_t[mc]); cvc.append(c_vc[mc])
-            part.receive(np.concatenate(fch), np.concatenate(fat),
-                         np.concatenate(frec) if frec else np.zeros((0, NF), np.int32),
-                         np.concatenate(cch), np.concatenate(cat), np.concatenate(cvc))
+        # every part packs all its blocks first (as every rank does before Waitall), then
+        # every part unpacks the blocks addressed to it, neighbours in increasing order
+        sent = {(p, q): box.pack(q) for p, box in self.boxes.items() for q in box.neighbours}
+        for q, box in self.boxes.items():
+            for p in box.neighbours:
+                box.unpack(sent[(p, q)])
 
     # reductions over the parts of this process
     def sum(self, arr):
@@ -76,29 +122,8 @@ class MpiGroup:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.parts = [part]
-        p = part
-        self.neighbours = [int(x) for x in np.unique(p.cut_peer_part)]
-        # per neighbour: its cut channels (local cut indices) and a fixed-size block (int32
-        # words, see pdes.kernels.exchange); cut channels are symmetric, so what I send to q
-        # is bounded like what q sends to me: one flit per cycle per channel and `speedup`
-        # credits per cycle per channel
-        self.cuts = {}
-        self.send_buf = {}
-        self.recv_buf = {}
-        for q in self.neighbours:
-            cuts = np.nonzero(p.cut_peer_part == q)[0].astype(np.int64)
-            n_cut = len(cuts)
-            cap = X.HEADER + n_cut * window * X.FLIT_WORDS + n_cut * window * speedup * X.CREDIT_WORDS
-            self.cuts[q] = cuts
-            self.send_buf[q] = np.zeros(cap, dtype=np.int32)
-            self.recv_buf[q] = np.zeros(cap, dtype=np.int32)
-        a = p.arrays
-        focap, cocap = p.outbox_caps()
-        self._pack_args = (p.cut_out_channel, p.cut_in_channel, a["fo_rec"], a["fo_t"], a["fo_cnt"],
-                           focap, a["co_t"], a["co_vc"], a["co_cnt"], cocap)
-        self._unpack_args = (p.in_port_of_channel, p.out_port_of_channel, p.nv, p.rp.vc_flits,
-                             p.rp.routing_delay, a["rec"], a["rec_c"], a["rec_free"], a["rec_top"], a["ib_id"], a["ib_rdy"], a["ib_head"], a["ib_cnt"],
-                             a["iv_ready"], a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"], a["cr_t"], a["cr_head"], a["cr_cnt"])
+        self.box = Mailbox(part, window, speedup)
+        self.neighbours = self.box.neighbours
         # rank-local breakdown of exchange(), accumulated over the run (seconds, counts):
         # pack_s   building the send blocks (Irecv/Isend posting included)
         # wait_s   Waitall: the time this rank waits for its neighbours (imbalance + transfer)
@@ -115,19 +140,18 @@ class MpiGroup:
         sent = 0
         reqs = []
         comm = self.comm
+        box = self.box
         for q in self.neighbours:
-            reqs.append(comm.Irecv(self.recv_buf[q], source=q, tag=7))
+            reqs.append(comm.Irecv(box.recv_buf[q], source=q, tag=7))
         for q in self.neighbours:
-            buf = self.send_buf[q]
-            n = X.pack_block(buf, self.cuts[q], *self._pack_args)
-            reqs.append(comm.Isend(buf[:n], dest=q, tag=7))
-            sent += 4 * n
+            block = box.pack(q)
+            reqs.append(comm.Isend(block, dest=q, tag=7))
+            sent += 4 * block.size
         t1, c1 = time.perf_counter(), time.thread_time()
         self.MPI.Request.Waitall(reqs)
         t2, c2 = time.perf_counter(), time.thread_time()
         for q in self.neighbours:
-            if not X.unpack_block(self.recv_buf[q], *self._unpack_args):
-                raise RuntimeError("credit FIFO overflow on receive (engine bug)")
+            box.unpack(box.recv_buf[q])
         t3, c3 = time.perf_counter(), time.thread_time()
         tm["pack_s"] += t1 - t0
         tm["wait_s"] += t2 - t1

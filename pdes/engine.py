@@ -33,7 +33,8 @@ from pdes.kernels.layout import (
     S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
     S_MAX_NLAT,
     S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
-from pdes.kernels.routing import KERNELS as ROUTING_KERNELS, SCHEMES as ROUTING_SCHEMES
+from pdes.kernels.routing import (KERNEL_INPUTS, KERNELS as ROUTING_KERNELS, SCHEME_TABLES,
+                                  SCHEMES as ROUTING_SCHEMES)
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
 from pdes.kernels.rng import threshold53
 from pdes.state import PartState, RouterParams
@@ -179,14 +180,53 @@ def _routing(cfg, topo, dist, link_latency):
         r = cfg["router"]
         pipe = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
         plan = plan.finalize(np.asarray(link_latency, dtype=np.int64) + pipe)
-    if plan.kernel not in ROUTING_KERNELS:
-        raise ParameterError(f"routing.algorithm: '{alg}' has no engine kernel ({plan.kernel})")
+    check_plan(alg, plan)
     nv = cfg["router"]["num_vcs"] or plan.vcs_needed
     if nv < plan.vcs_needed:
         raise ParameterError(
             f"router.num_vcs: routing '{alg}' needs {plan.vcs_needed} VCs on this topology "
             f"({plan.vc_scheme}; longest path {plan.max_hops} hops), but num_vcs = {nv}")
     return plan, nv
+
+
+# tables and kernel parameters a kernel does not read: placeholders of its argument list
+_UNUSED_TABLES = {"mid_cand": None, "wdist": np.zeros((1, 1), np.int32),
+                  "r_group": np.zeros(1, np.int32), "g_entry": np.zeros((1, 1), np.int32),
+                  "grp_rtr": None, "grp_nb": None, "grp_cl": None, "lay_port": None}
+_UNUSED_PARAMS = {"max_hops_cap": 0, "n_indirect": 0, "c": 1.0, "length_weighted": True,
+                  "threshold": 0.0, "epoch": 0, "lseq": 0, "layers": 1, "layer_select": 0}
+
+
+def check_plan(alg: str, plan) -> None:
+    """A routing plan names a known kernel and VC scheme and gives exactly the tables and
+    kernel parameters they read; anything else raises, naming the key."""
+    if plan.kernel not in ROUTING_KERNELS:
+        raise ParameterError(f"routing.algorithm: '{alg}' has no engine kernel '{plan.kernel}' "
+                             f"(known: {', '.join(sorted(ROUTING_KERNELS))})")
+    if plan.scheme not in ROUTING_SCHEMES:
+        raise ParameterError(f"routing.algorithm: '{alg}' uses an unknown VC scheme '{plan.scheme}' "
+                             f"(known: {', '.join(sorted(ROUTING_SCHEMES))})")
+    tables, params = KERNEL_INPUTS[plan.kernel]
+    tables = set(tables) | set(SCHEME_TABLES[plan.scheme])
+    for kind, given, wanted in (("table", plan.tables, tables),
+                                ("kernel parameter", plan.kernel_params, set(params))):
+        for k in sorted(set(given) - wanted):
+            raise ParameterError(f"routing.algorithm: '{alg}' gives an unknown {kind} '{k}' to "
+                                 f"kernel '{plan.kernel}' (it reads: {', '.join(sorted(wanted)) or 'none'})")
+        for k in sorted(wanted - set(given)):
+            raise ParameterError(f"routing.algorithm: '{alg}' gives no {kind} '{k}', which kernel "
+                                 f"'{plan.kernel}' with VC scheme '{plan.scheme}' reads")
+
+
+def traffic_kind(kind: str) -> int:
+    """Kernel id of a traffic plan's kind (finite exchanges read their message tables)."""
+    if kind == "messages":
+        return TRAFFIC_KINDS["uniform"]     # not read: destinations come from the message tables
+    try:
+        return TRAFFIC_KINDS[kind]
+    except KeyError:
+        raise ParameterError(f"traffic.pattern: plan kind '{kind}' has no engine kernel "
+                             f"(known: {', '.join(sorted(TRAFFIC_KINDS))}, messages)") from None
 
 
 def plan_routing(cfg: dict):
@@ -284,6 +324,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     tsec.pop("load")
     traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
     timings["traffic_s"] = time.perf_counter() - t
+    traffic_kind(traffic.kind)
     if traffic.active.sum() == 0:
         raise ParameterError(f"traffic.pattern: '{pattern}' leaves no endpoint active")
 
@@ -351,7 +392,7 @@ def check_memory(cfg: dict, key: str, nbytes: float, what: str) -> None:
 
 def epoch_of(prep) -> int:
     """Cycles between routing snapshots (UGAL-G), 0 if the routing takes none."""
-    return int(prep.plan.kernel_params.get("epoch", 0)) if prep.plan.kernel == "ugal_g" else 0
+    return int(prep.plan.kernel_params["epoch"]) if prep.plan.kernel == "ugal_g" else 0
 
 
 def sync_period(prep) -> int:
@@ -390,7 +431,8 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
     out = []
     hist_max = cfg["measure"]["latency_hist_max"]
     plan = prep.plan
-    kp = plan.kernel_params
+    kp = {**_UNUSED_PARAMS, **plan.kernel_params}
+    tab = {**_UNUSED_TABLES, **plan.tables}
     g_off = topo.port_offsets.astype(np.int32)
     g_nbr = topo.port_neighbor.astype(np.int32)
     g_chan = topo.port_out_channel.astype(np.int32)
@@ -412,34 +454,31 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
                        window=window, hist_max=hist_max)
         ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic,
-                        mid_cand=plan.tables.get("mid_cand"), g_off=g_off, g_nbr=g_nbr,
-                        g_chan=g_chan, snap=snap, messages=msgs,
-                        wdist=plan.tables.get("wdist", np.zeros((1, 1), np.int32)),
-                        r_group=plan.tables.get("r_group", np.zeros(1, np.int32)),
-                        g_entry=plan.tables.get("g_entry", np.zeros((1, 1), np.int32)),
-                        grp_rtr=plan.tables.get("grp_rtr"), grp_nb=plan.tables.get("grp_nb"),
-                        grp_cl=plan.tables.get("grp_cl"), lay_port=plan.tables.get("lay_port"))
+                        mid_cand=tab["mid_cand"], g_off=g_off, g_nbr=g_nbr,
+                        g_chan=g_chan, snap=snap, messages=msgs, wdist=tab["wdist"],
+                        r_group=tab["r_group"], g_entry=tab["g_entry"], grp_rtr=tab["grp_rtr"],
+                        grp_nb=tab["grp_nb"], grp_cl=tab["grp_cl"], lay_port=tab["lay_port"])
         prm = ps.prm
         prm[cycle.PR_SEED] = cfg["measure"]["seed"]
         prm[cycle.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
         prm[cycle.PR_FINITE] = int(finite)
         prm[cycle.PR_SCHED] = int(finite and tr.schedule == "staggered")
         prm[cycle.PR_ALG] = ROUTING_KERNELS[prep.plan.kernel]
-        prm[cycle.PR_TRAFFIC] = TRAFFIC_KINDS.get(prep.traffic.kind, 0)
+        prm[cycle.PR_TRAFFIC] = traffic_kind(prep.traffic.kind)
         prm[cycle.PR_FRAC_THR] = threshold53(prep.traffic.frac)
         prm[cycle.PR_NCLS] = plan.vcs_needed
         prm[cycle.PR_SCHEME] = ROUTING_SCHEMES[plan.scheme]
-        prm[cycle.PR_MAXHOPS] = kp.get("max_hops_cap", 0)
-        prm[cycle.PR_NIND] = kp.get("n_indirect", 0)
-        prm[cycle.PR_CMICRO] = int(round(kp.get("c", 1.0) * 1_000_000))
-        prm[cycle.PR_LENW] = int(kp.get("length_weighted", True))
-        prm[cycle.PR_THRESH] = int(math.ceil(kp.get("threshold", 0.0) * cfg["router"]["buffer_flits"]))
+        prm[cycle.PR_MAXHOPS] = kp["max_hops_cap"]
+        prm[cycle.PR_NIND] = kp["n_indirect"]
+        prm[cycle.PR_CMICRO] = int(round(kp["c"] * 1_000_000))
+        prm[cycle.PR_LENW] = int(kp["length_weighted"])
+        prm[cycle.PR_THRESH] = int(math.ceil(kp["threshold"] * cfg["router"]["buffer_flits"]))
         if "th_min" in kp:     # Galaxyfly NAR/NAL/NAG (004 Sec. 4.2): Q_min > th_min * buffer
             prm[cycle.PR_THRESH] = int(math.floor(kp["th_min"] * cfg["router"]["buffer_flits"]))
             prm[cycle.PR_CMICRO] = int(round(kp["th_nonmin"] * 1_000_000))
-        prm[cycle.PR_LSEQ] = kp.get("lseq", 0)
-        prm[cycle.PR_LAYERS] = kp.get("layers", 1)
-        prm[cycle.PR_LSEL] = kp.get("layer_select", 0)
+        prm[cycle.PR_LSEQ] = kp["lseq"]
+        prm[cycle.PR_LAYERS] = kp["layers"]
+        prm[cycle.PR_LSEL] = kp["layer_select"]
         prm[cycle.PR_E] = topo.n_endpoints
         if nh_masks:
             ps.use_next_hop_masks(prep.dist)

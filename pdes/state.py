@@ -14,14 +14,13 @@ CSR order).  Senders (owners of credit counters) are local ports
 """
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
 from models.jit import njit
 from pdes.kernels import cycle
-from pdes.kernels.layout import F_FLIT, F_VC, NF, NF_HOT, NSAMPLE, NSTAT
+from pdes.kernels.layout import NF, NF_HOT, NSAMPLE, NSTAT
 
 
 def next_pow2(x: np.ndarray) -> np.ndarray:
@@ -52,27 +51,6 @@ def _line_aligned_zeros(shape):
     raw = np.zeros(n + 16, dtype=np.int32)
     off = (-raw.ctypes.data % 64) // 4
     return raw[off:off + n].reshape(shape)
-
-
-@njit
-def insert_flits(dest_port, arr_t, recs, nv, vccap, rdel, rec, rec_c, rec_free, rec_top, ib_id, ib_rdy,
-                 ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at):
-    """Put flits received from other parts into their local input VCs (in send order)."""
-    for i in range(dest_port.shape[0]):
-        a = arr_t[i]
-        rdy = a + rdel if recs[i, F_FLIT] == 0 else a
-        cycle.push_flit(rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
-                        iv_sa_ready, iv_sa_at, iv_va_at, dest_port[i] * nv + recs[i, F_VC], vccap,
-                        recs, i, rdy)
-
-
-@njit
-def insert_credits(sender, arr_t, vcs, nv, vccap, cr_t, cr_head, cr_cnt):
-    """Queue credits received from other parts at their local senders (in send order)."""
-    for i in range(sender.shape[0]):
-        if not cycle.push_credit(cr_t, cr_head, cr_cnt, sender[i] * nv + vcs[i], vccap, arr_t[i]):
-            return False
-    return True
 
 
 @njit
@@ -127,7 +105,6 @@ _NARROW = {
     "rr_out": np.int16, "rr_va": np.int16,                         # < input (port, VC)s of a router
 }
 
-_ADVANCE_ARGS = list(inspect.signature(cycle.advance.py_func).parameters)[3:]
 
 
 class PartState:
@@ -363,54 +340,15 @@ class PartState:
         return True
 
     def advance(self, t0: int, t1: int) -> int:
-        if self._args is None:
-            self._args = tuple(self.arrays[n] for n in _ADVANCE_ARGS)
+        if self._args is None:   # the kernel's grouped state (views of self.arrays)
+            a = self.arrays
+            self._args = tuple(G(**{f: a[f] for f in G._fields}) for G in cycle.GROUPS) + (a["scr"],)
         return int(cycle.advance(np.int64(t0), np.int64(t1), self.prm, *self._args))
 
     # ---------------------------------------------------------------- outboxes
     def outbox_caps(self) -> tuple[int, int]:
         """Flit and credit outbox slots per cut channel."""
         return int(self.prm[cycle.PR_FOCAP]), int(self.prm[cycle.PR_COCAP])
-
-    def take_outbox(self):
-        """Flits and credits that left this part in the last window, then clear.
-
-        Returns ``(flit_channel, flit_arrival, flit_records, credit_channel,
-        credit_arrival, credit_vc, flit_peer, credit_peer)``; channels are
-        global ids of the direction the *flit* travels.
-        """
-        a = self.arrays
-        fo_cnt, co_cnt = a["fo_cnt"], a["co_cnt"]
-        focap, cocap = int(self.prm[cycle.PR_FOCAP]), int(self.prm[cycle.PR_COCAP])
-        rows_f = _rows(fo_cnt, focap)
-        rows_c = _rows(co_cnt, cocap)
-        cut_f = np.repeat(np.arange(self.nC), fo_cnt)
-        cut_c = np.repeat(np.arange(self.nC), co_cnt)
-        out = (self.cut_out_channel[cut_f], a["fo_t"][rows_f], a["fo_rec"][rows_f],
-               self.cut_in_channel[cut_c], a["co_t"][rows_c], a["co_vc"][rows_c],
-               self.cut_peer_part[cut_f], self.cut_peer_part[cut_c])
-        fo_cnt[:] = 0
-        co_cnt[:] = 0
-        return out
-
-    def receive(self, flit_channel, flit_arrival, flit_records, credit_channel, credit_arrival,
-                credit_vc):
-        """Insert flits/credits that other parts sent to this one."""
-        a = self.arrays
-        if len(flit_channel):
-            ports = self.in_port_of_channel[flit_channel]
-            insert_flits(ports, np.asarray(flit_arrival, dtype=np.int64),
-                         np.ascontiguousarray(flit_records, dtype=np.int32), self.nv,
-                         self.rp.vc_flits, self.rp.routing_delay,
-                         a["rec"], a["rec_c"], a["rec_free"], a["rec_top"], a["ib_id"], a["ib_rdy"],
-                         a["ib_head"], a["ib_cnt"], a["iv_ready"],
-                         a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"])
-        if len(credit_channel):
-            senders = self.out_port_of_channel[credit_channel]
-            if not insert_credits(senders, np.asarray(credit_arrival, dtype=np.int64),
-                                  np.asarray(credit_vc, dtype=np.int64), self.nv, self.rp.vc_flits,
-                                  a["cr_t"], a["cr_head"], a["cr_cnt"]):
-                raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
     def port_occupancy(self, t: int, out: np.ndarray) -> None:
         """Write into ``out[channel]`` the occupancy of every local network output port.
@@ -440,12 +378,3 @@ def cycle_last_move_index():
     from pdes.kernels.layout import S_LAST_MOVE
     return S_LAST_MOVE
 
-
-def _rows(cnt, cap):
-    cnt = np.asarray(cnt, dtype=np.int64)
-    if cnt.sum() == 0:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.arange(cnt.size, dtype=np.int64) * cap
-    first = np.repeat(starts, cnt)
-    within = np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    return first + within

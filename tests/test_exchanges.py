@@ -93,3 +93,30 @@ def test_bad_exchange_parameters():
         prepare(cfg_of("traffic.pattern=alltoall", "traffic.message_packets=0"))
     with pytest.raises(ParameterError, match="traffic.dims"):
         prepare(cfg_of("traffic.pattern=nn3d", "traffic.dims=[10,10,10]"))
+
+
+def test_in_process_split_moves_blocks_like_mpi(monkeypatch):
+    """An in-process split moves its flits and credits only through pack_block/unpack_block,
+    the kernels an MPI run uses (one exchange path)."""
+    from pdes.kernels import exchange as X
+    calls = {"pack": 0, "unpack": 0, "flits": 0, "credits": 0}
+    pack, unpack = X.pack_block, X.unpack_block
+
+    def spy_pack(buf, *a):
+        n = pack(buf, *a)
+        calls["pack"] += 1
+        calls["flits"] += int(buf[0])
+        calls["credits"] += int(buf[1])
+        return n
+
+    def spy_unpack(buf, *a):
+        calls["unpack"] += 1
+        return unpack(buf, *a)
+    monkeypatch.setattr(X, "pack_block", spy_pack)
+    monkeypatch.setattr(X, "unpack_block", spy_unpack)
+    cfg = cfg_of("traffic.pattern=alltoall", "traffic.message_packets=2")
+    prep = prepare(cfg)
+    res = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 2)
+    assert res["summary"]["messages_completed"] == res["summary"]["messages"]
+    assert calls["pack"] == calls["unpack"] > 0
+    assert calls["flits"] > 0 and calls["credits"] > 0

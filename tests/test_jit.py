@@ -23,29 +23,80 @@ def test_hook_is_installed():
 
 def test_hook_applies_to_kernel_modules_only(tmp_path):
     """Under NUMBA_BOUNDSCHECK=1 a negative index is out of bounds in a pdes.kernels
-    function, and still means "from the end" everywhere else."""
-    r = run_py("""
+    function compiled by the project's wrapper, and still means "from the end" in the
+    wrapper's other functions and in functions compiled by Numba directly (even one
+    that claims to live in pdes.kernels)."""
+    (tmp_path / "probe.py").write_text(textwrap.dedent("""
         import numba
-        import numpy as np
-        import models.jit  # noqa: F401  (installs the hook)
-        njit = numba.njit
+        from models import jit
 
         def get(a, i):
             return a[i]
 
         def get_k(a, i):
             return a[i]
+
+        def get_plain(a, i):
+            return a[i]
         get_k.__module__ = "pdes.kernels.probe"
-        get, get_k = njit(get), njit(get_k)
+        get_plain.__module__ = "pdes.kernels.probe"
+        get, get_k, get_plain = jit.njit(get), jit.njit(get_k), numba.njit(get_plain)
+        """))
+    r = run_py("""
+        import sys
+        sys.path.insert(0, %r)
+        import numpy as np
+        from numba.np import arrayobj
+        orig = arrayobj.fix_integer_index
+        from probe import get, get_k, get_plain
         a = np.arange(5)
-        assert get(a, -1) == 4 and get_k(a, 3) == 3
+        assert get(a, -1) == 4 and get_k(a, 3) == 3 and get_plain(a, -1) == 4
+        assert arrayobj.fix_integer_index is orig      # restored after each compilation
         try:
             get_k(a, -1)
         except IndexError:
             print("kernel: out of bounds")
-        """, tmp_path, NUMBA_BOUNDSCHECK="1")
+        """ % str(tmp_path), tmp_path, NUMBA_BOUNDSCHECK="1")
     assert r.returncode == 0, r.stderr
     assert "kernel: out of bounds" in r.stdout
+
+
+def test_import_changes_no_numba_state(tmp_path):
+    """Importing the jit wrapper and the engine leaves Numba's process-wide settings alone;
+    the project's functions are cached in the source-keyed directory all the same."""
+    r = run_py("""
+        import numba
+        from numba.core import caching
+        from numba.np import arrayobj
+        before = (numba.config.CACHE_DIR, arrayobj.fix_integer_index,
+                  list(caching.CacheImpl._locator_classes))
+        import models.jit
+        import pdes.engine  # noqa: F401
+        from pdes.kernels import cycle
+        assert before == (numba.config.CACHE_DIR, arrayobj.fix_integer_index,
+                          list(caching.CacheImpl._locator_classes))
+        print(cycle.advance.stats.cache_path)
+        """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith(os.path.join(str(tmp_path / "cache"), "numba-"))
+
+
+def test_kernel_package_import_writes_no_file(tmp_path):
+    """Importing the kernels creates, deletes or rewrites no file next to the sources."""
+    kdir = os.path.join(ROOT, "pdes", "kernels")
+
+    def listing():
+        out = {}
+        for d, _, files in os.walk(kdir):
+            for f in files:
+                p = os.path.join(d, f)
+                out[p] = os.stat(p).st_mtime_ns
+        return out
+    before = listing()
+    r = run_py("import pdes.kernels.cycle, pdes.kernels.exchange", tmp_path,
+               PYTHONDONTWRITEBYTECODE="1")
+    assert r.returncode == 0, r.stderr
+    assert listing() == before
 
 
 def test_engine_never_indexes_negatively(tmp_path):
@@ -94,9 +145,8 @@ def test_cache_directory_is_keyed_on_every_source(tmp_path):
     bits.write_text(bits.read_text() + "\n# an edit\n")
     assert jit.source_digest(root) != before
     r = run_py("""
-        import numba
-        import models.jit
-        print(numba.config.CACHE_DIR)
+        from models import jit
+        print(jit.cache_dir())
     """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == os.path.join(str(tmp_path / "cache"), "numba-" + before)

@@ -336,8 +336,9 @@ def test_galaxy_vc_classes_cover_every_path(alg, topo):
     assert set(seqs.tolist()) <= set(sequences(topo_, dist, alg, kp["max_hops_cap"]).tolist())
     lengths = [int(c).bit_length() - 1 for c in seqs]
     assert max(lengths) <= plan.max_hops <= kp["max_hops_cap"]
-    assert plan.vcs_needed == max(kp["seq_local"], kp["seq_global"])
-    assert kp["seq_local"] >= kp["max_local_hops"] and kp["seq_global"] >= kp["max_global_hops"]
+    info = plan.info
+    assert plan.vcs_needed == max(info["seq_local"], info["seq_global"])
+    assert info["seq_local"] >= info["max_local_hops"] and info["seq_global"] >= info["max_global_hops"]
     edges, n_nodes, _ = dependency_graph(topo_, dist, plan, scheme="count")
     assert find_cycle(edges, n_nodes) is not None
 
@@ -350,7 +351,7 @@ def test_galaxy_vc_classes_on_a_diameter_5_galaxyfly():
     got = {}
     for alg in NA:
         _, _, plan, _ = plan_routing(cfg_of(*GF_B, f"routing.algorithm={alg}"))
-        kp = plan.kernel_params
+        kp = plan.info
         got[alg] = (kp["seq_local"], kp["seq_global"], kp["max_local_hops"], kp["max_global_hops"],
                     plan.max_hops)
     assert got == {"nar": (3, 3, 3, 3, 5), "nal": (4, 3, 4, 3, 6), "nag": (5, 4, 4, 4, 7)}, got

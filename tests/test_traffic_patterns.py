@@ -12,7 +12,8 @@ from models.registry import TRAFFIC
 from models.topology import build
 from models.traffic import TrafficPlan
 from models.traffic.patterns import bit_destinations, tornado_offset
-from models.traffic.worst_case import WORST, slimfly_router_pairs
+from models.topologies.slimfly import slimfly_router_pairs
+from models.traffic.worst_case import WORST
 
 
 @lru_cache(maxsize=None)

@@ -155,7 +155,7 @@ def bisection(topo, seeds: int = 16, ufactor: int = 1, seed: int = 0) -> dict:
 
 
 def analytic_bisection(topo) -> dict | None:
-    """Closed-form bisection of 000 Sec. III-C where the topology has one, else ``None``.
+    """Closed-form bisection of 000 Sec. III-C where the topology registered one, else ``None``.
 
     Returns ``{"links": C, "formula": text, "exact": bool}``.  ``exact`` is
     ``True`` for values that are the true minimum bisection of the generated
@@ -163,45 +163,12 @@ def analytic_bisection(topo) -> dict | None:
     HyperX with equal even dimensions); ``False`` for the Dragonfly estimate
     ``floor((N + 2p^2 - 1)/4)`` that 000 quotes for DF and FBF-3, which is an
     approximation of ``N/4`` (METIS and 004 Table 3 find 20 for the balanced
-    h=2 Dragonfly where the formula gives 19).
-
-    * hypercube: ``R/2`` links (``N/2`` for ``p = 1``);
-    * fat tree (2 or 3 levels): ``N / (2 * oversub)`` -- full bisection for a
-      non-oversubscribed tree;
-    * torus: ``2 R / k_max`` (cut across the largest dimension ``k_max``;
-      ``R/2`` when ``k_max = 2``); ``None`` for an odd ``k_max``;
-    * HyperX / flattened butterfly: ``R k / 4`` for the smallest even
-      dimension ``k`` (each full-mesh line is cut in half);
-    * balanced Dragonfly: ``floor((N + 2p^2 - 1)/4)`` (000 Sec. III-C).
+    h=2 Dragonfly where the formula gives 19).  Each family registers its
+    formula with itself (``TOPOLOGIES.register(..., bisection=func)``).
     """
-    name = topo.name
-    prm = topo.params
-    R = topo.n_routers
-    N = topo.n_endpoints
-    if name == "hypercube":
-        return {"links": R // 2, "formula": "R/2 (000 Sec. III-C: N/2 for p=1)", "exact": True}
-    if name == "fattree":
-        o = int(prm.get("oversub") or 1)
-        return {"links": N // (2 * o), "formula": "N/(2*oversub) (000 Sec. III-C: N/2)",
-                "exact": True}
-    if name == "torus":
-        dims = [int(d) for d in prm["dims"]]
-        k = max(dims)
-        if k == 2:
-            return {"links": R // 2, "formula": "R/2 (largest dimension 2)", "exact": True}
-        if k % 2:
-            return None
-        return {"links": 2 * R // k, "formula": "2R/k_max (000 Sec. III-C: 2N/k)", "exact": True}
-    if name == "hyperx":
-        even = [int(d) for d in prm["sizes"] if int(d) % 2 == 0]
-        if not even:
-            return None
-        k = min(even)
-        sizes = {int(d) for d in prm["sizes"]}
-        return {"links": R * k // 4, "formula": "R*k/4, k = smallest even dimension",
-                "exact": len(sizes) == 1}
-    if name == "dragonfly" and prm.get("balanced"):
-        p = int(prm["p"])
-        return {"links": (N + 2 * p * p - 1) // 4, "formula": "floor((N+2p^2-1)/4) (000 Sec. III-C)",
-                "exact": False}
-    return None
+    from models.registry import TOPOLOGIES
+    import models.topologies  # noqa: F401
+    if topo.name not in TOPOLOGIES:     # built outside the registry: no hooks
+        return None
+    entry = TOPOLOGIES.get(topo.name)
+    return entry.extra["bisection"](topo) if "bisection" in entry.extra else None

@@ -142,7 +142,7 @@ def _check_galaxy(topo, dist, plan, out) -> dict:
     kp = plan.kernel_params
     if plan.scheme == "sequence":
         out["reason"] = (f"acyclic: every hop takes a later position of the link-type sequence "
-                         f"{seq_text(kp['lseq'])} ({kp['seq_local']} local, {kp['seq_global']} "
+                         f"{seq_text(kp['lseq'])} ({plan.info['seq_local']} local, {plan.info['seq_global']} "
                          f"global classes; every path of the routing fits, at most "
                          f"{plan.max_hops} hops)")
         return out

@@ -409,7 +409,7 @@ def dependency_graph(topo, dist, plan, scheme: str | None = None, nonmin: bool =
     """
     kp = plan.kernel_params
     scheme = scheme or plan.scheme
-    alg = kp["galaxy_alg"]
+    alg = plan.info["galaxy_alg"]
     grp, grp_rtr, grp_nb, grp_cl, adj = group_structure(topo, alg)
     K = int(plan.vcs_needed) if scheme == plan.scheme else 16
     n_nodes = 2 * topo.n_links * K
@@ -463,23 +463,22 @@ def _plan(alg, topo, dist, max_hops, th_min, th_nonmin, vc_scheme):
     lseq = int(cand) | (1 << int(n))
     seq_local = int(n) - bin(int(cand)).count("1")
     seq_global = bin(int(cand)).count("1")
-    kp = dict(max_hops_cap=int(cap), th_min=float(th_min), th_nonmin=float(th_nonmin), lseq=lseq,
-              galaxy_alg=alg, max_local_hops=max_local, max_global_hops=max_global,
-              seq_local=seq_local, seq_global=seq_global)
-    tab = {"r_group": grp, "grp_rtr": grp_rtr, "grp_nb": grp_nb, "grp_cl": grp_cl,
-           "mid_cand": np.zeros(0, np.int32)}
+    kp = dict(max_hops_cap=int(cap), th_min=float(th_min), th_nonmin=float(th_nonmin), lseq=lseq)
+    info = dict(galaxy_alg=alg, max_local_hops=max_local, max_global_hops=max_global,
+                seq_local=seq_local, seq_global=seq_global)
+    tab = {"r_group": grp, "grp_rtr": grp_rtr, "grp_nb": grp_nb, "grp_cl": grp_cl}
     if vc_scheme == "hop":
         return RoutingPlan(kernel=alg, max_hops=longest, vcs_needed=max(longest, 1), scheme="hop",
-                           tables=tab, kernel_params=kp,
+                           tables=tab, kernel_params=kp, info=info,
                            vc_scheme="hop-index: VC class = number of router-to-router hops taken")
     if vc_scheme == "count":
         return RoutingPlan(kernel=alg, max_hops=longest, vcs_needed=max(max_local, max_global, 1),
-                           scheme="count", tables=tab, kernel_params=kp,
+                           scheme="count", tables=tab, kernel_params=kp, info=info,
                            vc_scheme=f"count (004 Sec. 4.3 literally): class = earlier hops of the "
                                      f"same link type; {max_local} local, {max_global} global "
                                      f"classes (can deadlock)")
     return RoutingPlan(kernel=alg, max_hops=longest, vcs_needed=max(seq_local, seq_global, 1),
-                       scheme="sequence", tables=tab, kernel_params=kp,
+                       scheme="sequence", tables=tab, kernel_params=kp, info=info,
                        vc_scheme=f"link-type sequence {seq_text(lseq)}: a hop takes the next "
                                  f"position of its type, class = earlier positions of that type "
                                  f"({seq_local} local, {seq_global} global classes)")

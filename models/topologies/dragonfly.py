@@ -6,7 +6,7 @@ from numbers import Integral
 import numpy as np
 
 from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from ..registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 
@@ -100,6 +100,32 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
                       what="topology: Dragonfly")
 
 
+def analytic_bisection(topo) -> dict | None:
+    """Balanced Dragonfly: ``floor((N + 2p^2 - 1)/4)`` (000 Sec. III-C), an estimate of ``N/4``."""
+    prm = topo.params
+    if not prm.get("balanced"):
+        return None
+    p = int(prm["p"])
+    return {"links": (topo.n_endpoints + 2 * p * p - 1) // 4,
+            "formula": "floor((N+2p^2-1)/4) (000 Sec. III-C)", "exact": False}
+
+
+def worst_case(topo, seed):
+    """Dragonfly worst case: every endpoint of group ``i`` sends to group ``i+1 mod g``.
+
+    Endpoint ``j`` of group ``i`` (in endpoint order) sends to endpoint ``j``
+    of group ``i+1``; with one global link between two groups all ``a p``
+    flows of a group share it.  This is the adversarial pattern of Kim et
+    al. (ISCA08 Sec. 4.2) that 000 Sec. V-C and 004 Sec. 5 use; Kim et al.
+    draw the destination node in group ``i+1`` at random, here it is fixed
+    so the pattern is a permutation.
+    """
+    from ..traffic import TrafficPlan
+    from ..traffic.worst_case import group_shift
+    return TrafficPlan("table", group_shift(topo, topo.group, "group"),
+                       "Dragonfly worst case: group i -> group i+1")
+
+
 TOPOLOGIES.register(
     "dragonfly", dragonfly,
     params=[
@@ -110,4 +136,6 @@ TOPOLOGIES.register(
     ],
     summary="Dragonfly, consecutive global arrangement, diameter 3",
     reference="Kim et al. ISCA 2008; 000 Sec. VI-B3",
+    worst_case=Hook(worst_case, "group i sends to group i+1", "000 Sec. V-C; 004 Sec. 5"),
+    bisection=analytic_bisection,
 )

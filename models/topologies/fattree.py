@@ -6,7 +6,7 @@ from numbers import Integral
 import numpy as np
 
 from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from ..registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, from_edges
 
 
@@ -158,6 +158,27 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
                       what="topology: fat tree")
 
 
+def analytic_bisection(topo) -> dict:
+    """Fat tree (2 or 3 levels): ``N / (2 * oversub)``, full bisection when not oversubscribed."""
+    o = int(topo.params.get("oversub") or 1)
+    return {"links": topo.n_endpoints // (2 * o), "formula": "N/(2*oversub) (000 Sec. III-C: N/2)",
+            "exact": True}
+
+
+def worst_case(topo, seed):
+    """Fat tree worst case: every packet crosses the top level (000 Sec. V-C).
+
+    3 levels: endpoint ``j`` of pod ``i`` sends to endpoint ``j`` of pod
+    ``i+1``; 2 levels: of leaf ``i`` to leaf ``i+1``.  The nearest common
+    ancestor of source and destination is then a core (spine) router.
+    """
+    from ..traffic import TrafficPlan
+    from ..traffic.worst_case import group_shift
+    what = "pod" if topo.params.get("levels", 3) == 3 else "leaf"
+    return TrafficPlan("table", group_shift(topo, topo.group, what),
+                       f"fat tree worst case: {what} i -> {what} i+1 through the top level")
+
+
 TOPOLOGIES.register(
     "fattree", fat_tree,
     params=[
@@ -169,4 +190,6 @@ TOPOLOGIES.register(
     ],
     summary="folded-Clos fat tree (indirect), 2 or 3 levels, optional leaf oversubscription",
     reference="000 Sec. VI-B3; 001 Sec. 2.2.1",
+    worst_case=Hook(worst_case, "pod (leaf) i sends to pod (leaf) i+1, through the top level", "000 Sec. V-C"),
+    bisection=analytic_bisection,
 )

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..gf import GF, generator_sets, is_prime_power
-from ..registry import Param, TOPOLOGIES
+from ..registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 LINK_CLASSES = ("local", "global_intra_cluster", "global_inter_cluster")
@@ -160,6 +160,14 @@ def galaxyfly(n: int = 5, q: int = 7, a: int = 4, p: int = 2, h: int | None = No
                       what="topology: Galaxyfly")
 
 
+def worst_case(topo, seed):
+    """Galaxyfly worst case: every endpoint of cluster ``i`` sends to cluster ``i+1`` (004 Sec. 5)."""
+    from ..traffic import TrafficPlan
+    from ..traffic.worst_case import group_shift
+    return TrafficPlan("table", group_shift(topo, topo.meta["cluster"], "cluster"),
+                       "Galaxyfly worst case: cluster i -> cluster i+1")
+
+
 TOPOLOGIES.register(
     "galaxyfly", galaxyfly,
     params=[
@@ -171,4 +179,5 @@ TOPOLOGIES.register(
     ],
     summary="Galaxyfly GF(n,q,a,p,h): Galaxy graph of K_a supernodes, diameter <= 5",
     reference="004 Sec. 2.1-2.2, Tables 1-2",
+    worst_case=Hook(worst_case, "cluster i sends to cluster i+1", "004 Sec. 5"),
 )

@@ -70,6 +70,12 @@ def hypercube(n: int = 6, p: int = 1) -> Topology:
                       group_kind="rack", meta={"rack_bits": rack_bits}, what="topology: hypercube")
 
 
+def analytic_bisection(topo) -> dict:
+    """Hypercube: ``R/2`` links (``N/2`` for ``p = 1``, 000 Sec. III-C)."""
+    return {"links": topo.n_routers // 2, "formula": "R/2 (000 Sec. III-C: N/2 for p=1)",
+            "exact": True}
+
+
 TOPOLOGIES.register(
     "hypercube", hypercube,
     params=[
@@ -78,4 +84,5 @@ TOPOLOGIES.register(
     ],
     summary="binary hypercube (direct, degree n)",
     reference="000 Sec. III, VI-B3; 002 Sec. III-A",
+    bisection=analytic_bisection,
 )

@@ -8,7 +8,7 @@ from numbers import Integral
 import numpy as np
 
 from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from ..registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 
@@ -92,6 +92,40 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
                       group_kind="rack", meta={"sizes": tuple(sizes)}, what="topology: HyperX")
 
 
+def coordinates(topo) -> list[int]:
+    """Dimension sizes: router ids are mixed-radix coordinates, dimension 0 fastest."""
+    return list(topo.meta["sizes"])
+
+
+def analytic_bisection(topo) -> dict | None:
+    """HyperX / flattened butterfly: ``R k / 4`` for the smallest even dimension ``k`` (each
+    full-mesh line is cut in half); exact when all dimensions are equal."""
+    even = [int(d) for d in topo.params["sizes"] if int(d) % 2 == 0]
+    if not even:
+        return None
+    k = min(even)
+    sizes = {int(d) for d in topo.params["sizes"]}
+    return {"links": topo.n_routers * k // 4, "formula": "R*k/4, k = smallest even dimension",
+            "exact": len(sizes) == 1}
+
+
+def worst_case(topo, seed):
+    """HyperX / flattened butterfly worst case: tornado in every dimension (004 Sec. 5).
+
+    Router ``x`` sends to ``x_i + t(S_i) mod S_i`` in every dimension of
+    size > 1 (``t(S) = max(1, ceil(S/2) - 1)``), so every route takes one
+    hop per dimension and the ``p`` flows of a router share each link.
+    """
+    from ..traffic import TrafficPlan
+    from ..traffic.patterns import _router_map_to_endpoints, shift_coords, tornado_offset
+    sizes = list(topo.meta["sizes"])
+    steps = [tornado_offset(s) for s in sizes]
+    if not any(steps):
+        raise ParameterError(f"traffic.pattern: HyperX {sizes} has a single router, no worst case")
+    return TrafficPlan("table", _router_map_to_endpoints(topo, shift_coords(topo, steps)),
+                       f"HyperX worst case: tornado per dimension, steps {steps}")
+
+
 TOPOLOGIES.register(
     "hyperx", hyperx,
     params=[
@@ -100,4 +134,7 @@ TOPOLOGIES.register(
     ],
     summary="HyperX / flattened butterfly: full mesh along every dimension",
     reference="000 Sec. VI-B3 (FBF-3); Ahn et al. SC09",
+    worst_case=Hook(worst_case, "tornado in every dimension", "004 Sec. 5"),
+    coordinates=coordinates,
+    bisection=analytic_bisection,
 )

@@ -6,7 +6,7 @@ from numbers import Integral
 import numpy as np
 
 from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from ..registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, from_edges
 
 
@@ -80,9 +80,18 @@ def mlfm(h: int = 4) -> Topology:
                       group_kind="layer", meta=meta, what="topology: MLFM")
 
 
+def worst_case(topo, seed):
+    """MLFM worst case: shift by ``h`` endpoints, LR to the next LR over one path (001 Sec. 4.2)."""
+    from ..traffic import TrafficPlan
+    from ..traffic.basic import shift
+    plan = shift(topo, seed, s=int(topo.params["h"]))
+    return TrafficPlan("table", plan.table, f"MLFM worst case: {plan.description}")
+
+
 TOPOLOGIES.register(
     "mlfm", mlfm,
     params=[Param("h", int, 4, "layers = local routers per layer - 1 = endpoints per local router")],
     summary="h-MLFM multi-layer full mesh (indirect), LR-LR distance 2",
     reference="001 Sec. 2.2.3",
+    worst_case=Hook(worst_case, "shift by h endpoints", "001 Sec. 4.2"),
 )

@@ -6,7 +6,7 @@ from numbers import Integral
 import numpy as np
 
 from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from ..registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, from_edges
 
 
@@ -156,9 +156,19 @@ def oft(k: int = 4) -> Topology:
                       meta={"level": level, "ml3b": table}, what="topology: OFT")
 
 
+def worst_case(topo, seed):
+    """OFT worst case: shift by ``k`` endpoints (001 Sec. 4.2)."""
+    from ..traffic import TrafficPlan
+    from ..traffic.basic import shift
+    k = int(topo.params["k"])
+    plan = shift(topo, seed, s=k)
+    return TrafficPlan("table", plan.table, f"OFT worst case: {plan.description}")
+
+
 TOPOLOGIES.register(
     "oft", oft,
     params=[Param("k", int, 4, "router radix / 2; k-1 prime (prime power via GF(k-1))")],
     summary="two-level orthogonal fat tree k-OFT (indirect), endpoint-router distance 2",
     reference="001 Sec. 2.2.4, Table 2",
+    worst_case=Hook(worst_case, "shift by k endpoints", "001 Sec. 4.2"),
 )

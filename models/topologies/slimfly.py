@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..gf import GF, generator_sets, is_prime_power
-from ..registry import Param, TOPOLOGIES
+from ..registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 _Q_RULE = "q must be a prime power with q = 4w + delta, delta in {-1,0,1}, w >= 1"
@@ -118,6 +118,102 @@ def slim_fly(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> Topo
                       p, group, group_kind="rack", what="topology.q: Slim Fly")
 
 
+# ------------------------------------------------------------- worst case
+def slimfly_router_pairs(topo, dist=None):
+    """Greedy router pairing of the Slim Fly worst case (000 Sec. V-C, 001 Sec. 4.2).
+
+    Returns ``(partner, quads)``: ``partner[r]`` is the router ``r`` sends
+    to and receives from (-1 = idle), ``quads`` an ``(n, 4)`` array of the
+    overlapping chains ``(A, B, C, D)``.
+
+    Phase 1 visits the routers ``B`` in id order and, for each unmatched
+    neighbour ``C`` in port order, looks for unmatched routers ``A`` in
+    N(B) and ``D`` in N(C) such that ``B`` is the *only* common neighbour of
+    ``A`` and ``C`` and ``C`` the only common neighbour of ``B`` and ``D``
+    (both pairs at distance 2).  It pairs ``A <-> C`` and ``B <-> D``: the
+    unique minimal routes A-B-C and B-C-D (and their reverses) share the
+    link B-C, which then carries ``2p`` flows per direction.  One pass is
+    exhaustive: a failed ``B`` cannot succeed later, as matching only
+    removes candidates.  Phase 2 pairs the routers left over with one
+    another (first at distance 2, then at distance 1); a router still
+    alone stays idle.
+
+    Load bound: a route of at most 2 hops between paired routers ``r, s``
+    has ``r`` or ``s`` at an end of each of its links, and a router belongs
+    to one pair, so a link carries at most two pairs' flows, ``2p`` per
+    direction, under any minimal routing.  The chains reach the bound on
+    their middle link, because their routes are the unique minimal paths.
+    """
+    from models.metrics import distance_matrix
+    d = distance_matrix(topo) if dist is None else dist
+    R = topo.n_routers
+    off = topo.port_offsets
+    nb = topo.port_neighbor.astype(np.int64)
+    deg = np.diff(off).astype(np.int64)
+    pad = np.full((R, max(int(deg.max(initial=0)), 1)), R, dtype=np.int64)  # R = no neighbour
+    pad[np.repeat(np.arange(R), deg), np.arange(nb.size) - np.repeat(off[:-1], deg)] = nb
+    adj1 = np.zeros((R, R + 1), dtype=bool)   # column R: the padding never counts
+    adj1[:, :R] = d == 1
+
+    def sole_common(cands, x):
+        """The candidates that have exactly one common neighbour with router x."""
+        return cands[adj1[x][pad[cands]].sum(axis=1) == 1]
+
+    partner = np.full(R, -1, dtype=np.int64)
+    quads = []
+    for B in range(R):
+        if partner[B] >= 0 or topo.endpoints[B] == 0:
+            continue
+        NB = nb[off[B]:off[B + 1]]
+        NB = NB[(partner[NB] < 0) & (topo.endpoints[NB] > 0)]
+        for C in NB:
+            cA = NB[(NB != C) & (d[NB, C] == 2)]
+            cA = sole_common(cA, C) if cA.size else cA
+            if cA.size == 0:
+                continue
+            NC = nb[off[C]:off[C + 1]]
+            cD = NC[(NC != B) & (partner[NC] < 0) & (topo.endpoints[NC] > 0) & (d[B, NC] == 2)]
+            cD = sole_common(cD, B) if cD.size else cD
+            if cD.size == 0:
+                continue
+            A, D = int(cA[0]), int(cD[0])    # A is in N(B), D is not: A != D
+            partner[[A, B, C, D]] = [C, D, A, B]
+            quads.append((A, int(B), int(C), D))
+            break
+    for want in (2, 1):                      # phase 2: leftovers among themselves
+        for r in range(R):
+            if partner[r] >= 0 or topo.endpoints[r] == 0:
+                continue
+            free = np.nonzero((partner < 0) & (topo.endpoints > 0) & (d[r] == want))[0]
+            if free.size:
+                s = int(free[0])
+                partner[r], partner[s] = s, r
+    return partner, np.asarray(quads, dtype=np.int64).reshape(-1, 4)
+
+
+def worst_case(topo, seed):
+    """Slim Fly worst case for minimal routing: overlapping distance-2 pairs (000 Sec. V-C).
+
+    Routers are paired by :func:`slimfly_router_pairs`; endpoint ``i`` of a
+    router sends to endpoint ``i`` of its partner (and the partner's
+    endpoint ``i`` sends back), as in 001 Sec. 4.2 Fig. 5 (R_A -> R_C,
+    R_B -> R_D).  Minimal routing saturates at ``1/(2p)``.  The pairing is a
+    fixed function of the topology (the seed is not used).
+    """
+    from ..traffic import TrafficPlan
+    from ..traffic.patterns import _router_map_to_endpoints
+    partner, quads = slimfly_router_pairs(topo)
+    new = partner.copy()
+    idle = partner < 0
+    new[idle] = np.nonzero(idle)[0]
+    table = _router_map_to_endpoints(topo, new)
+    table[idle[topo.endpoint_router]] = -1
+    n_pairs = int((partner >= 0).sum()) // 2 - 2 * len(quads)
+    return TrafficPlan("table", table,
+                       f"Slim Fly worst case: {len(quads)} overlapping chains, {n_pairs} extra "
+                       f"router pairs, {int(idle.sum())} routers idle")
+
+
 TOPOLOGIES.register(
     "slimfly", slim_fly,
     params=[
@@ -128,4 +224,6 @@ TOPOLOGIES.register(
     ],
     summary="Slim Fly (MMS graph), diameter 2",
     reference="000 Sec. II-B; 001 Sec. 2.1.2",
+    worst_case=Hook(worst_case, "routers paired at distance 2, two pairs per link (max load 2p)",
+                    "000 Sec. V-C; 001 Sec. 4.2 Fig. 5"),
 )

@@ -84,6 +84,23 @@ def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
                       group_kind="rack", meta={"dims": tuple(dims)}, what="topology: torus")
 
 
+def coordinates(topo) -> list[int]:
+    """Dimension sizes: router ids are mixed-radix coordinates, dimension 0 fastest."""
+    return list(topo.meta["dims"])
+
+
+def analytic_bisection(topo) -> dict | None:
+    """Torus: ``2 R / k_max`` (cut across the largest dimension; ``R/2`` when ``k_max = 2``),
+    ``None`` for an odd ``k_max``."""
+    R = topo.n_routers
+    k = max(int(d) for d in topo.params["dims"])
+    if k == 2:
+        return {"links": R // 2, "formula": "R/2 (largest dimension 2)", "exact": True}
+    if k % 2:
+        return None
+    return {"links": 2 * R // k, "formula": "2R/k_max (000 Sec. III-C: 2N/k)", "exact": True}
+
+
 TOPOLOGIES.register(
     "torus", torus,
     params=[
@@ -92,4 +109,6 @@ TOPOLOGIES.register(
     ],
     summary="torus with wraparound links (direct, low radix)",
     reference="000 Sec. III (T3D/T5D); 002 Sec. III-A",
+    coordinates=coordinates,
+    bisection=analytic_bisection,
 )

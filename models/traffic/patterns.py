@@ -176,12 +176,14 @@ def tornado_offset(size: int) -> int:
 
 
 def _coords_dims(topo):
-    """Dimension sizes when the router ids are mixed-radix coordinates (dim 0 fastest)."""
-    if topo.name == "hyperx":
-        return list(topo.meta["sizes"])
-    if topo.name == "torus":
-        return list(topo.meta["dims"])
-    return None
+    """Dimension sizes when the router ids are mixed-radix coordinates (dim 0 fastest): what
+    the topology registered (``coordinates=``), else ``None``."""
+    from models.registry import TOPOLOGIES
+    import models.topologies  # noqa: F401
+    if topo.name not in TOPOLOGIES:     # built outside the registry: no hooks
+        return None
+    entry = TOPOLOGIES.get(topo.name)
+    return entry.extra["coordinates"](topo) if "coordinates" in entry.extra else None
 
 
 def _router_map_to_endpoints(topo, new_router: np.ndarray) -> np.ndarray:

@@ -92,12 +92,8 @@ def check_output(path: str, key: str, *, replace: bool = True) -> None:
 
 def kernels_cached() -> bool:
     """Whether the compiled cycle kernel of this source version is in the on-disk cache."""
-    import numba
-
-    import models.jit  # noqa: F401 - sets the cache directory of this version
-    root = numba.config.CACHE_DIR
-    return bool(root) and bool(glob.glob(os.path.join(root, "**", "cycle.advance-*.nbi"),
-                                         recursive=True))
+    from models.jit import cache_dir
+    return bool(glob.glob(os.path.join(cache_dir(), "**", "cycle.advance-*.nbi"), recursive=True))
 
 
 def compile_notice(say) -> None:

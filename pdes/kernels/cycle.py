@@ -1,11 +1,24 @@
 """The cycle kernel: advance a set of routers and their endpoints over a window.
 
-One call runs cycles ``t0 .. t1-1`` for the routers this state owns.  Within
-a cycle the passes are
+One call of :func:`advance` runs cycles ``t0 .. t1-1`` for the routers this
+state owns; a cycle is three stage functions, each over grouped state
+(named tuples of arrays, :data:`GROUPS`):
 
-1. endpoints: Bernoulli packet generation and injection of one flit,
-2. per router: switch allocation, then route computation + VC allocation,
-3. output ports: one flit per cycle onto the link (or to the endpoint).
+1. :func:`endpoint_stage`: Bernoulli packet generation (or the next message
+   of a finite workload) and injection of one flit per endpoint,
+2. :func:`router_stage`: per router, :func:`switch_allocation` (and switch
+   traversal into the output queues, credit return), then
+   :func:`route_and_allocate_vc` (route computation + VC allocation),
+3. :func:`output_stage`: one flit per output port onto its link (delivery
+   into the next input VC, or an outbox) or to its endpoint (ejection,
+   statistics).
+
+Flits enter input VCs through :func:`pdes.kernels.buffers.enqueue_flit` and
+credits their sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`
+on every path.  The stages are compiled without reference counting
+(:func:`models.jit.njit_borrow`: they borrow the arrays of :func:`advance`
+and allocate nothing) and the per-router steps are inlined into them, so the
+split into functions costs no atomic operations per router or flit.
 
 A flit sent on a link is written at once into the receiving VC buffer (its
 room was reserved by a credit), stamped with the cycle from which it may be
@@ -60,9 +73,11 @@ in that cycle) -> switch allocation from ``+ vc_alloc_delay`` -> in the output
 queue and sendable ``+ sw_alloc_delay + st_delay`` later -> next input at
 ``+ link latency``.
 """
+from collections import namedtuple
+
 import numpy as np
 
-from models.jit import njit, njit_inline
+from models.jit import njit, njit_borrow, njit_inline
 from pdes.kernels.layout import (
     C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC,
     ERR_VC_ORDER,
@@ -72,6 +87,7 @@ from pdes.kernels.layout import (
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.bits import popcount, trailing_zeros
+from pdes.kernels.buffers import enqueue_flit, queue_credit
 from pdes.kernels.prefetch import prefetch, prefetch2
 from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
 from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
@@ -79,6 +95,44 @@ from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME
                                   dragonfly_position, galaxy_decision, galaxy_hop, layer_of,
                                   lseq_position, source_decision)
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
+
+# ---- grouped kernel state: named tuples of arrays, one per kind of state
+Ports = namedtuple("Ports", ['port_off', 'n_epp', 'router_gid', 'port_router', 'in_lat',
+                             'in_sender', 'in_cut', 'out_lat', 'out_dest', 'out_cut', 'out_nbr',
+                             'out_ep', 'out_ltype', 'ep_gid', 'ep_port', 'ep_active', 'ep_first',
+                             'ep_router'])
+Ports.__doc__ = "the part's routers and ports: CSR offsets, link ends and latencies, endpoints"
+Tables = namedtuple("Tables", ['dest_table', 'dest_table2', 'dest_set_a', 'dest_set_b', 'dist',
+                               'nh_min', 'mid_cand', 'g_off', 'g_nbr', 'g_chan', 'snap', 'wdist',
+                               'r_group', 'g_entry', 'grp_rtr', 'grp_nb', 'grp_cl', 'lay_port'])
+Tables.__doc__ = "read-only global tables: traffic destinations, distances, routing tables"
+Messages = namedtuple("Messages", ['msg_off', 'msg_dst', 'msg_pkts', 'msg_left', 'msg_recv',
+                                   'ep_msg_ptr', 'ep_cur_msg'])
+Messages.__doc__ = "finite workloads: message tables and per-endpoint progress"
+Credits = namedtuple("Credits", ['cr_t', 'cr_head', 'cr_cnt', 'cred'])
+Credits.__doc__ = "per (sender port, VC): credit count and FIFO of credits on their way back"
+Pool = namedtuple("Pool", ['rec', 'rec_c', 'rec_free', 'rec_top'])
+Pool.__doc__ = "flit records (hot and cold halves) and their free list"
+InputVCs = namedtuple("InputVCs", ['ib_id', 'ib_rdy', 'ib_head', 'ib_cnt', 'iv_ready', 'iv_out',
+                                   'iv_ovc', 'iv_alloc', 'iv_sa_ready', 'iv_sa_at', 'iv_va_at'])
+InputVCs.__doc__ = "input VC rings (slot-major) and each VC's allocation state"
+Outputs = namedtuple("Outputs", ['ov_owner', 'oq_id', 'oq_rdy', 'oq_head', 'oq_cnt', 'oq_ready',
+                                 'rr_in', 'rr_out', 'rr_va'])
+Outputs.__doc__ = "output VC owners, output queues, round-robin pointers"
+Sources = namedtuple("Sources", ['ep_pending', 'ep_next_gen', 'ep_cur_left', 'ep_cur_vc',
+                                 'ep_cur_rec', 'ep_seq'])
+Sources.__doc__ = "endpoint source queues and the packet being injected"
+Outbox = namedtuple("Outbox", ['fo_rec', 'fo_t', 'fo_cnt', 'co_t', 'co_vc', 'co_cnt'])
+Outbox.__doc__ = "flits and credits leaving the part over cut channels"
+Stats = namedtuple("Stats", ['st', 'smp', 'hist_plat', 'hist_nlat', 'hist_hops', 'hist_msg',
+                             'link_flits', 'ep_inj', 'ep_del'])
+Stats.__doc__ = "integer statistics, sample counters, histograms, per-link/endpoint counts"
+Scratch = namedtuple("Scratch", ['va_best', 'va_who', 'touched', 'cand_ivc', 'cand_p', 'va_ovc',
+                                 'req_ivc', 'req_pin', 'req_out', 'bucket', 'out_nreq',
+                                 'out_list', 'out_start', 'out_fill', 'cls_of'])
+Scratch.__doc__ = "per-router scratch of the allocators (views of one array) and VC -> class"
+GROUPS = (Ports, Tables, Messages, Credits, Pool, InputVCs, Outputs, Sources, Outbox, Stats)
+"""The state groups :func:`advance` takes after ``prm``, in order (scratch: an array)."""
 
 # ---- indices into the int64 parameter vector ``prm``
 PR_NV = 0          # VCs per port
@@ -134,199 +188,542 @@ def scratch_per_port(nv, speed):
 
 
 @njit
-def push_flit(rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
-              iv_sa_ready, iv_sa_at, iv_va_at, ivc, vccap, src, row, rdy):
-    """Append a copy of record ``src[row]`` to input VC ``ivc`` with ready cycle ``rdy``,
-    in a pool record taken from the free list.
-
-    Used for flits received from other parts at window boundaries; the cycle
-    loop of :func:`advance` has the same code written out (a call taking
-    arrays would cost atomic reference counts per flit).
-    """
-    w = ib_head[ivc] + ib_cnt[ivc]
-    if w >= vccap:
-        w -= vccap
-    pos = w * (ib_id.shape[0] // vccap) + ivc
-    top = rec_top[0] - 1
-    fid = rec_free[top]
-    rec_top[0] = top
-    for f in range(NF_HOT):
-        rec[fid, f] = src[row, f]
-    for f in range(NF_HOT, NF_USED):
-        rec_c[fid, f - NF_HOT] = src[row, f]
-    ib_id[pos] = fid
-    ib_rdy[pos] = rdy
-    if ib_cnt[ivc] == 0:
-        iv_ready[ivc] = rdy
-        if iv_alloc[ivc] != 0:
-            iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-        else:
-            iv_va_at[ivc] = rdy
-    ib_cnt[ivc] += 1
-
-
-@njit
-def push_credit(cr_t, cr_head, cr_cnt, k, cap, arr):
-    """Queue a credit for (sender, VC) key ``k`` arriving in cycle ``arr``; False if full."""
-    n = cr_cnt[k]
-    if n >= cap:
-        return False
-    w = cr_head[k] + n
-    if w >= cap:
-        w -= cap
-    cr_t[w * cr_cnt.shape[0] + k] = arr
-    cr_cnt[k] = n + 1
-    return True
-
-
-@njit
-def advance(t0, t1, prm,
-            port_off, n_epp, router_gid, port_router,
-            in_lat, in_sender, in_cut,
-            out_lat, out_dest, out_cut, out_nbr, out_ep,
-            ep_gid, ep_port, ep_active,
-            ep_first, ep_router, dest_table, dest_table2, dest_set_a, dest_set_b, dist, nh_min,
-            mid_cand, g_off, g_nbr, g_chan, snap, wdist, r_group, g_entry, out_ltype,
-            grp_rtr, grp_nb, grp_cl, lay_port,
-            msg_off, msg_dst, msg_pkts, msg_left, msg_recv, ep_msg_ptr, ep_cur_msg,
-            cr_t, cr_head, cr_cnt, cred,
-            rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_out, iv_ovc,
-            iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at,
-            ov_owner, oq_id, oq_rdy, oq_head, oq_cnt, oq_ready,
-            rr_in, rr_out, rr_va,
-            ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq,
-            fo_rec, fo_t, fo_cnt, co_t, co_vc, co_cnt,
-            st, smp, hist_plat, hist_nlat, hist_hops, hist_msg, link_flits, ep_inj, ep_del,
-            scr):
-    """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``)."""
+def make_scratch(prm, scr):
+    """The allocators' scratch arrays (views of ``scr``, sized by the builder for the
+    largest router, see :func:`scratch_per_port`), reset, and the VC -> class table."""
     nv = prm[PR_NV]
-    vccap = prm[PR_VCCAP]
-    oqcap = prm[PR_OQCAP]
-    pkt = prm[PR_PKT]
-    cdel = prm[PR_CD]
-    rdel = prm[PR_RD]
-    vadel = prm[PR_VAD]
-    sadel = prm[PR_SAD]
-    stdel = prm[PR_STD]
     speed = prm[PR_SPEEDUP]
-    elat = prm[PR_ELAT]
-    seed = prm[PR_SEED]
-    thr = prm[PR_THR]
-    m0 = prm[PR_M0]
-    m1 = prm[PR_M1]
-    hmax = prm[PR_HMAX]
-    alg = prm[PR_ALG]
-    tkind = prm[PR_TRAFFIC]
-    n_end = prm[PR_E]
-    focap = prm[PR_FOCAP]
-    cocap = prm[PR_COCAP]
-    inject = prm[PR_INJECT]
-    frac_thr = prm[PR_FRAC_THR]
-    ncls = prm[PR_NCLS]
-    scheme = prm[PR_SCHEME]
-    max_hops = prm[PR_MAXHOPS]
-    n_ind = prm[PR_NIND]
-    c_micro = prm[PR_CMICRO]
-    length_w = prm[PR_LENW]
-    thresh = prm[PR_THRESH]
-    finite = prm[PR_FINITE]
-    pipe = rdel + vadel + sadel + stdel
-    fast_min = alg == ALG_MIN and (scheme == SCHEME_HOP or scheme == SCHEME_PHASE)
-    use_nh = prm[PR_NHMIN]
-    sched = prm[PR_SCHED]
-    lseq = prm[PR_LSEQ]
-    n_layers = prm[PR_LAYERS]
-    lsel = prm[PR_LSEL]
-    kcls = nv // ncls
+    kcls = nv // prm[PR_NCLS]
     cls_of = np.empty(nv, np.int64)   # VC -> its class (a table: no division per head)
     for v in range(nv):
         cls_of[v] = v // kcls
-    nR = port_off.shape[0] - 1
-    nP = port_off[nR]
-    nE = ep_gid.shape[0]
-    nIV = nP * nv              # buffers are slot-major: slot w of VC ivc at w * nIV + ivc
-    top = rec_top[0]           # free records: rec_free[0:top]
-    nK = cr_cnt.shape[0]       # credit FIFOs likewise: entry h of key kk at h * nK + kk
-    n_hops_bins = hist_hops.shape[0]
-
-    # scratch layout (sized by the builder for the largest router, see scratch_per_port)
     maxp = scr.shape[0] // scratch_per_port(nv, speed)
-    va_best = scr[0:maxp * nv]                  # best requester prio per (port, ovc)
-    va_who = scr[maxp * nv:2 * maxp * nv]       # its input VC
-    touched = scr[2 * maxp * nv:3 * maxp * nv]  # touched (port, ovc) slots
-    cand_ivc = scr[3 * maxp * nv:4 * maxp * nv]  # VCs (or ports) with work this cycle
-    cand_p = scr[4 * maxp * nv:5 * maxp * nv]    # ... and their input port
-    va_ovc = scr[5 * maxp * nv:6 * maxp * nv]    # output VC of a touched slot
-    base = 6 * maxp * nv
-    req_ivc = scr[base:base + maxp * speed + maxp]        # switch requests: input VC
-    base += maxp * speed + maxp
-    req_pin = scr[base:base + maxp * speed + maxp]        # ... its input port - plo
-    base += maxp * speed + maxp
-    req_out = scr[base:base + maxp * speed]               # ... and output port
-    bucket = scr[base + maxp * speed:base + 2 * maxp * speed]  # requests grouped by output
-    base2 = base + 2 * maxp * speed
-    out_nreq = scr[base2:base2 + maxp]
-    out_list = scr[base2 + maxp:base2 + 2 * maxp]
-    out_start = scr[base2 + 2 * maxp:base2 + 3 * maxp]
-    out_fill = scr[base2 + 3 * maxp:base2 + 4 * maxp]
+    m = maxp * nv
+    base = 6 * m
+    r = maxp * speed + maxp
+    base2 = base + 2 * r + 2 * maxp * speed
+    out = Scratch(
+        va_best=scr[0:m],                    # best requester prio per (port, ovc)
+        va_who=scr[m:2 * m],                 # its input VC
+        touched=scr[2 * m:3 * m],            # touched (port, ovc) slots
+        cand_ivc=scr[3 * m:4 * m],           # VCs (or ports) with work this cycle
+        cand_p=scr[4 * m:5 * m],             # ... and their input port
+        va_ovc=scr[5 * m:6 * m],             # output VC of a touched slot
+        req_ivc=scr[base:base + r],          # switch requests: input VC
+        req_pin=scr[base + r:base + 2 * r],  # ... its input port - plo
+        req_out=scr[base + 2 * r:base + 2 * r + maxp * speed],  # ... output port
+        bucket=scr[base + 2 * r + maxp * speed:base + 2 * r + 2 * maxp * speed],  # by output
+        out_nreq=scr[base2:base2 + maxp],
+        out_list=scr[base2 + maxp:base2 + 2 * maxp],
+        out_start=scr[base2 + 2 * maxp:base2 + 3 * maxp],
+        out_fill=scr[base2 + 3 * maxp:base2 + 4 * maxp],
+        cls_of=cls_of)
     for i in range(maxp):
-        out_nreq[i] = 0
-    for i in range(maxp * nv):
-        va_best[i] = -1
+        out.out_nreq[i] = 0
+    for i in range(m):
+        out.va_best[i] = -1
+    return out
 
-    status = OK
-    for t in range(t0, t1):
-        n_gen = 0      # packets generated by the Bernoulli draws of this cycle
-        # ---------------------------------------------------------- 1. endpoints
-        for e in range(nE):
-            eg = ep_gid[e]
-            if inject != 0 and ep_active[e] != 0:
-                # the Bernoulli draw, without a branch on its (random) outcome
-                g = draw53(seed, eg, t, P_INJECT) < thr
-                idle = (ep_pending[e] == 0) & (ep_cur_left[e] == 0)
-                ep_next_gen[e] = t if g & idle else ep_next_gen[e]
-                ep_pending[e] += g
-                n_gen += g
-            if finite != 0 and ep_cur_left[e] == 0 and ep_pending[e] == 0:
-                # finite workload: the next packet comes from the next message with data left
-                lo = msg_off[eg]
-                hi = msg_off[eg + 1]
-                m = -1
-                if hi > lo:
-                    ptr = ep_msg_ptr[e]
-                    if sched == 1:
-                        while ptr < hi and msg_left[ptr] == 0:
-                            ptr += 1
-                        if ptr < hi:
-                            m = ptr
-                        ep_msg_ptr[e] = ptr
-                    else:
-                        for i in range(hi - lo):
-                            cand = ptr + i
-                            if cand >= hi:
-                                cand -= hi - lo
-                            if msg_left[cand] > 0:
-                                m = cand
-                                break
-                        if m >= 0:
-                            ep_msg_ptr[e] = m + 1 if m + 1 < hi else lo
-                if m >= 0:
-                    msg_left[m] -= 1
-                    ep_cur_msg[e] = m
-                    ep_pending[e] = 1
-                    st[S_CREATED_PKTS] += 1
-                    st[S_CREATED_MEAS] += 1
-                    st[S_CREATED_WIN_FLITS] += pkt
-                    smp[C_CREATED] += 1
-            s = nP + e
-            # injection VC: the one with the most free credits (lowest index on ties);
-            # injection-port VCs are separate from the network VCs routing assigns
-            if ep_cur_left[e] == 0 and ep_pending[e] == 0:
-                continue
+
+@njit_borrow
+def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
+    """1. Endpoints: packet generation (or the next message) and injection of one flit."""
+    port_off, ep_gid, ep_port = ports.port_off, ports.ep_gid, ports.ep_port
+    ep_active, ep_router = ports.ep_active, ports.ep_router
+    dest_table, dest_table2, dest_set_a = tab.dest_table, tab.dest_table2, tab.dest_set_a
+    dest_set_b = tab.dest_set_b
+    msg_off, msg_dst, msg_left = msgs.msg_off, msgs.msg_dst, msgs.msg_left
+    ep_msg_ptr, ep_cur_msg = msgs.ep_msg_ptr, msgs.ep_cur_msg
+    cr_t, cr_head, cr_cnt, cred = crd
+    rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
+    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
+    iv_ready, iv_alloc, iv_sa_ready = inb.iv_ready, inb.iv_alloc, inb.iv_sa_ready
+    iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
+    ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq = srcs
+    st, smp, ep_inj = stats.st, stats.smp, stats.ep_inj
+    nv, vccap, pkt, rdel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_RD]
+    elat, seed, thr, m0, m1 = prm[PR_ELAT], prm[PR_SEED], prm[PR_THR], prm[PR_M0], prm[PR_M1]
+    tkind, n_end, inject = prm[PR_TRAFFIC], prm[PR_E], prm[PR_INJECT]
+    frac_thr, finite, sched = prm[PR_FRAC_THR], prm[PR_FINITE], prm[PR_SCHED]
+    nP = port_off[port_off.shape[0] - 1]
+    nE = ep_gid.shape[0]
+    nIV = nP * nv
+    nK = cr_cnt.shape[0]
+    top = pool.rec_top[0]          # free records: rec_free[0:top]
+    n_gen = 0      # packets generated by the Bernoulli draws of this cycle
+    # ---------------------------------------------------------- 1. endpoints
+    for e in range(nE):
+        eg = ep_gid[e]
+        if inject != 0 and ep_active[e] != 0:
+            # the Bernoulli draw, without a branch on its (random) outcome
+            g = draw53(seed, eg, t, P_INJECT) < thr
+            idle = (ep_pending[e] == 0) & (ep_cur_left[e] == 0)
+            ep_next_gen[e] = t if g & idle else ep_next_gen[e]
+            ep_pending[e] += g
+            n_gen += g
+        if finite != 0 and ep_cur_left[e] == 0 and ep_pending[e] == 0:
+            # finite workload: the next packet comes from the next message with data left
+            lo = msg_off[eg]
+            hi = msg_off[eg + 1]
+            m = -1
+            if hi > lo:
+                ptr = ep_msg_ptr[e]
+                if sched == 1:
+                    while ptr < hi and msg_left[ptr] == 0:
+                        ptr += 1
+                    if ptr < hi:
+                        m = ptr
+                    ep_msg_ptr[e] = ptr
+                else:
+                    for i in range(hi - lo):
+                        cand = ptr + i
+                        if cand >= hi:
+                            cand -= hi - lo
+                        if msg_left[cand] > 0:
+                            m = cand
+                            break
+                    if m >= 0:
+                        ep_msg_ptr[e] = m + 1 if m + 1 < hi else lo
+            if m >= 0:
+                msg_left[m] -= 1
+                ep_cur_msg[e] = m
+                ep_pending[e] = 1
+                st[S_CREATED_PKTS] += 1
+                st[S_CREATED_MEAS] += 1
+                st[S_CREATED_WIN_FLITS] += pkt
+                smp[C_CREATED] += 1
+        s = nP + e
+        # injection VC: the one with the most free credits (lowest index on ties);
+        # injection-port VCs are separate from the network VCs routing assigns
+        if ep_cur_left[e] == 0 and ep_pending[e] == 0:
+            continue
+        for vc in range(nv):
+            # absorb the credits of key s * nv + vc that have arrived (written out, as in
+            # VC allocation below: an inline="always" helper measured 5% slower overall)
+            kk = s * nv + vc
+            n = cr_cnt[kk]
+            if n > 0:
+                h = cr_head[kk]
+                while n > 0 and cr_t[h * nK + kk] <= t:
+                    cred[kk] += 1
+                    n -= 1
+                    h = h + 1 if h + 1 < vccap else 0
+                cr_cnt[kk] = n
+                cr_head[kk] = h if n > 0 else 0
+        bvc = 0
+        bcr = -1
+        if ep_cur_left[e] == 0:
             for vc in range(nv):
-                # absorb the credits of key s * nv + vc that have arrived (written out, as in
-                # VC allocation below: an inline="always" helper measured 5% slower overall)
-                kk = s * nv + vc
+                if cred[s * nv + vc] > bcr:
+                    bcr = cred[s * nv + vc]
+                    bvc = vc
+        if ep_cur_left[e] == 0 and ep_pending[e] > 0 and bcr >= pkt:
+            if finite != 0:
+                # every message is posted at cycle 0
+                c = 0
+                d = msg_dst[ep_cur_msg[e]]
+            else:
+                # next packet of the source queue: its creation cycle is the
+                # next successful generation draw at or after ep_next_gen
+                c = ep_next_gen[e]
+                while draw53(seed, eg, c, P_INJECT) >= thr:
+                    c += 1
+                ep_next_gen[e] = c + 1
+                if tkind == TR_UNIFORM:
+                    # without the tables: passing them costs atomic reference counts
+                    d = uniform_destination(n_end, seed, eg, c)
+                else:
+                    d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b,
+                                    frac_thr, n_end, seed, eg, c)
+            ep_pending[e] -= 1
+            ep_cur_rec[e, F_SRC] = eg
+            ep_cur_rec[e, F_DST] = d
+            ep_cur_rec[e, F_DSTR] = ep_router[d]
+            ep_cur_rec[e, F_CTIME] = c
+            ep_cur_rec[e, F_ITIME] = t
+            ep_cur_rec[e, F_SEQ] = ep_seq[e]
+            ep_cur_rec[e, F_FLIT] = 0
+            ep_cur_rec[e, F_HOPS] = 0
+            ep_cur_rec[e, F_VC] = bvc
+            ep_cur_vc[e] = bvc
+            ep_cur_rec[e, F_MID] = -1
+            ep_cur_rec[e, F_PHASE] = 0
+            ep_cur_rec[e, F_AUX] = ep_cur_msg[e] if finite != 0 else 0
+            ep_cur_rec[e, F_AUX2] = -1         # Dragonfly VC scheme: no hop taken yet
+            ep_seq[e] += 1
+            ep_cur_left[e] = pkt
+        if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
+            arr = t + elat
+            rdy = arr + rdel if ep_cur_rec[e, F_FLIT] == 0 else arr
+            top -= 1
+            fid = rec_free[top]
+            for f in range(NF_HOT):
+                rec[fid, f] = ep_cur_rec[e, f]
+            for f in range(NF_HOT, NF_USED):
+                rec_c[fid, f - NF_HOT] = ep_cur_rec[e, f]
+            enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
+                         iv_sa_at, iv_va_at, nIV, vccap, ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
+            cred[s * nv + ep_cur_vc[e]] -= 1
+            ep_cur_rec[e, F_FLIT] += 1
+            ep_cur_left[e] -= 1
+            st[S_INJECTED_FLITS] += 1
+            st[S_INFLIGHT] += 1
+            smp[C_INJECTED] += 1
+            if t >= m0 and t < m1:
+                st[S_INJECTED_WIN] += 1
+                ep_inj[e] += 1
+            st[S_LAST_MOVE] = t
+    st[S_CREATED_PKTS] += n_gen
+    smp[C_CREATED] += n_gen
+    if t >= m0 and t < m1:
+        st[S_CREATED_MEAS] += n_gen
+        st[S_CREATED_WIN_FLITS] += pkt * n_gen
+    pool.rec_top[0] = top
+
+
+@njit_inline
+def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
+    """Switch allocation at router ``k`` (separable, input first, round-robin) of packets that
+    hold an output VC; the granted flits move into the output queues, their credits go back
+    to the sender, tails free their output VC."""
+    port_off, n_epp, in_lat = ports.port_off, ports.n_epp, ports.in_lat
+    in_sender, in_cut = ports.in_sender, ports.in_cut
+    cr_t, cr_head, cr_cnt, cred = crd
+    rec = pool.rec
+    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
+    iv_ready, iv_out, iv_ovc, iv_alloc = inb.iv_ready, inb.iv_out, inb.iv_ovc, inb.iv_alloc
+    iv_sa_ready, iv_sa_at, iv_va_at = inb.iv_sa_ready, inb.iv_sa_at, inb.iv_va_at
+    ov_owner, oq_id, oq_rdy, oq_head = outq.ov_owner, outq.oq_id, outq.oq_rdy, outq.oq_head
+    oq_cnt, oq_ready, rr_in, rr_out = outq.oq_cnt, outq.oq_ready, outq.rr_in, outq.rr_out
+    co_t, co_vc, co_cnt = obox.co_t, obox.co_vc, obox.co_cnt
+    st, smp = stats.st, stats.smp
+    req_ivc, req_pin, req_out, bucket = scr.req_ivc, scr.req_pin, scr.req_out, scr.bucket
+    out_nreq, out_list, out_start = scr.out_nreq, scr.out_list, scr.out_start
+    out_fill = scr.out_fill
+    nv, vccap, oqcap, pkt = prm[PR_NV], prm[PR_VCCAP], prm[PR_OQCAP], prm[PR_PKT]
+    cdel, sadel, stdel, speed = prm[PR_CD], prm[PR_SAD], prm[PR_STD], prm[PR_SPEEDUP]
+    cocap = prm[PR_COCAP]
+    nP = port_off[port_off.shape[0] - 1]
+    nIV = nP * nv
+    nK = cr_cnt.shape[0]
+    plo = port_off[k]
+    phi = port_off[k + 1]
+    npk = phi - plo
+    nepk = n_epp[k]
+    # ---- 4a. switch allocation (separable, input first, round-robin) of packets
+    #      that already hold an output VC; tails free their output VC here
+    # (written without branches on the VC state: the list of requesting VCs is
+    # built by always writing the candidate and advancing only if it requests)
+    n_req = 0
+    for P in range(plo, phi):
+        granted_in = 0
+        start = rr_in[P]
+        for j in range(nv):
+            vc = start + j
+            vc = vc - nv if vc >= nv else vc
+            ivc = P * nv + vc
+            ok = (iv_sa_at[ivc] <= t) & (granted_in < speed)
+            req_ivc[n_req] = ivc
+            req_pin[n_req] = P - plo
+            n_req += ok
+            granted_in += ok
+    # no credit check: an output VC is allocated only with room for the whole
+    # packet (virtual cut-through) and only this VC sends on it until its tail
+    # leaves, so the credit count is at least the flits left
+    for j in range(n_req):
+        req_out[j] = iv_out[req_ivc[j]]
+    n_out = 0
+    for j in range(n_req):
+        lo = req_out[j] - plo
+        if out_nreq[lo] == 0:
+            out_list[n_out] = lo
+            n_out += 1
+        out_nreq[lo] += 1
+    acc = 0
+    for i in range(n_out):
+        lo = out_list[i]
+        out_start[lo] = acc
+        out_fill[lo] = 0
+        acc += out_nreq[lo]
+    for j in range(n_req):
+        lo = req_out[j] - plo
+        bucket[out_start[lo] + out_fill[lo]] = j
+        out_fill[lo] += 1
+    for i in range(n_out):
+        lo = out_list[i]
+        op = plo + lo
+        room = oqcap - oq_cnt[op]
+        grants = speed if speed < room else room
+        last_in = -1
+        b0 = out_start[lo]
+        nb = out_nreq[lo]
+        while grants > 0:
+            best = -1
+            bestp = npk + 1
+            for jj in range(b0, b0 + nb):
+                j = bucket[jj]
+                if req_out[j] < 0:
+                    continue
+                pin = req_pin[j]
+                prio = pin - rr_out[op]
+                if prio < 0:
+                    prio += npk
+                if prio < bestp:
+                    bestp = prio
+                    best = j
+            if best < 0:
+                break
+            ivc = req_ivc[best]
+            req_out[best] = -1
+            grants -= 1
+            # ---- move the front flit of ivc into the output queue
+            P = plo + req_pin[best]
+            vc = ivc - P * nv
+            fid = ib_id[ib_head[ivc] * nIV + ivc]
+            ovc = iv_ovc[ivc]
+            w = oq_head[op] + oq_cnt[op]
+            if w >= oqcap:
+                w -= oqcap
+            qpos = w * nP + op
+            oq_id[qpos] = fid
+            oq_rdy[qpos] = t + sadel + stdel
+            rec[fid, F_VC] = ovc
+            if oq_cnt[op] == 0:
+                oq_ready[op] = t + sadel + stdel
+            oq_cnt[op] += 1
+            tail = rec[fid, F_FLIT] == pkt - 1
+            ib_cnt[ivc] -= 1
+            if ib_cnt[ivc] == 0:
+                ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
+                iv_sa_at[ivc] = NEVER
+            else:
+                ib_head[ivc] += 1
+                if ib_head[ivc] == vccap:
+                    ib_head[ivc] = 0
+                r = ib_rdy[ib_head[ivc] * nIV + ivc]
+                iv_ready[ivc] = r
+                if tail:
+                    iv_sa_at[ivc] = NEVER
+                    iv_va_at[ivc] = r      # the next packet's head
+                else:
+                    iv_sa_at[ivc] = r if r > iv_sa_ready[ivc] else iv_sa_ready[ivc]
+            if lo >= nepk:
+                cred[op * nv + ovc] -= 1
+            # credit back to the sender of input port P
+            s = in_sender[P]
+            carr = t + cdel + in_lat[P]
+            if s >= 0:
+                if not queue_credit(cr_t, cr_head, cr_cnt, nK, vccap, s * nv + vc, carr):
+                    return ERR_CREDIT
+            else:
+                cc = in_cut[P]
+                n = co_cnt[cc]
+                if n >= cocap:
+                    return ERR_OUTBOX
+                co_t[cc * cocap + n] = carr
+                co_vc[cc * cocap + n] = vc
+                co_cnt[cc] = n + 1
+            if tail:
+                ov_owner[op * nv + ovc] = -1
+                iv_alloc[ivc] = 0
+                iv_out[ivc] = -1
+            rr_in[P] = vc + 1 if vc + 1 < nv else 0
+            last_in = P - plo
+            smp[C_MOVES] += 1
+            st[S_LAST_MOVE] = t
+        if last_in >= 0:
+            rr_out[op] = last_in + 1 if last_in + 1 < npk else 0
+        out_nreq[lo] = 0
+    return OK
+
+
+@njit_inline
+def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr):
+    """Route computation and VC allocation at router ``k`` (after the switch, so an output
+    VC freed by a tail this cycle can be re-used)."""
+    port_off, n_epp, router_gid = ports.port_off, ports.n_epp, ports.router_gid
+    out_lat, out_nbr, out_ltype = ports.out_lat, ports.out_nbr, ports.out_ltype
+    ep_first = ports.ep_first
+    dist, nh_min, mid_cand, g_off = tab.dist, tab.nh_min, tab.mid_cand, tab.g_off
+    g_nbr, g_chan, snap, wdist = tab.g_nbr, tab.g_chan, tab.snap, tab.wdist
+    r_group, g_entry, grp_rtr, grp_nb = tab.r_group, tab.g_entry, tab.grp_rtr, tab.grp_nb
+    grp_cl, lay_port = tab.grp_cl, tab.lay_port
+    cr_t, cr_head, cr_cnt, cred = crd
+    rec, rec_c = pool.rec, pool.rec_c
+    ib_id, ib_head, iv_ready, iv_out = inb.ib_id, inb.ib_head, inb.iv_ready, inb.iv_out
+    iv_ovc, iv_alloc, iv_sa_ready = inb.iv_ovc, inb.iv_alloc, inb.iv_sa_ready
+    iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
+    ov_owner, rr_va = outq.ov_owner, outq.rr_va
+    va_best, va_who, touched, cand_ivc = scr.va_best, scr.va_who, scr.touched, scr.cand_ivc
+    cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
+    nv, vccap, pkt, rdel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_RD]
+    vadel, sadel, stdel, seed = prm[PR_VAD], prm[PR_SAD], prm[PR_STD], prm[PR_SEED]
+    alg, ncls, scheme, max_hops = prm[PR_ALG], prm[PR_NCLS], prm[PR_SCHEME], prm[PR_MAXHOPS]
+    n_ind, c_micro, length_w = prm[PR_NIND], prm[PR_CMICRO], prm[PR_LENW]
+    thresh, use_nh, lseq, n_layers = prm[PR_THRESH], prm[PR_NHMIN], prm[PR_LSEQ], prm[PR_LAYERS]
+    lsel = prm[PR_LSEL]
+    pipe = rdel + vadel + sadel + stdel
+    fast_min = alg == ALG_MIN and (scheme == SCHEME_HOP or scheme == SCHEME_PHASE)
+    kcls = nv // ncls
+    nP = port_off[port_off.shape[0] - 1]
+    nIV = nP * nv
+    nK = cr_cnt.shape[0]
+    plo = port_off[k]
+    phi = port_off[k + 1]
+    npk = phi - plo
+    rg = router_gid[k]
+    nepk = n_epp[k]
+    # ---- 4b. route computation and VC allocation for the next cycles (after the
+    #      switch, so an output VC freed by a tail this cycle can be re-used)
+    n_touched = 0
+    n_ivc = npk * nv
+    n_cand = 0
+    for P in range(plo, phi):
+        for vc in range(nv):
+            ivc = P * nv + vc
+            cand_ivc[n_cand] = ivc
+            cand_p[n_cand] = P
+            n_cand += iv_va_at[ivc] <= t
+    for ci in range(n_cand):
+        ivc = cand_ivc[ci]
+        P = cand_p[ci]
+        vc = ivc - P * nv
+        if iv_out[ivc] < 0:
+            fid = ib_id[ib_head[ivc] * nIV + ivc]
+            if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
+                # first router of the packet: the algorithm picks its intermediate
+                # (or, layered routing, its layer: F_AUX2)
+                if alg == ALG_LAYERED:
+                    rec_c[fid, F_AUX2 - NF_HOT] = layer_of(
+                        lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
+                        rec[fid, F_DSTR], lay_port)
+                elif alg >= ALG_NAR and alg <= ALG_NAG:
+                    rec_c[fid, F_MID - NF_HOT] = galaxy_decision(
+                        alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                        plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
+                        c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
+                        grp_rtr, grp_nb, grp_cl)
+                else:
+                    rec_c[fid, F_MID - NF_HOT] = source_decision(
+                        alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
+                        plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
+                        n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
+                        cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
+                        g_entry)
+            if fast_min:
+                # minimal routing with hop or phase classes, the most common case,
+                # written out: calling compute_route (a compiled function, not
+                # inlined, to keep compile times down) costs atomic reference
+                # counts on its array arguments
+                dr = rec[fid, F_DSTR]
+                hp = rec[fid, F_HOPS]
+                ph = rec[fid, F_PHASE]
+                tgt = dr
+                ovc = hp if scheme == SCHEME_HOP else 0
+                op = -1
+                if dr == rg:
+                    op = plo + (rec[fid, F_DST] - ep_first[rg])
+                    ovc = 0
+                elif use_nh != 0:
+                    # bit j of nh_min[k, dr]: network port j is on a minimal path
+                    m = np.int64(nh_min[k, dr])
+                    cnt = popcount(m)
+                    if cnt > 0:
+                        if cnt > 1:
+                            # the j-th minimal port (in port order)
+                            j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
+                                      P_ROUTE + 64 * hp)
+                            while j > 0:
+                                m &= m - 1
+                                j -= 1
+                        op = plo + nepk + trailing_zeros(m)
+                else:
+                    dd = np.int64(dist[dr, rg])
+                    if dd != UNREACHABLE and dd != 0:
+                        cnt = 0
+                        for Q in range(plo + nepk, phi):
+                            if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                                cnt += 1
+                        if cnt > 0:
+                            j = 0
+                            if cnt > 1:
+                                j = below(cnt, seed, rec[fid, F_SRC],
+                                          rec[fid, F_SEQ], P_ROUTE + 64 * hp)
+                            for Q in range(plo + nepk, phi):
+                                if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                                    if j == 0:
+                                        op = Q
+                                        break
+                                    j -= 1
+            else:
+                op, ovc, ph, tgt = compute_route(
+                    alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
+                    rec[fid, F_SEQ], rec[fid, F_HOPS], rec_c[fid, F_MID - NF_HOT],
+                    rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
+                    dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
+                    pipe, wdist)
+            rec[fid, F_PHASE] = ph
+            if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
+                # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
+                op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
+                if op < 0:
+                    return ERR_ROUTE
+                seqpos = dragonfly_position(rec_c[fid, F_AUX2 - NF_HOT], out_ltype[op])
+                rec_c[fid, F_AUX2 - NF_HOT] = seqpos
+                ovc = seqpos // 2
+            elif alg == ALG_LAYERED and op - plo >= nepk and rec_c[fid, F_AUX2 - NF_HOT] > 0:
+                # layer >= 1: the layer's next-hop table (neighbour index)
+                nb = lay_port[rec_c[fid, F_AUX2 - NF_HOT] - 1, rg, rec[fid, F_DSTR]]
+                op = plo + nepk + nb if nb >= 0 else -1
+            if op < 0:
+                return ERR_ROUTE
+            if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
+                # Galaxyfly classes: local (same group) and global links count apart
+                lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
+                ovc, aux = galaxy_hop(scheme, lseq, rec_c[fid, F_AUX2 - NF_HOT],
+                                      rec[fid, F_HOPS], lt)
+                if ovc < 0:
+                    return ERR_VC
+                rec_c[fid, F_AUX2 - NF_HOT] = aux
+                if P - plo >= nepk:
+                    # the order guard compares within a link type (classes restart
+                    # per type); with link-type positions also across types
+                    lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
+                    if lin == lt:
+                        if ovc <= cls_of[vc]:
+                            return ERR_VC_ORDER
+                    elif scheme == SCHEME_LSEQ and \
+                            lseq_position(lseq, lin, cls_of[vc]) >= aux:
+                        return ERR_VC_ORDER
+            if ovc >= ncls:
+                return ERR_VC
+            if P - plo >= nepk and op - plo >= nepk and ovc < cls_of[vc] and \
+                    scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
+                return ERR_VC_ORDER      # classes must not decrease along a path
+            iv_out[ivc] = op
+            iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
+        op = iv_out[ivc]
+        if op - plo < nepk:
+            ovc = 0                    # ejection: one output "VC"
+            if ov_owner[op * nv] >= 0:
+                continue
+        else:
+            # the free VC of the class with the most credits (room for the packet)
+            lo = iv_ovc[ivc] * kcls
+            ovc = -1
+            bc = -1
+            for v in range(lo, lo + kcls):
+                kk = op * nv + v
+                if ov_owner[kk] >= 0:
+                    continue
+                if kcls == 1 and cred[kk] >= pkt:
+                    # the class's only VC has room without the credits on their way
+                    # back: the choice does not need them (they are absorbed later;
+                    # the count at any cycle is the same whenever that happens)
+                    ovc = v
+                    break
+                # absorb the credits of key kk that have arrived (written out: see the
+                # endpoint stage)
                 n = cr_cnt[kk]
                 if n > 0:
                     h = cr_head[kk]
@@ -336,538 +733,209 @@ def advance(t0, t1, prm,
                         h = h + 1 if h + 1 < vccap else 0
                     cr_cnt[kk] = n
                     cr_head[kk] = h if n > 0 else 0
-            bvc = 0
-            bcr = -1
-            if ep_cur_left[e] == 0:
-                for vc in range(nv):
-                    if cred[s * nv + vc] > bcr:
-                        bcr = cred[s * nv + vc]
-                        bvc = vc
-            if ep_cur_left[e] == 0 and ep_pending[e] > 0 and bcr >= pkt:
-                if finite != 0:
-                    # every message is posted at cycle 0
-                    c = 0
-                    d = msg_dst[ep_cur_msg[e]]
-                else:
-                    # next packet of the source queue: its creation cycle is the
-                    # next successful generation draw at or after ep_next_gen
-                    c = ep_next_gen[e]
-                    while draw53(seed, eg, c, P_INJECT) >= thr:
-                        c += 1
-                    ep_next_gen[e] = c + 1
-                    if tkind == TR_UNIFORM:
-                        # without the tables: passing them costs atomic reference counts
-                        d = uniform_destination(n_end, seed, eg, c)
-                    else:
-                        d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b,
-                                        frac_thr, n_end, seed, eg, c)
-                ep_pending[e] -= 1
-                ep_cur_rec[e, F_SRC] = eg
-                ep_cur_rec[e, F_DST] = d
-                ep_cur_rec[e, F_DSTR] = ep_router[d]
-                ep_cur_rec[e, F_CTIME] = c
-                ep_cur_rec[e, F_ITIME] = t
-                ep_cur_rec[e, F_SEQ] = ep_seq[e]
-                ep_cur_rec[e, F_FLIT] = 0
-                ep_cur_rec[e, F_HOPS] = 0
-                ep_cur_rec[e, F_VC] = bvc
-                ep_cur_vc[e] = bvc
-                ep_cur_rec[e, F_MID] = -1
-                ep_cur_rec[e, F_PHASE] = 0
-                ep_cur_rec[e, F_AUX] = ep_cur_msg[e] if finite != 0 else 0
-                ep_cur_rec[e, F_AUX2] = -1         # Dragonfly VC scheme: no hop taken yet
-                ep_seq[e] += 1
-                ep_cur_left[e] = pkt
-            if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
-                arr = t + elat
-                rdy = arr + rdel if ep_cur_rec[e, F_FLIT] == 0 else arr
-                ivc = ep_port[e] * nv + ep_cur_vc[e]
-                w = ib_head[ivc] + ib_cnt[ivc]
-                if w >= vccap:
-                    w -= vccap
-                pos = w * nIV + ivc
-                top -= 1
-                fid = rec_free[top]
-                for f in range(NF_HOT):
-                    rec[fid, f] = ep_cur_rec[e, f]
-                for f in range(NF_HOT, NF_USED):
-                    rec_c[fid, f - NF_HOT] = ep_cur_rec[e, f]
-                ib_id[pos] = fid
-                ib_rdy[pos] = rdy
-                if ib_cnt[ivc] == 0:
-                    iv_ready[ivc] = rdy
-                    if iv_alloc[ivc] != 0:
-                        iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-                    else:
-                        iv_va_at[ivc] = rdy
-                ib_cnt[ivc] += 1
-                cred[s * nv + ep_cur_vc[e]] -= 1
-                ep_cur_rec[e, F_FLIT] += 1
-                ep_cur_left[e] -= 1
-                st[S_INJECTED_FLITS] += 1
-                st[S_INFLIGHT] += 1
-                smp[C_INJECTED] += 1
-                if t >= m0 and t < m1:
-                    st[S_INJECTED_WIN] += 1
-                    ep_inj[e] += 1
-                st[S_LAST_MOVE] = t
-        st[S_CREATED_PKTS] += n_gen
-        smp[C_CREATED] += n_gen
-        if t >= m0 and t < m1:
-            st[S_CREATED_MEAS] += n_gen
-            st[S_CREATED_WIN_FLITS] += pkt * n_gen
-        # ---------------------------------------------------------- 2. routers
-        for k in range(nR):
-            plo = port_off[k]
-            phi = port_off[k + 1]
-            # Prefetch sweeps, written without data-dependent branches (a branch per VC
-            # on the random occupancy of the buffers mispredicts often enough to cost more
-            # than the prefetches it saves; an empty VC's "front" is its hot slot 0)
-            if k + 2 * PF_ROUTERS < nR:
-                # the front records of the input VCs a few routers ahead and, for a VC
-                # whose packet may leave this cycle, the record behind it (routed in the
-                # same cycle)
-                k2 = k + 2 * PF_ROUTERS
-                for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                    h = ib_head[ivc]
-                    h2 = h + 1 if h + 1 < vccap else 0
-                    behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
-                    prefetch(rec, ib_id[h * nIV + ivc])
-                    prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
-            if use_nh != 0 and k + PF_ROUTERS < nR:
-                # ... and, nearer, the next-hop masks those records will read
-                k2 = k + PF_ROUTERS
-                for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                    h = ib_head[ivc]
-                    h2 = h + 1 if h + 1 < vccap else 0
-                    behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
-                    prefetch2(nh_min, k2, rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR])
-            npk = phi - plo
-            rg = router_gid[k]
-            nepk = n_epp[k]
-            # ---- 4a. switch allocation (separable, input first, round-robin) of packets
-            #      that already hold an output VC; tails free their output VC here
-            # (written without branches on the VC state: the list of requesting VCs is
-            # built by always writing the candidate and advancing only if it requests)
-            n_req = 0
-            for P in range(plo, phi):
-                granted_in = 0
-                start = rr_in[P]
-                for j in range(nv):
-                    vc = start + j
-                    vc = vc - nv if vc >= nv else vc
-                    ivc = P * nv + vc
-                    ok = (iv_sa_at[ivc] <= t) & (granted_in < speed)
-                    req_ivc[n_req] = ivc
-                    req_pin[n_req] = P - plo
-                    n_req += ok
-                    granted_in += ok
-            # no credit check: an output VC is allocated only with room for the whole
-            # packet (virtual cut-through) and only this VC sends on it until its tail
-            # leaves, so the credit count is at least the flits left
-            for j in range(n_req):
-                req_out[j] = iv_out[req_ivc[j]]
-            n_out = 0
-            for j in range(n_req):
-                lo = req_out[j] - plo
-                if out_nreq[lo] == 0:
-                    out_list[n_out] = lo
-                    n_out += 1
-                out_nreq[lo] += 1
-            acc = 0
-            for i in range(n_out):
-                lo = out_list[i]
-                out_start[lo] = acc
-                out_fill[lo] = 0
-                acc += out_nreq[lo]
-            for j in range(n_req):
-                lo = req_out[j] - plo
-                bucket[out_start[lo] + out_fill[lo]] = j
-                out_fill[lo] += 1
-            for i in range(n_out):
-                lo = out_list[i]
-                op = plo + lo
-                room = oqcap - oq_cnt[op]
-                grants = speed if speed < room else room
-                last_in = -1
-                b0 = out_start[lo]
-                nb = out_nreq[lo]
-                while grants > 0:
-                    best = -1
-                    bestp = npk + 1
-                    for jj in range(b0, b0 + nb):
-                        j = bucket[jj]
-                        if req_out[j] < 0:
-                            continue
-                        pin = req_pin[j]
-                        prio = pin - rr_out[op]
-                        if prio < 0:
-                            prio += npk
-                        if prio < bestp:
-                            bestp = prio
-                            best = j
-                    if best < 0:
-                        break
-                    ivc = req_ivc[best]
-                    req_out[best] = -1
-                    grants -= 1
-                    # ---- move the front flit of ivc into the output queue
-                    P = plo + req_pin[best]
-                    vc = ivc - P * nv
-                    fid = ib_id[ib_head[ivc] * nIV + ivc]
-                    ovc = iv_ovc[ivc]
-                    w = oq_head[op] + oq_cnt[op]
-                    if w >= oqcap:
-                        w -= oqcap
-                    qpos = w * nP + op
-                    oq_id[qpos] = fid
-                    oq_rdy[qpos] = t + sadel + stdel
-                    rec[fid, F_VC] = ovc
-                    if oq_cnt[op] == 0:
-                        oq_ready[op] = t + sadel + stdel
-                    oq_cnt[op] += 1
-                    tail = rec[fid, F_FLIT] == pkt - 1
-                    ib_cnt[ivc] -= 1
-                    if ib_cnt[ivc] == 0:
-                        ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
-                        iv_sa_at[ivc] = NEVER
-                    else:
-                        ib_head[ivc] += 1
-                        if ib_head[ivc] == vccap:
-                            ib_head[ivc] = 0
-                        r = ib_rdy[ib_head[ivc] * nIV + ivc]
-                        iv_ready[ivc] = r
-                        if tail:
-                            iv_sa_at[ivc] = NEVER
-                            iv_va_at[ivc] = r      # the next packet's head
-                        else:
-                            iv_sa_at[ivc] = r if r > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-                    if lo >= nepk:
-                        cred[op * nv + ovc] -= 1
-                    # credit back to the sender of input port P
-                    s = in_sender[P]
-                    carr = t + cdel + in_lat[P]
-                    if s >= 0:
-                        kk = s * nv + vc
-                        n = cr_cnt[kk]
-                        if n >= vccap:
-                            return ERR_CREDIT
-                        w = cr_head[kk] + n
-                        if w >= vccap:
-                            w -= vccap
-                        cr_t[w * nK + kk] = carr
-                        cr_cnt[kk] = n + 1
-                    else:
-                        cc = in_cut[P]
-                        n = co_cnt[cc]
-                        if n >= cocap:
-                            return ERR_OUTBOX
-                        co_t[cc * cocap + n] = carr
-                        co_vc[cc * cocap + n] = vc
-                        co_cnt[cc] = n + 1
-                    if tail:
-                        ov_owner[op * nv + ovc] = -1
-                        iv_alloc[ivc] = 0
-                        iv_out[ivc] = -1
-                    rr_in[P] = vc + 1 if vc + 1 < nv else 0
-                    last_in = P - plo
-                    smp[C_MOVES] += 1
-                    st[S_LAST_MOVE] = t
-                if last_in >= 0:
-                    rr_out[op] = last_in + 1 if last_in + 1 < npk else 0
-                out_nreq[lo] = 0
-            # ---- 4b. route computation and VC allocation for the next cycles (after the
-            #      switch, so an output VC freed by a tail this cycle can be re-used)
-            n_touched = 0
-            n_ivc = npk * nv
-            n_cand = 0
-            for P in range(plo, phi):
-                for vc in range(nv):
-                    ivc = P * nv + vc
-                    cand_ivc[n_cand] = ivc
-                    cand_p[n_cand] = P
-                    n_cand += iv_va_at[ivc] <= t
-            for ci in range(n_cand):
-                ivc = cand_ivc[ci]
-                P = cand_p[ci]
-                vc = ivc - P * nv
-                if iv_out[ivc] < 0:
-                    fid = ib_id[ib_head[ivc] * nIV + ivc]
-                    if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
-                        # first router of the packet: the algorithm picks its intermediate
-                        # (or, layered routing, its layer: F_AUX2)
-                        if alg == ALG_LAYERED:
-                            rec_c[fid, F_AUX2 - NF_HOT] = layer_of(
-                                lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
-                                rec[fid, F_DSTR], lay_port)
-                        elif alg >= ALG_NAR and alg <= ALG_NAG:
-                            rec_c[fid, F_MID - NF_HOT] = galaxy_decision(
-                                alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
-                                plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
-                                c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
-                                grp_rtr, grp_nb, grp_cl)
-                        else:
-                            rec_c[fid, F_MID - NF_HOT] = source_decision(
-                                alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
-                                plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
-                                n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
-                                cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
-                                g_entry)
-                    if fast_min:
-                        # minimal routing with hop or phase classes, the most common case,
-                        # written out: calling compute_route (a compiled function, not
-                        # inlined, to keep compile times down) costs atomic reference
-                        # counts on its array arguments
-                        dr = rec[fid, F_DSTR]
-                        hp = rec[fid, F_HOPS]
-                        ph = rec[fid, F_PHASE]
-                        tgt = dr
-                        ovc = hp if scheme == SCHEME_HOP else 0
-                        op = -1
-                        if dr == rg:
-                            op = plo + (rec[fid, F_DST] - ep_first[rg])
-                            ovc = 0
-                        elif use_nh != 0:
-                            # bit j of nh_min[k, dr]: network port j is on a minimal path
-                            m = np.int64(nh_min[k, dr])
-                            cnt = popcount(m)
-                            if cnt > 0:
-                                if cnt > 1:
-                                    # the j-th minimal port (in port order)
-                                    j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
-                                              P_ROUTE + 64 * hp)
-                                    while j > 0:
-                                        m &= m - 1
-                                        j -= 1
-                                op = plo + nepk + trailing_zeros(m)
-                        else:
-                            dd = np.int64(dist[dr, rg])
-                            if dd != UNREACHABLE and dd != 0:
-                                cnt = 0
-                                for Q in range(plo + nepk, phi):
-                                    if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
-                                        cnt += 1
-                                if cnt > 0:
-                                    j = 0
-                                    if cnt > 1:
-                                        j = below(cnt, seed, rec[fid, F_SRC],
-                                                  rec[fid, F_SEQ], P_ROUTE + 64 * hp)
-                                    for Q in range(plo + nepk, phi):
-                                        if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
-                                            if j == 0:
-                                                op = Q
-                                                break
-                                            j -= 1
-                    else:
-                        op, ovc, ph, tgt = compute_route(
-                            alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
-                            rec[fid, F_SEQ], rec[fid, F_HOPS], rec_c[fid, F_MID - NF_HOT],
-                            rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
-                            dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
-                            pipe, wdist)
-                    rec[fid, F_PHASE] = ph
-                    if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
-                        # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
-                        op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
-                        if op < 0:
-                            return ERR_ROUTE
-                        seqpos = dragonfly_position(rec_c[fid, F_AUX2 - NF_HOT], out_ltype[op])
-                        rec_c[fid, F_AUX2 - NF_HOT] = seqpos
-                        ovc = seqpos // 2
-                    elif alg == ALG_LAYERED and op - plo >= nepk and rec_c[fid, F_AUX2 - NF_HOT] > 0:
-                        # layer >= 1: the layer's next-hop table (neighbour index)
-                        nb = lay_port[rec_c[fid, F_AUX2 - NF_HOT] - 1, rg, rec[fid, F_DSTR]]
-                        op = plo + nepk + nb if nb >= 0 else -1
-                    if op < 0:
-                        return ERR_ROUTE
-                    if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
-                        # Galaxyfly classes: local (same group) and global links count apart
-                        lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
-                        ovc, aux = galaxy_hop(scheme, lseq, rec_c[fid, F_AUX2 - NF_HOT],
-                                              rec[fid, F_HOPS], lt)
-                        if ovc < 0:
-                            return ERR_VC
-                        rec_c[fid, F_AUX2 - NF_HOT] = aux
-                        if P - plo >= nepk:
-                            # the order guard compares within a link type (classes restart
-                            # per type); with link-type positions also across types
-                            lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
-                            if lin == lt:
-                                if ovc <= cls_of[vc]:
-                                    return ERR_VC_ORDER
-                            elif scheme == SCHEME_LSEQ and \
-                                    lseq_position(lseq, lin, cls_of[vc]) >= aux:
-                                return ERR_VC_ORDER
-                    if ovc >= ncls:
-                        return ERR_VC
-                    if P - plo >= nepk and op - plo >= nepk and ovc < cls_of[vc] and \
-                            scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
-                        return ERR_VC_ORDER      # classes must not decrease along a path
-                    iv_out[ivc] = op
-                    iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
-                op = iv_out[ivc]
-                if op - plo < nepk:
-                    ovc = 0                    # ejection: one output "VC"
-                    if ov_owner[op * nv] >= 0:
-                        continue
-                else:
-                    # the free VC of the class with the most credits (room for the packet)
-                    lo = iv_ovc[ivc] * kcls
-                    ovc = -1
-                    bc = -1
-                    for v in range(lo, lo + kcls):
-                        kk = op * nv + v
-                        if ov_owner[kk] >= 0:
-                            continue
-                        if kcls == 1 and cred[kk] >= pkt:
-                            # the class's only VC has room without the credits on their way
-                            # back: the choice does not need them (they are absorbed later;
-                            # the count at any cycle is the same whenever that happens)
-                            ovc = v
-                            break
-                        # absorb the credits of key kk that have arrived (written out: see the
-                        # endpoint stage)
-                        n = cr_cnt[kk]
-                        if n > 0:
-                            h = cr_head[kk]
-                            while n > 0 and cr_t[h * nK + kk] <= t:
-                                cred[kk] += 1
-                                n -= 1
-                                h = h + 1 if h + 1 < vccap else 0
-                            cr_cnt[kk] = n
-                            cr_head[kk] = h if n > 0 else 0
-                        if cred[kk] >= pkt and cred[kk] > bc:
-                            bc = cred[kk]
-                            ovc = v
-                    if ovc < 0:
-                        continue
-                o = op * nv + ovc
-                loc = (op - plo) * nv + ovc
-                me = (P - plo) * nv + vc
-                prio = me - rr_va[o]
-                if prio < 0:
-                    prio += n_ivc
-                if va_best[loc] < 0:
-                    touched[n_touched] = loc
-                    n_touched += 1
-                    va_best[loc] = prio
-                    va_who[loc] = ivc
-                    va_ovc[loc] = ovc
-                elif prio < va_best[loc]:
-                    va_best[loc] = prio
-                    va_who[loc] = ivc
-            for i in range(n_touched):
-                loc = touched[i]
-                w = va_who[loc]
-                o = plo * nv + loc
-                ov_owner[o] = w
-                iv_ovc[w] = va_ovc[loc]
-                iv_alloc[w] = 1
-                iv_sa_ready[w] = t + vadel
-                r = iv_ready[w]
-                iv_sa_at[w] = r if r > t + vadel else t + vadel
-                iv_va_at[w] = NEVER
-                nxt = w - plo * nv + 1
-                rr_va[o] = nxt if nxt < n_ivc else 0
-                va_best[loc] = -1
-        # ---------------------------------------------------------- 3. outputs
-        for P in range(nP):
-            if P + PF_PORTS < nP:
-                # unconditionally (an empty queue's front is its hot slot 0): a branch on
-                # the random occupancy would mispredict
-                fq = oq_id[oq_head[P + PF_PORTS] * nP + P + PF_PORTS]
-                prefetch(rec, fq)
-                # and, for an ejection port, the cold half its statistics read (on other
-                # ports a fixed, hot row: no branch)
-                prefetch(rec_c, fq if out_ep[P + PF_PORTS] >= 0 else 0)
-            if oq_ready[P] > t:       # NEVER while empty
+                if cred[kk] >= pkt and cred[kk] > bc:
+                    bc = cred[kk]
+                    ovc = v
+            if ovc < 0:
                 continue
-            fid = oq_id[oq_head[P] * nP + P]
-            oq_cnt[P] -= 1
-            if oq_cnt[P] == 0:
+        o = op * nv + ovc
+        loc = (op - plo) * nv + ovc
+        me = (P - plo) * nv + vc
+        prio = me - rr_va[o]
+        if prio < 0:
+            prio += n_ivc
+        if va_best[loc] < 0:
+            touched[n_touched] = loc
+            n_touched += 1
+            va_best[loc] = prio
+            va_who[loc] = ivc
+            va_ovc[loc] = ovc
+        elif prio < va_best[loc]:
+            va_best[loc] = prio
+            va_who[loc] = ivc
+    for i in range(n_touched):
+        loc = touched[i]
+        w = va_who[loc]
+        o = plo * nv + loc
+        ov_owner[o] = w
+        iv_ovc[w] = va_ovc[loc]
+        iv_alloc[w] = 1
+        iv_sa_ready[w] = t + vadel
+        r = iv_ready[w]
+        iv_sa_at[w] = r if r > t + vadel else t + vadel
+        iv_va_at[w] = NEVER
+        nxt = w - plo * nv + 1
+        rr_va[o] = nxt if nxt < n_ivc else 0
+        va_best[loc] = -1
+    return OK
+
+
+@njit_borrow
+def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr):
+    """2. Routers: switch allocation, then route computation and VC allocation, per router."""
+    port_off = ports.port_off
+    nh_min = tab.nh_min
+    rec = pool.rec
+    ib_id, ib_head, ib_cnt, iv_alloc = inb.ib_id, inb.ib_head, inb.ib_cnt, inb.iv_alloc
+    nv, vccap, pkt, use_nh = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_NHMIN]
+    nR = port_off.shape[0] - 1
+    nP = port_off[port_off.shape[0] - 1]
+    nIV = nP * nv
+    for k in range(nR):
+        # Prefetch sweeps, written without data-dependent branches (a branch per VC
+        # on the random occupancy of the buffers mispredicts often enough to cost more
+        # than the prefetches it saves; an empty VC's "front" is its hot slot 0)
+        if k + 2 * PF_ROUTERS < nR:
+            # the front records of the input VCs a few routers ahead and, for a VC
+            # whose packet may leave this cycle, the record behind it (routed in the
+            # same cycle)
+            k2 = k + 2 * PF_ROUTERS
+            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
+                h = ib_head[ivc]
+                h2 = h + 1 if h + 1 < vccap else 0
+                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
+                prefetch(rec, ib_id[h * nIV + ivc])
+                prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
+        if use_nh != 0 and k + PF_ROUTERS < nR:
+            # ... and, nearer, the next-hop masks those records will read
+            k2 = k + PF_ROUTERS
+            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
+                h = ib_head[ivc]
+                h2 = h + 1 if h + 1 < vccap else 0
+                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
+                prefetch2(nh_min, k2, rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR])
+        status = switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr)
+        if status != OK:
+            return status
+        status = route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr)
+        if status != OK:
+            return status
+    return OK
+
+
+@njit_borrow
+def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
+    """3. Output ports: one flit per port onto its link or to its endpoint (ejection)."""
+    port_off, out_lat, out_dest = ports.port_off, ports.out_lat, ports.out_dest
+    out_cut, out_ep = ports.out_cut, ports.out_ep
+    msg_pkts, msg_recv = msgs.msg_pkts, msgs.msg_recv
+    rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
+    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
+    iv_ready, iv_alloc, iv_sa_ready = inb.iv_ready, inb.iv_alloc, inb.iv_sa_ready
+    iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
+    oq_id, oq_rdy, oq_head, oq_cnt = outq.oq_id, outq.oq_rdy, outq.oq_head, outq.oq_cnt
+    oq_ready = outq.oq_ready
+    fo_rec, fo_t, fo_cnt = obox.fo_rec, obox.fo_t, obox.fo_cnt
+    st, smp, hist_plat, hist_nlat = stats.st, stats.smp, stats.hist_plat, stats.hist_nlat
+    hist_hops, hist_msg, link_flits = stats.hist_hops, stats.hist_msg, stats.link_flits
+    ep_del = stats.ep_del
+    nv, vccap, oqcap, pkt = prm[PR_NV], prm[PR_VCCAP], prm[PR_OQCAP], prm[PR_PKT]
+    rdel, elat, m0, m1, hmax = prm[PR_RD], prm[PR_ELAT], prm[PR_M0], prm[PR_M1], prm[PR_HMAX]
+    focap, finite = prm[PR_FOCAP], prm[PR_FINITE]
+    nP = port_off[port_off.shape[0] - 1]
+    nIV = nP * nv
+    n_hops_bins = hist_hops.shape[0]
+    top = pool.rec_top[0]
+    for P in range(nP):
+        if P + PF_PORTS < nP:
+            # unconditionally (an empty queue's front is its hot slot 0): a branch on
+            # the random occupancy would mispredict
+            fq = oq_id[oq_head[P + PF_PORTS] * nP + P + PF_PORTS]
+            prefetch(rec, fq)
+            # and, for an ejection port, the cold half its statistics read (on other
+            # ports a fixed, hot row: no branch)
+            prefetch(rec_c, fq if out_ep[P + PF_PORTS] >= 0 else 0)
+        if oq_ready[P] > t:       # NEVER while empty
+            continue
+        fid = oq_id[oq_head[P] * nP + P]
+        oq_cnt[P] -= 1
+        if oq_cnt[P] == 0:
+            oq_head[P] = 0
+            oq_ready[P] = NEVER
+        else:
+            oq_head[P] += 1
+            if oq_head[P] == oqcap:
                 oq_head[P] = 0
-                oq_ready[P] = NEVER
-            else:
-                oq_head[P] += 1
-                if oq_head[P] == oqcap:
-                    oq_head[P] = 0
-                oq_ready[P] = oq_rdy[oq_head[P] * nP + P]
-            smp[C_MOVES] += 1
-            st[S_LAST_MOVE] = t
-            e = out_ep[P]
-            if e >= 0:
-                # ejection: delivered after the endpoint channel latency
-                td = t + elat
-                st[S_DELIVERED_FLITS] += 1
-                st[S_INFLIGHT] -= 1
-                smp[C_DELIVERED] += 1
-                if td >= m0 and td < m1:
-                    st[S_DELIVERED_WIN] += 1
-                    ep_del[e] += 1
-                if td > st[S_LAST_DELIVERY]:
-                    st[S_LAST_DELIVERY] = td
-                if rec[fid, F_FLIT] == pkt - 1:
-                    if finite != 0:
-                        m = rec_c[fid, F_AUX - NF_HOT]
-                        msg_recv[m] += 1
-                        if msg_recv[m] == msg_pkts[m]:
-                            # message complete: its latency is the completion cycle (posted at 0)
-                            hist_msg[td if td < hmax else hmax] += 1
-                    ct = rec_c[fid, F_CTIME - NF_HOT]
-                    if ct >= m0 and ct < m1:
-                        plat = td - ct
-                        nlat = td - rec_c[fid, F_ITIME - NF_HOT]
-                        hops = rec[fid, F_HOPS]
-                        st[S_DELIVERED_MEAS] += 1
-                        st[S_SUM_PLAT] += plat
-                        st[S_SUM_PLAT_SQ] += plat * plat
-                        st[S_SUM_NLAT] += nlat
-                        st[S_SUM_HOPS] += hops
-                        if plat > st[S_MAX_PLAT]:
-                            st[S_MAX_PLAT] = plat
-                        if nlat > st[S_MAX_NLAT]:
-                            st[S_MAX_NLAT] = nlat
-                        hist_plat[plat if plat < hmax else hmax] += 1
-                        hist_nlat[nlat if nlat < hmax else hmax] += 1
-                        hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
-                rec_free[top] = fid
-                top += 1
-                continue
-            # network link
-            rec[fid, F_HOPS] += 1
-            arr = t + out_lat[P]
-            if t >= m0 and t < m1:
-                link_flits[P] += 1
-            D = out_dest[P]
-            if D >= 0:
-                rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
-                ivc = D * nv + rec[fid, F_VC]
-                w = ib_head[ivc] + ib_cnt[ivc]
-                if w >= vccap:
-                    w -= vccap
-                pos = w * nIV + ivc
-                ib_id[pos] = fid
-                ib_rdy[pos] = rdy
-                if ib_cnt[ivc] == 0:
-                    iv_ready[ivc] = rdy
-                    if iv_alloc[ivc] != 0:
-                        iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-                    else:
-                        iv_va_at[ivc] = rdy
-                ib_cnt[ivc] += 1
-            else:
-                cc = out_cut[P]
-                n = fo_cnt[cc]
-                if n >= focap:
-                    return ERR_OUTBOX
-                row = cc * focap + n
-                for f in range(NF_HOT):
-                    fo_rec[row, f] = rec[fid, f]
-                for f in range(NF_HOT, NF_USED):
-                    fo_rec[row, f] = rec_c[fid, f - NF_HOT]
-                fo_t[row] = arr
-                fo_cnt[cc] = n + 1
-                rec_free[top] = fid
-                top += 1
-    rec_top[0] = top
-    return status
+            oq_ready[P] = oq_rdy[oq_head[P] * nP + P]
+        smp[C_MOVES] += 1
+        st[S_LAST_MOVE] = t
+        e = out_ep[P]
+        if e >= 0:
+            # ejection: delivered after the endpoint channel latency
+            td = t + elat
+            st[S_DELIVERED_FLITS] += 1
+            st[S_INFLIGHT] -= 1
+            smp[C_DELIVERED] += 1
+            if td >= m0 and td < m1:
+                st[S_DELIVERED_WIN] += 1
+                ep_del[e] += 1
+            if td > st[S_LAST_DELIVERY]:
+                st[S_LAST_DELIVERY] = td
+            if rec[fid, F_FLIT] == pkt - 1:
+                if finite != 0:
+                    m = rec_c[fid, F_AUX - NF_HOT]
+                    msg_recv[m] += 1
+                    if msg_recv[m] == msg_pkts[m]:
+                        # message complete: its latency is the completion cycle (posted at 0)
+                        hist_msg[td if td < hmax else hmax] += 1
+                ct = rec_c[fid, F_CTIME - NF_HOT]
+                if ct >= m0 and ct < m1:
+                    plat = td - ct
+                    nlat = td - rec_c[fid, F_ITIME - NF_HOT]
+                    hops = rec[fid, F_HOPS]
+                    st[S_DELIVERED_MEAS] += 1
+                    st[S_SUM_PLAT] += plat
+                    st[S_SUM_PLAT_SQ] += plat * plat
+                    st[S_SUM_NLAT] += nlat
+                    st[S_SUM_HOPS] += hops
+                    if plat > st[S_MAX_PLAT]:
+                        st[S_MAX_PLAT] = plat
+                    if nlat > st[S_MAX_NLAT]:
+                        st[S_MAX_NLAT] = nlat
+                    hist_plat[plat if plat < hmax else hmax] += 1
+                    hist_nlat[nlat if nlat < hmax else hmax] += 1
+                    hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
+            rec_free[top] = fid
+            top += 1
+            continue
+        # network link
+        rec[fid, F_HOPS] += 1
+        arr = t + out_lat[P]
+        if t >= m0 and t < m1:
+            link_flits[P] += 1
+        D = out_dest[P]
+        if D >= 0:
+            rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
+            enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
+                         iv_sa_at, iv_va_at, nIV, vccap, D * nv + rec[fid, F_VC], fid, rdy)
+        else:
+            cc = out_cut[P]
+            n = fo_cnt[cc]
+            if n >= focap:
+                return ERR_OUTBOX
+            row = cc * focap + n
+            for f in range(NF_HOT):
+                fo_rec[row, f] = rec[fid, f]
+            for f in range(NF_HOT, NF_USED):
+                fo_rec[row, f] = rec_c[fid, f - NF_HOT]
+            fo_t[row] = arr
+            fo_cnt[cc] = n + 1
+            rec_free[top] = fid
+            top += 1
+    pool.rec_top[0] = top
+    return OK
+
+
+@njit
+def advance(t0, t1, prm, ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats, scr_arr):
+    """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``)."""
+    scr = make_scratch(prm, scr_arr)
+    for t in range(t0, t1):
+        endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
+        status = router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr)
+        if status != OK:
+            return status
+        status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats)
+        if status != OK:
+            return status
+    return OK

@@ -15,6 +15,7 @@ one (sender, VC) FIFO each.
 import numpy as np
 
 from models.jit import njit
+from pdes.kernels.buffers import enqueue_flit, queue_credit
 from pdes.kernels.layout import F_FLIT, F_VC, NF_HOT, NF_USED
 
 HEADER = 2
@@ -60,14 +61,14 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
 
 @njit
 def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
-                 rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
-                 iv_va_at, cr_t, cr_head, cr_cnt):
+                 rec, rec_c, rec_free, rec_top, ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc,
+                 iv_sa_ready, iv_sa_at, iv_va_at, cr_t, cr_head, cr_cnt):
     """Insert the flits and credits of a received block; False on a credit FIFO overflow.
 
-    The bodies of :func:`pdes.kernels.cycle.push_flit` and ``push_credit`` are written
-    out here: calling them (compiled functions taking arrays) costs atomic reference
-    counts per item, which made this function 3-4x slower in a measurement
-    (a block of 1,105 flits and 1,105 credits: 14 us written out, 47-61 us with calls).
+    Flits take a pool record each and enter their input VC through
+    :func:`~pdes.kernels.buffers.enqueue_flit`, credits their sender's FIFO
+    through :func:`~pdes.kernels.buffers.queue_credit`: the routines the cycle
+    kernel uses for local links.
     """
     nf = buf[0]
     nc = buf[1]
@@ -76,40 +77,22 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, vccap, rdel,
     nK = cr_cnt.shape[0]
     o = HEADER
     for i in range(nf):
-        P = in_port_of_channel[buf[o]]
         a = np.int64(buf[o + 1])
         rdy = a + rdel if buf[o + 2 + F_FLIT] == 0 else a
-        ivc = P * nv + buf[o + 2 + F_VC]
-        w = ib_head[ivc] + ib_cnt[ivc]
-        if w >= vccap:
-            w -= vccap
-        pos = w * nIV + ivc
         top -= 1
         fid = rec_free[top]
         for f in range(NF_HOT):
             rec[fid, f] = buf[o + 2 + f]
         for f in range(NF_HOT, NF_USED):
             rec_c[fid, f - NF_HOT] = buf[o + 2 + f]
-        ib_id[pos] = fid
-        ib_rdy[pos] = rdy
-        if ib_cnt[ivc] == 0:
-            iv_ready[ivc] = rdy
-            if iv_alloc[ivc] != 0:
-                iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-            else:
-                iv_va_at[ivc] = rdy
-        ib_cnt[ivc] += 1
+        enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
+                     iv_va_at, nIV, vccap, in_port_of_channel[buf[o]] * nv + buf[o + 2 + F_VC],
+                     fid, rdy)
         o += FLIT_WORDS
     rec_top[0] = top
     for i in range(nc):
-        k = out_port_of_channel[buf[o]] * nv + buf[o + 2]
-        n = cr_cnt[k]
-        if n >= vccap:
+        if not queue_credit(cr_t, cr_head, cr_cnt, nK, vccap,
+                            out_port_of_channel[buf[o]] * nv + buf[o + 2], buf[o + 1]):
             return False
-        w = cr_head[k] + n
-        if w >= vccap:
-            w -= vccap
-        cr_t[w * nK + k] = buf[o + 1]
-        cr_cnt[k] = n + 1
         o += CREDIT_WORDS
     return True

@@ -1,8 +1,8 @@
 """Route computation kernels.
 
-Routing has two parts, both called from the VC-allocation stage of
-:func:`pdes.kernels.cycle.advance` when a head flit reaches the front of its
-input VC at a router:
+Routing has two parts, both called from
+:func:`pdes.kernels.cycle.route_and_allocate_vc` (the router stage) when a
+head flit reaches the front of its input VC at a router:
 
 * :func:`source_decision` -- once per packet, at its first router: the
   algorithm may pick an intermediate router (``F_MID``; -1 = go minimally).
@@ -65,6 +65,23 @@ KERNELS = {"min": ALG_MIN, "valiant": ALG_VALIANT, "ugal_l": ALG_UGAL_L, "ugal_g
            "min_adaptive": ALG_MIN_ADAPTIVE, "fastest": ALG_FASTEST, "nar": ALG_NAR,
            "nal": ALG_NAL, "nag": ALG_NAG, "layered": ALG_LAYERED}
 """Routing kernel names (used by models.routing plans) -> kernel ids."""
+
+_UGAL = ("max_hops_cap", "n_indirect", "c")
+_GALAXY = (("r_group", "grp_rtr", "grp_nb", "grp_cl"), ("max_hops_cap", "th_min", "th_nonmin", "lseq"))
+KERNEL_INPUTS = {
+    "min": ((), ()),
+    "valiant": (("mid_cand",), ("max_hops_cap",)),
+    "ugal_l": (("mid_cand",), _UGAL + ("length_weighted", "threshold")),
+    "ugal_g": (("mid_cand",), _UGAL + ("epoch",)),
+    "min_adaptive": ((), ()),
+    "fastest": (("wdist",), ()),
+    "nar": _GALAXY, "nal": _GALAXY, "nag": _GALAXY,
+    "layered": (("lay_port",), ("layers", "layer_select")),
+}
+"""Kernel name -> (tables, kernel parameters) it reads: a plan gives exactly these."""
+SCHEME_TABLES = {"hop": (), "phase": (), "dragonfly": ("r_group", "g_entry"), "sequence": (),
+                 "count": ()}
+"""VC scheme -> tables it reads (in addition to the kernel's)."""
 
 SCHEME_HOP = 0
 SCHEME_PHASE = 1

@@ -1,0 +1,56 @@
+"""The one flit-insertion and the one credit-absorption routine of the engine.
+
+Every path that puts a flit into an input VC (injection from an endpoint,
+delivery over a local link, a flit received from another part in an exchange
+block) calls :func:`enqueue_flit`; every path that queues a credit for its
+sender (credit return inside a part, a credit received in an exchange block)
+calls :func:`queue_credit`.  Both are compiled without reference counting
+(:func:`models.jit.njit_borrow`): an ordinary call of a compiled function
+taking arrays costs atomic reference counts per flit (3-4x slower for the
+exchange unpacking), and inlining at Numba IR level was measured 25-45%
+slower for the whole kernel; a borrowing call costs nothing measurable.
+
+Buffers are slot-major rings (see :mod:`pdes.kernels.cycle`): slot ``w`` of
+input VC ``ivc`` is ``ib_id[w * nIV + ivc]``, credit ``w`` of key ``k`` is
+``cr_t[w * nK + k]``.
+"""
+from models.jit import njit_borrow
+
+
+@njit_borrow
+def enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
+                 iv_va_at, nIV, vccap, ivc, fid, rdy):
+    """Append pool record ``fid`` to input VC ``ivc``, processable from cycle ``rdy``.
+
+    Room was reserved by a credit.  A flit arriving at an empty VC sets the
+    VC's next decision cycle: switch allocation if the VC holds an output VC
+    (a body flit), VC allocation otherwise (a head).
+    """
+    w = ib_head[ivc] + ib_cnt[ivc]
+    if w >= vccap:
+        w -= vccap
+    pos = w * nIV + ivc
+    ib_id[pos] = fid
+    ib_rdy[pos] = rdy
+    if ib_cnt[ivc] == 0:
+        iv_ready[ivc] = rdy
+        if iv_alloc[ivc] != 0:
+            iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
+        else:
+            iv_va_at[ivc] = rdy
+    ib_cnt[ivc] += 1
+
+
+@njit_borrow
+def queue_credit(cr_t, cr_head, cr_cnt, nK, vccap, k, arr):
+    """Queue a credit for (sender port, VC) key ``k`` arriving in cycle ``arr``;
+    False if the key's FIFO is full (more credits than buffer slots: an engine bug)."""
+    n = cr_cnt[k]
+    if n >= vccap:
+        return False
+    w = cr_head[k] + n
+    if w >= vccap:
+        w -= vccap
+    cr_t[w * nK + k] = arr
+    cr_cnt[k] = n + 1
+    return True
