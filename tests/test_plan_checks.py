@@ -13,7 +13,8 @@ from pdes.engine import prepare
 
 
 def cfg_of(*sets):
-    return C.resolve({}, ["measure.warmup_cycles=100", "measure.measure_cycles=100", *sets])
+    return C.resolve({}, ["measure.warmup_cycles=100", "measure.measure_cycles=100",
+                          "measure.sample_period=100", *sets])
 
 
 def _patch_routing(monkeypatch, alg, change):
