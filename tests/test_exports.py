@@ -108,3 +108,15 @@ def test_edgelist_data_errors(tmp_path):
     p.write_text("# router 5 is broken\n0 1 {'weight': 3}\n")    # free comment, other keys
     t = from_file(str(p))
     assert t.n_routers == 2 and "link_latency" not in t.meta
+
+
+def test_topo_reports_the_latencies_a_run_uses(tmp_path):
+    """`pdes topo` reports the file's latencies (or router.link_latency) and says where they come from."""
+    import json
+    path = ring(tmp_path, weights=[2, 2, 2, 2, 2, 7])
+    r = pdes_cmd("topo", "file", "--set", f"topology.path={path}", "--json")
+    d = json.loads(r.stdout)
+    assert d["link_latency_source"] == "file"
+    assert (d["layout"]["latency_cycles"]["min"], d["layout"]["latency_cycles"]["max"]) == (2, 7)
+    r = pdes_cmd("topo", "file", "--set", f"topology.path={path}", "--set", "router.link_latency=3")
+    assert r.returncode == 0 and "3..3 (mean 3), from router.link_latency" in r.stdout
