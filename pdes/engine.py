@@ -107,13 +107,15 @@ def _check_router(cfg) -> None:
 
 
 def link_latencies(cfg, topo):
-    """(latency in cycles, cable metres) per link: the layout's, or ``router.link_latency``."""
+    """(latency in cycles, cable metres) per link.
+
+    ``router.link_latency`` when it is > 0; else the latencies a file
+    topology carries (anynet weights, edge-list data), if any; else the layout's.
+    """
     from models import layout as L
+    from models.topologies.file import link_latency_of
     lay = L.build_layout(topo, **cfg["layout"])
-    fixed = cfg["router"]["link_latency"]
-    lat = np.full(topo.n_links, fixed, np.int64) if fixed > 0 else \
-        np.asarray(lay.latency, dtype=np.int64)
-    return lat, lay.cable_m
+    return link_latency_of(topo, lay, cfg["router"]["link_latency"])
 
 
 def distances(topo, comm=None, keep: list | None = None) -> np.ndarray:

@@ -10,12 +10,22 @@ Edge list (``edgelist``)
     or commas.  Three kinds of lines:
 
     * ``U V [anything...]`` -- a link between routers ``U`` and ``V``
-      (non-negative integers); further columns (weights, ``{}``) are ignored.
-      A link may be listed from both sides; it is stored once.
+      (non-negative integers).  A ``{...}`` column is the link's data as
+      ``networkx.read_edgelist`` reads it (a Python dict literal); its keys
+      ``latency`` (cycles, integer >= 1) and ``cable_m`` (metres) are used,
+      other keys and other columns (plain weights) are ignored.  A link may be
+      listed from both sides; it is stored once (with the same data).
     * ``router R [endpoints P] [group G]`` -- the router table: endpoints
       and group of router ``R`` (keys in any order, each optional).
     * ``routers N`` -- the number of routers (optional; lets trailing
       routers without links exist).
+
+    The two structure lines may also be written as comments (``# routers
+    N``, ``# router R endpoints P group G``), which is how
+    :func:`export_topology` writes them so that ``networkx.read_edgelist``
+    reads the file too; a comment is a structure line only when it matches
+    that grammar exactly.  When some links carry a ``latency``, every link
+    must; the file then carries its own link latencies (see below).
 
     Routers are ``0 .. N-1`` with ``N`` = ``routers`` or one more than the
     largest id in the file.  A router without ``endpoints`` gets ``p``.  If
@@ -36,12 +46,19 @@ Edge list (``edgelist``)
 Anynet (``anynet``, the BookSim2 ``anynet`` network file)
     Each line starts with a head ``router R`` (or ``node N``) followed by the
     things attached to it: ``node N`` (an endpoint of R) or ``router S`` (a
-    link R--S), each optionally followed by an integer link weight, which is
-    ignored here (latencies come from the physical layout).  Links may be
+    link R--S), each optionally followed by an integer link weight.  BookSim
+    reads the weight after ``router S`` as the latency in cycles of the
+    channel R -> S (1 when absent); a weight after ``node N`` is ignored
+    (BookSim's own reader stores it on a wrong table).  If any router-router
+    link has a weight, the file carries link latencies: a link gets its
+    weight (the same weight from both sides, or one side's; two different
+    weights are refused because a pdes link has one latency both ways), and
+    a link without weight gets 1 cycle as in BookSim.  Links may be
     listed from both sides.  A router's endpoint count is the number of
     distinct nodes attached to it; if the file names no node at all, every
     router gets ``p``.  Endpoints are renumbered router by router (0.. on
-    router 0 first), as everywhere in pdes.  Anynet has no groups: they are
+    router 0 first), as everywhere in pdes; ``topo.meta["node_ids_kept"]``
+    says whether that kept the file's node ids.  Anynet has no groups: they are
     read from an optional side file ``PATH.groups`` with lines
     ``router R group G`` (written by :func:`export_topology`, so that the
     anynet file itself stays readable by BookSim); otherwise each router is
@@ -53,14 +70,22 @@ GraphML (``graphml``, read with networkx)
     attributes ``endpoints`` and ``group`` (integers) play the role of the
     router table above.  Edge direction and parallel edges are ignored.
 
+Link latencies carried by a file
+    are kept in ``topo.meta["link_latency"]`` (cycles per link, in the order
+    of ``topo.links``) and, from an edge list, ``topo.meta["cable_m"]``.
+    The engine uses them instead of the layout's when ``router.link_latency``
+    is 0 (:func:`file_link_latency`).
+
 Groups are renumbered ``0..G-1`` in increasing order of the file's group ids.
 Errors (missing file, malformed line, self-loop, a node on two routers) raise a
 :class:`~models.errors.ParameterError` naming ``topology.path`` and the line.
 """
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -157,9 +182,41 @@ class _RouterTable:
         return r
 
 
+def _link_data(key, values, lines, uniq, name: str, where: _Where, default=None):
+    """Per-link value (in the order of ``uniq``) from per-listing values (NaN = not given).
+
+    A link listed twice must carry the same value; a link without a value
+    gets ``default`` (``None``: refused).
+    """
+    order = np.argsort(key, kind="stable")
+    k, val, ln = key[order], values[order], lines[order]
+    start = np.searchsorted(k, uniq)
+    lo = np.fmin.reduceat(val, start) if val.size else val
+    hi = np.fmax.reduceat(val, start) if val.size else val
+    bad = np.nonzero(lo != hi)[0]
+    bad = bad[~np.isnan(lo[bad])]
+    if bad.size:
+        i = int(bad[0])
+        rows = np.nonzero(k == uniq[i])[0]
+        raise where(f"link has two different {name} values ({lo[i]:g} and {hi[i]:g}); "
+                    "a link has one value for both directions", int(ln[rows[-1]]) or None)
+    missing = np.isnan(hi)
+    if missing.any():
+        if default is None:
+            i = int(np.nonzero(missing)[0][0])
+            raise where(f"this link has no {name} but other links do (give every link one, or none)",
+                        int(ln[start[i]]) or None)
+        hi = np.where(missing, default, hi)
+    return hi
+
+
 def _finish(path, fmt, p, n_routers, u, v, lines, table: _RouterTable, where: _Where,
-            extra_meta=None) -> Topology:
-    """Check, de-duplicate and normalise the parsed links into a Topology."""
+            extra_meta=None, latency=None, cable_m=None, latency_default=None) -> Topology:
+    """Check, de-duplicate and normalise the parsed links into a Topology.
+
+    ``latency`` and ``cable_m`` are per-listing values (NaN where a listing
+    gives none) or ``None`` when the file gives none at all.
+    """
     u = np.asarray(u, dtype=np.int64)
     v = np.asarray(v, dtype=np.int64)
     lines = np.asarray(lines, dtype=np.int64)
@@ -176,9 +233,17 @@ def _finish(path, fmt, p, n_routers, u, v, lines, table: _RouterTable, where: _W
         i = int(loop[0])
         raise where(f"self-loop on router {int(u[i])}", int(lines[i]) if lines[i] > 0 else None)
     # one link per unordered pair
-    key = np.minimum(u, v) * n_routers + np.maximum(u, v)
-    key = np.unique(key)
+    all_keys = np.minimum(u, v) * n_routers + np.maximum(u, v)
+    key = np.unique(all_keys)
     a, b = key // n_routers, key % n_routers
+    data = {}
+    if latency is not None:
+        lat = _link_data(all_keys, np.asarray(latency, dtype=np.float64), lines, key, "latency",
+                         where, latency_default)
+        data["link_latency"] = lat.astype(np.int64)
+    if cable_m is not None:
+        data["cable_m"] = _link_data(all_keys, np.asarray(cable_m, dtype=np.float64), lines, key,
+                                     "cable_m", where)
     endpoints = np.full(n_routers, p, dtype=np.int64)
     for r, e in table.endpoints.items():
         endpoints[r] = e
@@ -198,18 +263,49 @@ def _finish(path, fmt, p, n_routers, u, v, lines, table: _RouterTable, where: _W
         kind = "router"
     meta = {"source": str(path), "format": fmt}
     meta.update(extra_meta or {})
+    meta.update(data)
     return from_edges("file", {"path": str(path), "format": fmt, "p": p}, n_routers, a, b,
                       endpoints, group, group_kind=kind, meta=meta, what=f"topology.path: {path}")
 
 
 # =========================================================================== readers
+_STRUCTURE_COMMENT = re.compile(r"#\s*(routers\s+\d+|router\s+\d+(\s+(endpoints|group)\s+\d+)*)\s*$")
+
+
+def _edge_data(text: str, where: _Where, line: int) -> tuple[float, float]:
+    """(latency, cable_m) of a ``{...}`` edge-data column (NaN where absent)."""
+    try:
+        data = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise where(f"edge data {text!r} is not a dict literal", line) from None
+    if not isinstance(data, dict):
+        raise where(f"edge data {text!r} is not a dict literal", line)
+    lat = cab = np.nan
+    if "latency" in data:
+        v = data["latency"]
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10 ** 6:
+            raise where(f"latency must be an integer in 1..1000000 (cycles), got {v!r}", line)
+        lat = float(v)
+    if "cable_m" in data:
+        v = data["cable_m"]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1e6:
+            raise where(f"cable_m must be a number in 0..1e6 (metres), got {v!r}", line)
+        cab = float(v)
+    return lat, cab
+
+
 def _read_edgelist(path, p, where):
     table = _RouterTable(where)
-    us, vs, ls = [], [], []
+    us, vs, ls, lats, cabs = [], [], [], [], []
     declared = None
     top = -1
     for n, text in enumerate(_read_lines(path, where), start=1):
-        text = text.split("#", 1)[0]
+        m = _STRUCTURE_COMMENT.match(text.strip())
+        text = m.group(1) if m else text.split("#", 1)[0]
+        lat = cab = np.nan
+        if "{" in text:
+            text, _, data = text.partition("{")
+            lat, cab = _edge_data("{" + data.strip(), where, n)
         if "," in text:
             text = text.replace(",", " ")
         tok = text.split()
@@ -231,18 +327,23 @@ def _read_edgelist(path, p, where):
             us.append(a)
             vs.append(b)
             ls.append(n)
+            lats.append(lat)
+            cabs.append(cab)
             top = max(top, a, b)
     n_routers = top + 1
     if declared is not None:
         if declared < n_routers:
             raise where(f"'routers {declared}' but router {top} appears in the file")
         n_routers = declared
-    return _finish(path, "edgelist", p, n_routers, us, vs, ls, table, where)
+    lat = lats if any(x == x for x in lats) else None
+    cab = cabs if any(x == x for x in cabs) else None
+    return _finish(path, "edgelist", p, n_routers, us, vs, ls, table, where,
+                   latency=lat, cable_m=cab)
 
 
 def _read_anynet(path, p, where):
     table = _RouterTable(where)
-    us, vs, ls = [], [], []
+    us, vs, ls, ws = [], [], [], []
     node_router: dict[int, int] = {}
     top = -1
     for n, text in enumerate(_read_lines(path, where), start=1):
@@ -260,7 +361,7 @@ def _read_anynet(path, p, where):
         if head_type == "router":
             top = max(top, head)
         i = 2
-        last_was_id = False
+        last_was_id = last_was_node = False
         while i < len(tok):
             t = tok[i]
             if t in ("router", "node"):
@@ -273,6 +374,7 @@ def _read_anynet(path, p, where):
                     us.append(head)
                     vs.append(body)
                     ls.append(n)
+                    ws.append(np.nan)
                     top = max(top, body)
                 else:
                     node, router = (body, head) if t == "node" else (head, body)
@@ -281,11 +383,16 @@ def _read_anynet(path, p, where):
                     if prev != router:
                         raise where(f"node {node} is attached to routers {prev} and {router}", n)
                 i += 2
-                last_was_id = True
+                last_was_id = t == "router" and head_type == "router"
+                last_was_node = not last_was_id
             elif last_was_id:
-                _int(t, "link weight", where, n, hi=2 ** 62)  # accepted and ignored
+                ws[-1] = _int(t, "link weight (latency in cycles)", where, n, lo=1, hi=10 ** 6)
                 i += 1
                 last_was_id = False
+            elif last_was_node:
+                _int(t, "link weight", where, n, hi=2 ** 62)  # BookSim misplaces it: ignored
+                i += 1
+                last_was_node = False
             else:
                 raise where(f"expected 'router <id>' or 'node <id>', got {t!r}", n)
     n_routers = top + 1
@@ -295,7 +402,10 @@ def _read_anynet(path, p, where):
         for r in range(n_routers):
             table.endpoints[r] = int(counts[r])
     side = str(path) + GROUPS_SUFFIX
-    extra = {}
+    ids = sorted(node_router)
+    routers = [node_router[x] for x in ids]
+    # whether endpoint e is the file's node e (nodes 0..N-1 numbered router by router)
+    extra = {"node_ids_kept": ids == list(range(len(ids))) and routers == sorted(routers)}
     if os.path.exists(side):
         swhere = _Where(side)
         stable = _RouterTable(swhere)
@@ -313,7 +423,9 @@ def _read_anynet(path, p, where):
             raise swhere(f"router {missing[0]} has no 'router <id> group <g>' line")
         table.group = stable.group
         extra["groups_file"] = side
-    return _finish(path, "anynet", p, n_routers, us, vs, ls, table, where, extra)
+    weighted = any(w == w for w in ws)
+    return _finish(path, "anynet", p, n_routers, us, vs, ls, table, where, extra,
+                   latency=ws if weighted else None, latency_default=1)
 
 
 def _read_graphml(path, p, where):
@@ -422,31 +534,55 @@ def _header(topo) -> list[str]:
             f"{topo.n_groups} groups ({topo.group_kind})"]
 
 
-def _write_edgelist(topo, fh):
+def _fmt_m(x: float) -> str:
+    return repr(round(float(x), 6))
+
+
+def _write_edgelist(topo, fh, latency=None, cable_m=None):
     lines = _header(topo)
-    lines.append("# router <id> endpoints <p> group <g>; then one 'u v' line per link")
-    lines.append(f"routers {topo.n_routers}")
+    lines.append("# structure lines (read by pdes, comments to networkx):")
+    lines.append(f"# routers {topo.n_routers}")
     r = np.arange(topo.n_routers)
-    lines.extend(f"router {a} endpoints {b} group {c}"
+    lines.extend(f"# router {a} endpoints {b} group {c}"
                  for a, b, c in zip(r.tolist(), topo.endpoints.tolist(), topo.group.tolist()))
-    lines.extend(f"{a} {b}" for a, b in topo.links.tolist())
+    links = topo.links.tolist()
+    if latency is None and cable_m is None:
+        lines.append("# one 'u v' line per link")
+        lines.extend(f"{a} {b}" for a, b in links)
+    else:
+        lines.append("# one 'u v {data}' line per link: latency in cycles, cable_m in metres")
+        lat = [None] * len(links) if latency is None else np.asarray(latency).tolist()
+        cab = [None] * len(links) if cable_m is None else np.asarray(cable_m).tolist()
+        for (a, b), la, cm in zip(links, lat, cab):
+            items = ([f"'latency': {int(la)}"] if la is not None else []) + \
+                    ([f"'cable_m': {_fmt_m(cm)}"] if cm is not None else [])
+            lines.append(f"{a} {b} {{{', '.join(items)}}}")
     fh.write("\n".join(lines) + "\n")
 
 
-def _write_anynet(topo, fh):
+def _write_anynet(topo, fh, latency=None, cable_m=None):
     off = topo.endpoint_offsets.tolist()
     nbr = topo.port_neighbor.tolist()
     poff = topo.port_offsets.tolist()
+    weight = None
+    if latency is not None:
+        # latency of each port's link: both directions get the link's latency
+        lat = np.asarray(latency, dtype=np.int64)
+        weight = lat[np.asarray(topo.port_link)].tolist()
     out = []
     for r in range(topo.n_routers):
         parts = [f"router {r}"]
         parts.extend(f"node {e}" for e in range(off[r], off[r + 1]))
-        parts.extend(f"router {s}" for s in nbr[poff[r]:poff[r + 1]])
+        if weight is None:
+            parts.extend(f"router {s}" for s in nbr[poff[r]:poff[r + 1]])
+        else:
+            parts.extend(f"router {s} {w}" for s, w in zip(nbr[poff[r]:poff[r + 1]],
+                                                           weight[poff[r]:poff[r + 1]]))
         out.append(" ".join(parts))
     fh.write("\n".join(out) + "\n")
 
 
-def _write_graphml(topo, fh):
+def _write_graphml(topo, fh, latency=None, cable_m=None):
     names = [str(n) for n in topo.link_class_names]
     params = json.dumps(topo.params, sort_keys=True, default=str)
     out = ["<?xml version='1.0' encoding='utf-8'?>",
@@ -471,12 +607,16 @@ def _write_graphml(topo, fh):
     fh.write("\n".join(out) + "\n")
 
 
-def export_topology(topo, fmt: str, path: str) -> list[str]:
+def export_topology(topo, fmt: str, path: str, latency=None, cable_m=None) -> list[str]:
     """Write ``topo`` to ``path`` in ``fmt`` so that :func:`from_file` reads it back.
 
     The round trip keeps the links, the endpoints per router and the groups
     (renumbered 0..G-1).  ``anynet`` also writes ``path + ".groups"``.
-    Returns the files written.
+    ``latency`` (cycles per link, in the order of ``topo.links``) is written
+    as anynet link weights (from both sides, so that BookSim gives both
+    directions that latency) and as edge-list edge data, together with
+    ``cable_m`` (metres per link); :func:`from_file` reads them back.
+    GraphML carries neither.  Returns the files written.
 
     Raises
     ------
@@ -486,10 +626,13 @@ def export_topology(topo, fmt: str, path: str) -> list[str]:
     writers = {"edgelist": _write_edgelist, "anynet": _write_anynet, "graphml": _write_graphml}
     if fmt not in writers:
         raise ParameterError(f"export: unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    for name, arr in (("latency", latency), ("cable_m", cable_m)):
+        if arr is not None and np.asarray(arr).shape != (topo.n_links,):
+            raise ValueError(f"{name}: expected one value per link ({topo.n_links})")
     written = [str(path)]
     try:
         with open(path, "w", encoding="utf-8") as fh:
-            writers[fmt](topo, fh)
+            writers[fmt](topo, fh, latency=latency, cable_m=cable_m)
         if fmt == "anynet":
             side = str(path) + GROUPS_SUFFIX
             with open(side, "w", encoding="utf-8") as fh:
@@ -499,6 +642,36 @@ def export_topology(topo, fmt: str, path: str) -> list[str]:
     except OSError as exc:
         raise ParameterError(f"export: cannot write {path} ({exc.strerror})") from None
     return written
+
+
+def link_latency_of(topo, layout, fixed: int = 0):
+    """(latency in cycles, cable metres) per link as a run uses them.
+
+    ``fixed`` (``router.link_latency``) when > 0; else the latencies a file
+    topology carries (:func:`file_link_latency`), if any; else the layout's.
+    Cable lengths are the file's when it gives them, else the layout's.
+    """
+    carried = file_link_latency(topo)
+    if fixed > 0:
+        lat = np.full(topo.n_links, fixed, np.int64)
+    elif carried is not None:
+        lat = carried[0]
+    else:
+        lat = np.asarray(layout.latency, dtype=np.int64)
+    cable = layout.cable_m if carried is None or carried[1] is None else np.asarray(carried[1])
+    return lat, cable
+
+
+def file_link_latency(topo):
+    """(latency per link, cable metres per link or None) carried by a file topology, or None.
+
+    A file carries latencies when its links have anynet weights or edge-list
+    ``latency`` data (see the module docstring).
+    """
+    lat = topo.meta.get("link_latency")
+    if lat is None:
+        return None
+    return np.asarray(lat, dtype=np.int64), topo.meta.get("cable_m")
 
 
 TOPOLOGIES.register(

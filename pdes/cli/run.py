@@ -1,9 +1,11 @@
-"""``python -m pdes run [CONFIG] [--set k=v ...] [-o FILE] [--quiet] [--print-config]``.
+"""``python -m pdes run [CONFIG | --booksim FILE] [--set k=v ...] [-o FILE] [--quiet] [--print-config]``.
 
 Without CONFIG it runs the built-in default example: Slim Fly q=5 (p=4),
 uniform traffic, minimal routing, load 0.4.  Under ``mpiexec -n N`` the
 routers are partitioned over the ranks (``run.partition``); the results are
-identical for any N.
+identical for any N.  A BookSim2 config (``--booksim FILE``, or a CONFIG
+that is not TOML) is translated by :mod:`pdes.booksim`; the pdes keys it set
+are printed on stderr, and ``--set`` still applies on top.
 """
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
 
 
 def add_arguments(p):
-    p.add_argument("config", nargs="?", help="TOML config file (default: built-in example)")
+    p.add_argument("config", nargs="?", help="TOML config file (default: built-in example), or a "
+                   "BookSim2 config (.cfg, .booksim, or any file that is not TOML)")
+    p.add_argument("--booksim", metavar="FILE", help="read a BookSim2 config file (anynet "
+                   "topology); see docs/booksim.md")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override a config value (repeatable), e.g. --set traffic.load=0.6")
     p.add_argument("-o", "--output", help="HDF5 result file (overrides output.file)")
@@ -38,12 +43,14 @@ def _main(args, comm) -> int:
     from pdes.output import write_results
 
     rank, size = comm.Get_rank(), comm.Get_size()
-    raw = C.load_toml(args.config) if args.config else {}
-    if "sweep" in raw:
-        raise ParameterError("sweep: the [sweep] table is read by 'pdes sweep', not 'pdes run'")
+    raw, told = read_config(args)
     cfg = C.resolve(raw, args.sets)
     if args.output:
         cfg["output"]["file"] = args.output
+    say = say_fn(comm, args.quiet)
+    if say:
+        for line in told:
+            say(line)
     if args.print_config:
         if rank == 0:
             print(C.to_toml(cfg))
@@ -51,7 +58,6 @@ def _main(args, comm) -> int:
     out = cfg["output"]["file"]
     if out:
         check_output(out, "output.file")
-    say = say_fn(comm, args.quiet)
     prep = prepare(cfg, comm if size > 1 else None)
     compile_notice(say)
     topo = prep.topo
@@ -88,6 +94,24 @@ def _main(args, comm) -> int:
         else:
             _print_summary(res, out)
     return 0
+
+
+def read_config(args) -> tuple[dict, list[str]]:
+    """(raw config, lines to report) of CONFIG or ``--booksim FILE``; ``{}`` without either."""
+    from pdes import booksim
+    from pdes import config as C
+    if args.booksim and args.config:
+        raise ParameterError("config: give a config file or --booksim FILE, not both")
+    path = args.booksim or args.config
+    if not path:
+        return {}, []
+    if args.booksim or booksim.looks_like_booksim(path):
+        raw, used, notes = booksim.load(path)
+        return raw, booksim.describe(path, used, notes)
+    raw = C.load_toml(path)
+    if "sweep" in raw:
+        raise ParameterError("sweep: the [sweep] table is read by 'pdes sweep', not 'pdes run'")
+    return raw, []
 
 
 def buffer_note(cfg, prep) -> str:

@@ -5,7 +5,10 @@
     python -m pdes topo --config examples/run.toml
 
 Parameters use the same ``--set section.key=value`` spelling as ``pdes run``;
-only the ``[topology]`` and ``[layout]`` sections are read.
+only the ``[topology]``, ``[layout]`` and ``[router]`` sections are read.
+``--export anynet|edgelist`` writes each link's latency as a run would use it
+(``router.link_latency`` if > 0, else the latencies a file topology carries,
+else the layout's) and, for edge lists, its cable length.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def report(args) -> dict:
     """The structure report for the parsed arguments (no printing)."""
     from models.layout import build_layout
     from models.metrics import structure_report
-    from models.topologies.file import FORMATS, export_topology
+    from models.topologies.file import FORMATS, export_topology, file_link_latency, link_latency_of
     from models.topology import build
 
     raw = cfgmod.load_toml(args.config) if args.config else {}
@@ -68,7 +71,7 @@ def report(args) -> dict:
                              f"(known: {', '.join(FORMATS)})")
     if args.sample is not None and args.sample < 1:
         raise ParameterError(f"--sample: must be >= 1, got {args.sample}")
-    cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout"))
+    cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout", "router"))
     name, params = cfgmod.topology_params(cfg)
 
     t0 = time.perf_counter()
@@ -78,8 +81,16 @@ def report(args) -> dict:
     t2 = time.perf_counter()
     out = structure_report(topo, layout, sample=args.sample, seed=args.seed)
     t3 = time.perf_counter()
+    lat, cable = link_latency_of(topo, layout, cfg["router"]["link_latency"])
+    source = "router.link_latency" if cfg["router"]["link_latency"] > 0 else \
+        "file" if file_link_latency(topo) is not None else "layout"
+    out["link_latency_source"] = source
+    if source != "layout" and "layout" in out and lat.size:
+        out["layout"]["latency_cycles"] = {"min": int(lat.min()), "max": int(lat.max()),
+                                           "mean": float(lat.mean())}
     if args.export:
-        out["exported"] = export_topology(topo, args.export[0], args.export[1])
+        out["exported"] = export_topology(topo, args.export[0], args.export[1],
+                                          latency=lat, cable_m=cable)
     out["seconds"] = {"build": round(t1 - t0, 4), "layout": round(t2 - t1, 4),
                       "metrics": round(t3 - t2, 4)}
     return out
@@ -127,7 +138,9 @@ def _table(rep: dict) -> str:
         ]
         rows += [(f"  class {k}", f"{v['count']} / {_fmt(v['m'])} m") for k, v in cab["by_class"].items()]
         lat = lay["latency_cycles"]
-        rows.append(("link latency (cycles)", f"{lat['min']}..{lat['max']} (mean {_fmt(lat['mean'])})"))
+        src = rep.get("link_latency_source", "layout")
+        rows.append(("link latency (cycles)", f"{lat['min']}..{lat['max']} (mean {_fmt(lat['mean'])})"
+                     + ("" if src == "layout" else f", from {src}")))
     if rep.get("exported"):
         rows.append(("exported", ", ".join(rep["exported"])))
     sec = rep["seconds"]

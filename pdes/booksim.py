@@ -1,0 +1,440 @@
+"""BookSim2 config files read as pdes configs.
+
+A BookSim2 config is a list of ``key = value;`` statements with ``//``
+comments; values are integers, floats, names (quoted or not) or BookSim's
+``{a,b,...}`` lists (one value per traffic class).  :func:`load` turns such a
+file into a raw pdes config (the sections of :mod:`pdes.config`), for the keys
+whose meaning pdes has; every other key present in the file is refused with a
+:class:`~models.errors.ParameterError` naming ``booksim.<key>``.
+
+Three kinds of keys (the tables below are the single place that lists them):
+
+* :data:`MAPPED` -- turned into pdes keys by :func:`to_pdes` (with BookSim's
+  default when the file does not give them, so that the file means what it
+  means to BookSim);
+* :data:`ONLY` -- accepted when their value is the one pdes implements
+  (e.g. ``classes = 1``), refused otherwise;
+* :data:`IGNORED` -- output, tracing and convergence keys that change no
+  simulated behaviour pdes has; accepted, with a note.
+
+The defaults and meanings follow BookSim2's ``booksim_config.cpp``,
+``trafficmanager.cpp``, ``traffic.cpp``, ``networks/anynet.cpp`` and
+``routers/router.cpp`` (Jiang et al., ISPASS 2013).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from models.errors import ParameterError
+
+SUFFIXES = (".cfg", ".booksim")
+"""Extensions of a BookSim config given as ``pdes run CONFIG``."""
+
+# BookSim2's defaults of the keys pdes maps (booksim_config.cpp)
+MAPPED = {
+    "topology": "torus",
+    "network_file": "",
+    "routing_function": "none",
+    "traffic": "uniform",
+    "injection_rate": 0.1,
+    "injection_rate_uses_flits": 0,
+    "packet_size": 1,
+    "num_vcs": 16,
+    "vc_buf_size": 8,
+    "buf_size": -1,
+    "credit_delay": 0,
+    "routing_delay": 1,
+    "vc_alloc_delay": 1,
+    "sw_alloc_delay": 1,
+    "st_prepare_delay": 0,
+    "st_final_delay": 1,
+    "internal_speedup": 1.0,
+    "sample_period": 1000,
+    "warmup_periods": 3,
+    "max_samples": 10,
+    "acc_warmup_thres": 0.05,
+    "seed": 0,
+    "k": 8,
+    "n": 2,
+    "xr": 1,
+}
+
+# keys accepted only with the value pdes implements: key -> (values, what pdes does)
+ONLY = {
+    "sim_type": (("latency",), "pdes measures as BookSim's latency mode"),
+    "router": (("iq",), "pdes models BookSim's input-queued router"),
+    "classes": ((1,), "pdes has one traffic class"),
+    "subnets": ((1,), "pdes has one network"),
+    "sim_count": ((1,), "one simulation per run"),
+    "use_read_write": ((0,), "no request/reply traffic"),
+    "injection_process": (("bernoulli",), "pdes injects by a Bernoulli process"),
+    "buffer_policy": (("private",), "pdes has private per-VC buffers"),
+    "vc_allocator": (("separable_input_first",), "pdes allocates VCs and the switch separable "
+                     "input-first with round-robin arbiters"),
+    "sw_allocator": (("separable_input_first",), "pdes allocates VCs and the switch separable "
+                     "input-first with round-robin arbiters"),
+    "arb_type": (("round_robin",), "pdes arbitrates round-robin"),
+    "alloc_iters": ((1,), "pdes allocates in one iteration"),
+    "speculative": ((0,), "pdes has no speculative switch allocation"),
+    "noq": ((0,), "pdes has no next-hop output queueing"),
+    "hold_switch_for_packet": ((0,), "pdes re-allocates the switch every cycle"),
+    "input_speedup": ((1,), "pdes's speedup is internal_speedup"),
+    "output_speedup": ((1,), "pdes's speedup is internal_speedup"),
+    "priority": (("none",), "pdes has no packet priorities"),
+    "measure_stats": ((1,), "pdes measures its one class"),
+    "link_failures": ((0,), "pdes's faults are configured in pdes"),
+    "sim_power": ((0,), "pdes has no power model"),
+    "channel_file": (("",), "anynet gives the channel latencies"),
+    "use_noc_latency": ((0, 1), "no effect on anynet"),
+}
+
+# keys that change no simulated behaviour pdes has: key -> why
+_OUTPUT = "output/tracing only"
+IGNORED = {
+    **{k: _OUTPUT for k in (
+        "print_activity", "print_csv_results", "viewer_trace", "watch_file", "watch_flits",
+        "watch_packets", "watch_transactions", "watch_out", "stats_out", "sent_packets_out",
+        "injected_flits_out", "received_flits_out", "stored_flits_out", "sent_flits_out",
+        "outstanding_credits_out", "ejected_flits_out", "active_packets_out", "used_credits_out",
+        "free_credits_out", "max_credits_out", "power_output_file", "tech_file", "channel_width",
+        "channel_sweep", "deadlock_warn_timeout", "pair_stats")},
+    "include_queuing": "pdes reports both packet latency (with source queueing) and network "
+                       "latency (without)",
+    "latency_thres": "pdes detects saturation itself (measure.saturation_tolerance, drain)",
+    "warmup_thres": "pdes's converging warm-up compares the accepted rate only",
+    "stopping_thres": "pdes measures a fixed window (see measure.measure_cycles)",
+    "acc_stopping_thres": "pdes measures a fixed window (see measure.measure_cycles)",
+    "perm_seed": "pdes draws randperm's permutation from measure.seed",
+    "c": "topology parameter of BookSim's other networks; anynet files give the nodes",
+    "x": "topology parameter of BookSim's other networks; no effect on anynet",
+    "y": "topology parameter of BookSim's other networks; no effect on anynet",
+    "yr": "topology parameter of BookSim's other networks; no effect on anynet",
+    "in_ports": "single-router network only",
+    "out_ports": "single-router network only",
+    "fail_seed": "legacy, no effect",
+    "output_delay": "read by no BookSim router",
+    "output_buffer_size": "pdes's output queue is router.output_buffer_flits",
+    "batch_size": "batch mode only", "batch_count": "batch mode only",
+    "max_outstanding_requests": "batch mode only",
+    "wait_for_tail_credit": "pdes is virtual cut-through: a VC is granted with room for the "
+                            "whole packet",
+}
+
+# BookSim traffic pattern -> pdes pattern, where the destinations are the same
+TRAFFIC = {"uniform": "uniform", "randperm": "randperm", "bitcomp": "bitcomp",
+           "bitrev": "bitrev", "shuffle": "shuffle", "transpose": "transpose"}
+
+_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*;\s*$")
+
+
+def _error(key: str, rule: str) -> ParameterError:
+    return ParameterError(f"booksim.{key}: {rule}")
+
+
+def _refuse(key: str, why: str) -> ParameterError:
+    return _error(key, f"cannot be mapped to pdes ({why})")
+
+
+# --------------------------------------------------------------------------- parsing
+def parse(text: str, path: str = "config") -> dict:
+    """``{key: value}`` of a BookSim config text (ints, floats, strings; lists as strings).
+
+    Statements may share a line or span lines, as in BookSim's grammar.
+    A key given twice keeps its last value, as in BookSim.
+    """
+    stripped = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    chunks = stripped.split(";")
+    out = {}
+    line = 1
+    for i, stmt in enumerate(chunks):
+        here = line + stmt[:len(stmt) - len(stmt.lstrip())].count("\n")
+        line += stmt.count("\n")
+        if not stmt.strip():
+            continue
+        if i == len(chunks) - 1:
+            raise ParameterError(f"config: {path} line {here}: the last statement has no ';': "
+                                 f"{stmt.strip()[:60]!r}")
+        m = _LINE.match(stmt.strip() + ";")
+        if not m:
+            raise ParameterError(f"config: {path} line {here}: not a BookSim statement "
+                                 f"'key = value;': {stmt.strip()[:60]!r}")
+        out[m.group(1)] = _value(m.group(2), m.group(1))
+    return out
+
+
+def _value(text: str, key: str):
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    if not text:
+        raise _error(key, "no value")
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def looks_like_booksim(path: str) -> bool:
+    """Whether ``pdes run CONFIG`` should read ``path`` as a BookSim config.
+
+    By extension (``.cfg``, ``.booksim``); a ``.toml`` file never; any other
+    file when it is not TOML but parses as BookSim statements.
+    """
+    ext = os.path.splitext(path)[1].lower()
+    if ext in SUFFIXES:
+        return True
+    if ext == ".toml":
+        return False
+    import tomllib
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return False
+    try:
+        tomllib.loads(text)
+        return False
+    except tomllib.TOMLDecodeError:
+        pass
+    try:
+        return bool(parse(text, path))
+    except ParameterError:
+        return False
+
+
+def read(path: str) -> dict:
+    """The statements of a BookSim config file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise ParameterError(f"config: file not found: {path}") from None
+    except IsADirectoryError:
+        raise ParameterError(f"config: {path} is a directory, not a BookSim config") from None
+    except UnicodeDecodeError:
+        raise ParameterError(f"config: {path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise ParameterError(f"config: cannot read {path} ({exc.strerror})") from None
+    return parse(text, path)
+
+
+# --------------------------------------------------------------------------- mapping
+def _single(key: str, value):
+    """The one value of a per-class ``{...}`` list (pdes has one class)."""
+    if isinstance(value, str) and value.startswith("{"):
+        items = [x for x in value.strip("{}").split(",") if x.strip()]
+        if len(items) != 1:
+            raise _refuse(key, f"{value} gives one value per traffic class; pdes has one class")
+        return _value(items[0].strip(), key)
+    return value
+
+
+def _int(key: str, value, lo: int | None = None) -> int:
+    value = _single(key, value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _error(key, f"must be an integer, got {value!r}")
+    if lo is not None and value < lo:
+        raise _error(key, f"must be >= {lo}, got {value}")
+    return value
+
+
+def _float(key: str, value) -> float:
+    value = _single(key, value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _error(key, f"must be a number, got {value!r}")
+    return float(value)
+
+
+def _str(key: str, value) -> str:
+    value = _single(key, value)
+    if not isinstance(value, str):
+        raise _error(key, f"must be a name, got {value!r}")
+    return value
+
+
+def _traffic(get, nodes: int, kept: bool, notes: list) -> dict:
+    """pdes [traffic] keys (pattern and its parameters) of BookSim's ``traffic``."""
+    text = _str("traffic", get("traffic"))
+    name, _, rest = text.partition("(")
+    args = [a.strip() for a in rest.rstrip(")").split(",") if a.strip()] if rest else []
+    if name in TRAFFIC or name in ("tornado", "neighbor"):
+        if name not in ("uniform", "randperm") and not kept:
+            raise _refuse("traffic", f"{name} maps node ids, and the network file does not number "
+                          "its nodes 0..N-1 router by router as pdes numbers endpoints")
+    if name in TRAFFIC:
+        if name == "randperm" and args:
+            notes.append("booksim.traffic: the seed of randperm(...) is ignored; pdes draws "
+                         "the permutation from measure.seed")
+        return {"pattern": TRAFFIC[name]}
+    if name in ("tornado", "neighbor"):
+        # digit patterns of a k-ary n-cube with xr nodes per router along x; the
+        # 1-dimensional case (n = 1, xr = 1, k = number of nodes) is a shift
+        try:
+            k = int(args[0]) if len(args) > 0 else _int("k", get("k"), 1)
+            n = int(args[1]) if len(args) > 1 else _int("n", get("n"), 1)
+            xr = int(args[2]) if len(args) > 2 else _int("xr", get("xr"), 1)
+        except ValueError:
+            raise _error("traffic", f"expected {name}(k,n,xr) with integers, got {text!r}") from None
+        if n != 1 or xr != 1 or k != nodes:
+            raise _refuse("traffic", f"{name} with k={k}, n={n}, xr={xr} permutes the digits of "
+                          f"a k-ary n-cube; pdes maps only the 1-dimensional case "
+                          f"{name}({nodes},1,1) on these {nodes} nodes")
+        if name == "tornado":
+            return {"pattern": "tornado"}
+        return {"pattern": "shift", "s": 1}
+    raise _refuse("traffic", f"{text!r} has no pdes pattern with the same destinations; mapped: "
+                  f"{', '.join(sorted(TRAFFIC))}, tornado/neighbor(N,1,1)")
+
+
+def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object, bool]], list[str]]:
+    """(raw pdes config, [(pdes key, value, from the file?)], notes) of BookSim statements.
+
+    Raises :class:`ParameterError` ``booksim.<key>: ...`` for the first key
+    that cannot be mapped (in file order) or has a bad value.
+    """
+    notes: list[str] = []
+    digit = str(bs.get("traffic", "")).startswith(("tornado", "neighbor"))
+    for key, value in bs.items():
+        if key in ("k", "n", "xr") and not digit:
+            notes.append(f"booksim.{key}: ignored (topology parameter of BookSim's other "
+                         "networks; used by anynet only in tornado/neighbor traffic)")
+            continue
+        if key in MAPPED:
+            continue
+        if key in ONLY:
+            allowed, why = ONLY[key]
+            v = _single(key, value)
+            if v not in allowed:
+                raise _refuse(key, f"{key} = {value}: {why}; accepted: "
+                              + ", ".join(str(a) if a != "" else '""' for a in allowed))
+            continue
+        if key in IGNORED:
+            notes.append(f"booksim.{key}: ignored ({IGNORED[key]})")
+            continue
+        raise _refuse(key, "not a BookSim key pdes knows")
+
+    def get(key):
+        return bs.get(key, MAPPED[key])
+
+    used: list[tuple[str, object, bool]] = []
+
+    def put(pkey, value, *bkeys):
+        used.append((pkey, value, any(k in bs for k in bkeys)))
+
+    # topology: anynet and its network file
+    topo = _str("topology", get("topology"))
+    if topo != "anynet":
+        raise _refuse("topology", f"{topo!r}{' (BookSim default)' if 'topology' not in bs else ''}: "
+                      "pdes reads BookSim's anynet networks; export a pdes topology with "
+                      "'pdes topo NAME --export anynet FILE'")
+    net = _str("network_file", get("network_file"))
+    if not net:
+        raise _error("network_file", "required with topology = anynet")
+    if not os.path.isabs(net):
+        net = os.path.normpath(os.path.join(base_dir, net))
+    put("topology.name", "file", "topology")
+    put("topology.format", "anynet", "topology")
+    put("topology.path", net, "network_file")
+    from models.topologies.file import file_link_latency, from_file
+    if not os.path.isfile(net):
+        raise _error("network_file", f"file not found: {net}")
+    network = from_file(net, format="anynet")
+    carried = file_link_latency(network)
+    if carried is None:
+        # BookSim's anynet channels without a weight take one cycle
+        put("router.link_latency", 1, "topology")
+
+    routing = _str("routing_function", get("routing_function"))
+    if routing != "min":
+        raise _refuse("routing_function", f"{routing!r}: BookSim's anynet has only 'min' "
+                      "(pdes's own algorithms: --set routing.algorithm=NAME)")
+    put("routing.algorithm", "min", "routing_function")
+
+    # traffic and load
+    for k, v in _traffic(get, network.n_endpoints, network.meta["node_ids_kept"],
+                         notes).items():
+        put(f"traffic.{k}", v, "traffic")
+    size = _int("packet_size", get("packet_size"), 1)
+    rate = _float("injection_rate", get("injection_rate"))
+    flits = _int("injection_rate_uses_flits", get("injection_rate_uses_flits"))
+    load = rate if flits else rate * size
+    if not 0 < load <= 1:
+        unit = "flits" if flits else f"packets of {size} flits"
+        raise _error("injection_rate", f"{rate:g} {unit} per cycle per node is {load:g} flits per "
+                     "cycle per node; pdes needs a load in (0, 1]")
+    put("traffic.load", load, "injection_rate", "injection_rate_uses_flits", "packet_size")
+    put("router.packet_size", size, "packet_size")
+
+    # router
+    vcs = _int("num_vcs", get("num_vcs"), 1)
+    put("router.num_vcs", vcs, "num_vcs")
+    buf = _int("buf_size", get("buf_size"))
+    if buf > 0:
+        if buf < vcs:
+            raise _error("buf_size", f"must be >= num_vcs ({vcs}): each VC gets buf_size // num_vcs "
+                         f"flits, got {buf}")
+        put("router.buffer_flits", buf // vcs * vcs, "buf_size", "num_vcs")
+    else:
+        put("router.buffer_flits", _int("vc_buf_size", get("vc_buf_size"), 1) * vcs,
+            "vc_buf_size", "num_vcs")
+    for key in ("credit_delay", "routing_delay", "vc_alloc_delay", "sw_alloc_delay"):
+        put(f"router.{key}", _int(key, get(key), 0), key)
+    put("router.st_delay", _int("st_prepare_delay", get("st_prepare_delay"), 0)
+        + _int("st_final_delay", get("st_final_delay"), 0), "st_prepare_delay", "st_final_delay")
+    speedup = _float("internal_speedup", get("internal_speedup"))
+    if speedup != int(speedup):
+        notes.append(f"booksim.internal_speedup: pdes moves whole flits: {speedup:g} acts as "
+                     f"{int(speedup)}")
+    put("router.internal_speedup", speedup, "internal_speedup")
+
+    # measurement
+    period = _int("sample_period", get("sample_period"), 1)
+    warm = _int("warmup_periods", get("warmup_periods"), 0)
+    samples = _int("max_samples", get("max_samples"), 1)
+    if samples <= warm:
+        raise _error("max_samples", f"must be > warmup_periods ({warm}): BookSim stops after "
+                     f"max_samples periods, warm-up included, so {samples} leaves none to measure")
+    put("measure.sample_period", period, "sample_period")
+    if warm > 0:
+        put("measure.warmup", "fixed", "warmup_periods")
+        put("measure.warmup_cycles", warm * period, "warmup_periods", "sample_period")
+    else:
+        put("measure.warmup", "converge", "warmup_periods")
+        put("measure.warmup_cycles", period, "warmup_periods", "sample_period")
+        put("measure.warmup_tolerance", _float("acc_warmup_thres", get("acc_warmup_thres")),
+            "acc_warmup_thres")
+        put("measure.max_warmup_cycles", samples * period, "max_samples", "sample_period")
+    put("measure.measure_cycles", (samples - max(warm, 1)) * period, "max_samples",
+        "warmup_periods", "sample_period")
+    seed = get("seed")
+    if seed == "time":
+        raise _refuse("seed", "'time' is not reproducible; give an integer")
+    put("measure.seed", _int("seed", seed, 0), "seed")
+
+    raw: dict = {}
+    for key, value, _ in used:
+        section, name = key.split(".")
+        raw.setdefault(section, {})[name] = value
+    return raw, used, notes
+
+
+def load(path: str) -> tuple[dict, list[tuple[str, object, bool]], list[str]]:
+    """(raw pdes config, keys used, notes) of a BookSim config file (see :func:`to_pdes`).
+
+    A relative ``network_file`` is taken relative to the config file's directory.
+    """
+    return to_pdes(read(path), os.path.dirname(os.path.abspath(path)))
+
+
+def describe(path: str, used, notes) -> list[str]:
+    """Lines that say which pdes keys a BookSim config set (``--set`` spelling)."""
+    import json
+    out = [f"BookSim config {path} read as:"]
+    for key, value, given in used:
+        v = value if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            else json.dumps(value)
+        out.append(f"  --set {key}={v}" + ("" if given else "   # BookSim default"))
+    out.extend(notes)
+    return out
