@@ -41,7 +41,7 @@ class Results:
 
     def summary(self, point: str | None = None) -> dict:
         g = self.group(point)["summary"]
-        return {k: _value(g[k][()]) for k in g}
+        return {k: plain(g[k][()]) for k in g}
 
     def group(self, point: str | None = None):
         """The run group: the file itself for a run file, ``/points/<point>`` in a study."""
@@ -66,7 +66,8 @@ class Results:
         return df
 
 
-def _value(v):
+def plain(v):
+    """An HDF5 value as a plain Python value (bytes decoded, numpy scalars unwrapped)."""
     if isinstance(v, bytes):
         return v.decode()
     if isinstance(v, np.generic):

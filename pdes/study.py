@@ -31,6 +31,7 @@ import numpy as np
 
 from models.errors import ParameterError
 from pdes import config as C
+from pdes.results import plain
 
 FORMAT = "pdes-study"
 FORMAT_VERSION = 1
@@ -380,7 +381,7 @@ class StudyFile:
             rows = {}
             for name in f["points"]:
                 g = f["points"][name]
-                summary = {k: _scalar(g["summary"][k][()]) for k in KEEP}
+                summary = {k: plain(g["summary"][k][()]) for k in KEEP}
                 rows[name] = {"name": name, "series": int(g.attrs["study_series"]),
                               "rep": int(g.attrs["study_rep"]), "seed": int(g.attrs["seed"]),
                               "load": float(g.attrs["study_load"]), "summary": summary,
@@ -576,14 +577,6 @@ class StudyFile:
             table[i]["resolution"] = self.spec.resolution
             table[i]["status"] = r["status"].encode()
         return table
-
-
-def _scalar(v):
-    if isinstance(v, bytes):
-        return v.decode()
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 def _fmt(v) -> str:
