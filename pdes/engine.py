@@ -392,6 +392,31 @@ def check_memory(cfg: dict, key: str, nbytes: float, what: str) -> None:
                              f"{limit / 1e9:.3g} GB ({source})")
 
 
+def buffer_note(prep) -> str:
+    """A warning when a VC's share of the port buffer cannot cover its link's credit round trip.
+
+    A flit's buffer slot comes back to the sender ``2 * latency + credit_delay +
+    routing_delay + vc_alloc_delay + sw_alloc_delay`` cycles after it was sent at
+    the earliest, so one VC carries at most ``vc_flits / round trip`` flits per
+    cycle on that link.  Empty string when every link's round trip is covered.
+    """
+    r = prep.cfg["router"]
+    lat = np.asarray(prep.link_latency)
+    if lat.size == 0:
+        return ""
+    fixed = r["credit_delay"] + r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"]
+    rtt = 2 * lat + fixed
+    vc = prep.rp.vc_flits
+    slow = rtt > vc
+    if not slow.any():
+        return ""
+    nv = prep.rp.num_vcs
+    return (f"note: router.buffer_flits = {r['buffer_flits']} gives {vc} flits per VC ({nv} VCs), "
+            f"less than the credit round trip of {100 * float(slow.mean()):.0f}% of the links "
+            f"(longest {int(rtt.max())} cycles): one VC cannot carry a flit every cycle there "
+            f"(every link at full rate needs buffer_flits >= {nv * int(rtt.max())})")
+
+
 def epoch_of(prep) -> int:
     """Cycles between routing snapshots (UGAL-G), 0 if the routing takes none."""
     return int(prep.plan.kernel_params["epoch"]) if prep.plan.kernel == "ugal_g" else 0

@@ -61,6 +61,8 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     f.attrs["routing_max_hops"] = int(prep.plan.max_hops)
     f.attrs["traffic"] = prep.traffic.description
     f.attrs["topology_params"] = json.dumps(_jsonable(topo.params), sort_keys=True)
+    from pdes.engine import buffer_note
+    f.attrs["buffer_note"] = buffer_note(prep)
     write_config(f.create_group("config"), prep.cfg)
     s = f.create_group("summary")
     for k, v in res["summary"].items():

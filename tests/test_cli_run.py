@@ -119,16 +119,26 @@ def test_fault_on_one_rank_ends_the_job(tmp_path):
     assert not (tmp_path / "o.h5").exists()
 
 
-def test_buffer_note_names_the_round_trip():
-    """A port buffer shorter than the longest links' credit round trip is reported at start."""
+def test_buffer_note_compares_a_vcs_share_with_the_round_trip(tmp_path):
+    """A VC's share of the port buffer below a link's credit round trip is reported at start,
+    also under --quiet, and stored in the result file; none when every link is covered."""
     from pdes import config as C
-    from pdes.cli.run import buffer_note
-    from pdes.engine import prepare
+    from pdes.engine import buffer_note, prepare
     cfg = C.resolve({}, ["topology.q=13", "topology.p=9"])
     prep = prepare(cfg)
     fixed = 2 + 1 + 1 + 1     # credit, routing, VC and switch allocation delays (defaults)
     rtt = 2 * int(max(prep.link_latency)) + fixed
-    note = buffer_note(cfg, prep)
-    assert f"router.buffer_flits = 64" in note and f"({rtt} cycles)" in note
-    cfg["router"]["buffer_flits"] = rtt
-    assert buffer_note(cfg, prep) == ""
+    note = buffer_note(prep)
+    assert "router.buffer_flits = 64 gives 32 flits per VC (2 VCs)" in note
+    assert f"(longest {rtt} cycles)" in note and f"buffer_flits >= {2 * rtt}" in note
+    cfg["router"]["buffer_flits"] = 2 * rtt
+    assert buffer_note(prepare(cfg)) == ""
+    out = tmp_path / "o.h5"
+    r = run("--quiet", *FAST, "--set", "router.link_latency=40", "-o", str(out))
+    assert r.returncode == 0 and r.stderr.count("note: router.buffer_flits") == 1
+    with h5py.File(out) as f:
+        assert f.attrs["buffer_note"].startswith("note: router.buffer_flits = 64 gives 32")
+    r = run("--quiet", *FAST, "--set", "router.link_latency=1", "-o", str(out))
+    assert "note:" not in r.stderr
+    with h5py.File(out) as f:
+        assert f.attrs["buffer_note"] == ""

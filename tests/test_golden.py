@@ -79,9 +79,9 @@ def result_digest(res: dict, cfg: dict) -> str:
     """SHA-256 over every dataset outside ``/run`` and ``/config`` and the root attributes
     that are results.
 
-    The config (its text and its ``/config`` datasets) and the package version
-    are inputs, not results: a new config key with a default must not change a
-    digest.
+    The config (its text, its ``/config`` datasets and the buffer check derived
+    from it) and the package version are inputs, not results: a new config key
+    with a default must not change a digest.
     """
     import h5py
 
@@ -92,7 +92,7 @@ def result_digest(res: dict, cfg: dict) -> str:
         h = hashlib.sha256()
         with h5py.File(path, "r") as f:
             for k in sorted(f.attrs):
-                if k not in ("pdes_version", "config_toml"):
+                if k not in ("pdes_version", "config_toml", "buffer_note"):
                     h.update(f"@{k}={f.attrs[k]!r}".encode())
 
             def visit(name, obj):

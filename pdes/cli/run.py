@@ -10,9 +10,11 @@ are printed on stderr, and ``--set`` still applies on top.
 from __future__ import annotations
 
 import json
+import sys
 
 from models.errors import ParameterError
 from pdes.cli.common import check_output, compile_notice, mpi_main, say_fn
+from pdes.engine import buffer_note
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
 
@@ -59,15 +61,15 @@ def _main(args, comm) -> int:
     if out:
         check_output(out, "output.file")
     prep = prepare(cfg, comm if size > 1 else None)
+    note = buffer_note(prep)
+    if note and rank == 0:     # also under --quiet: it changes what the results mean
+        print(f"[pdes] {note}", file=sys.stderr, flush=True)
     compile_notice(say)
     topo = prep.topo
     if say:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "
             f"{topo.n_endpoints} endpoints, {topo.n_links} links; routing {cfg['routing']['algorithm']}"
             f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
-        note = buffer_note(cfg, prep)
-        if note:
-            say(note)
         for note in prep.notes:
             say(note)
         tm = prep.timings
@@ -112,30 +114,6 @@ def read_config(args) -> tuple[dict, list[str]]:
     if "sweep" in raw:
         raise ParameterError("sweep: the [sweep] table is read by 'pdes sweep', not 'pdes run'")
     return raw, []
-
-
-def buffer_note(cfg, prep) -> str:
-    """A warning when a port's buffer cannot cover the credit round trip of the longest links.
-
-    A flit's buffer slot comes back to the sender ``2 * latency + credit_delay +
-    routing_delay + vc_alloc_delay + sw_alloc_delay`` cycles after it was sent at
-    the earliest, so a link carries at most ``buffer_flits / round trip`` flits
-    per cycle.  Empty string when every link can run at full rate.
-    """
-    import numpy as np
-    r = cfg["router"]
-    lat = np.asarray(prep.link_latency)
-    if lat.size == 0:
-        return ""
-    fixed = r["credit_delay"] + r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"]
-    rtt = 2 * int(lat.max()) + fixed
-    buf = r["buffer_flits"]
-    if buf >= rtt:
-        return ""
-    slow = float(np.mean(2 * lat + fixed > buf))
-    return (f"note: router.buffer_flits = {buf} is below the credit round trip of the longest "
-            f"links ({rtt} cycles): {100 * slow:.0f}% of the links cannot carry a flit every "
-            f"cycle (full rate needs buffer_flits >= {rtt})")
 
 
 def summary_json(res, out) -> dict:
