@@ -262,6 +262,19 @@ SUMMARY_COLUMNS = (
     ("saturated", "saturated", np.bool_),
 )
 KEEP = tuple(k for k, _, _ in SUMMARY_COLUMNS) + ("saturated_reason",)
+FINITE_COLUMNS = (("completion_cycles", np.int64, -1), ("effective_throughput", np.float64, math.nan))
+"""Finite exchanges only (other points hold the fill value): completion time and throughput."""
+
+
+def point_summary(summary) -> dict:
+    """What the study keeps of a point's summary (``summary``: a dict or an HDF5 group)."""
+    out = {k: plain(summary[k][()]) if hasattr(summary, "visititems") else summary[k] for k in KEEP}
+    for k, _, fill in FINITE_COLUMNS:
+        if k in summary:
+            out[k] = plain(summary[k][()]) if hasattr(summary, "visititems") else summary[k]
+        else:
+            out[k] = fill           # a load-driven run has no completion time
+    return out
 
 
 class Runner:
@@ -310,7 +323,7 @@ class Runner:
         t0 = time.perf_counter()
         res = simulate(cfg, self.comm if self.size > 1 else None, progress=poll, prep=prep)
         wall = time.perf_counter() - t0
-        summary = {k: res["summary"][k] for k in KEEP}
+        summary = point_summary(res["summary"])
         if not leader:
             return summary, None
         rec = {"name": point_name(series, rep, load), "series": series, "rep": rep,
@@ -381,7 +394,7 @@ class StudyFile:
             rows = {}
             for name in f["points"]:
                 g = f["points"][name]
-                summary = {k: plain(g["summary"][k][()]) for k in KEEP}
+                summary = point_summary(g["summary"])
                 rows[name] = {"name": name, "series": int(g.attrs["study_series"]),
                               "rep": int(g.attrs["study_rep"]), "seed": int(g.attrs["seed"]),
                               "load": float(g.attrs["study_load"]), "summary": summary,
@@ -514,6 +527,7 @@ class StudyFile:
         keycols = self._key_columns()
         fields = [("point", "S32"), ("series", np.int64)] + [(k, t) for k, t, _ in keycols] + \
             [("seed", np.int64), ("load", np.float64)] + [(c, t) for _, c, t in SUMMARY_COLUMNS] + \
+            [(k, t) for k, t, _ in FINITE_COLUMNS] + \
             [("reason", f"S{REASON_WIDTH}"), ("wall_s", np.float64)]
         table = np.zeros(len(rows), dtype=fields)
         for i, r in enumerate(rows):
@@ -526,6 +540,8 @@ class StudyFile:
             table[i]["load"] = r["load"]
             for src, col, _ in SUMMARY_COLUMNS:
                 table[i][col] = r["summary"][src]
+            for k, _, _ in FINITE_COLUMNS:
+                table[i][k] = r["summary"][k]
             table[i]["reason"] = r["summary"]["saturated_reason"].encode()[:REASON_WIDTH]
             table[i]["wall_s"] = r["wall_s"]
         self._put(out, "table", table)

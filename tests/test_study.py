@@ -439,3 +439,20 @@ def test_mpi_sweep_points_equal_one_rank_runs(tmp_path, concurrent):
                 with h5py.File(io.BytesIO(image), "r") as g:
                     assert_same_datasets(f["points"][name], g)
     comm.Barrier()
+
+
+def test_finite_exchange_sweep_has_completion_times(tmp_path):
+    """A sweep of a finite exchange tabulates each point's completion time and throughput."""
+    from pdes.engine import run_local
+    out = _sweep_in_process(tmp_path, "x.h5", *sets("traffic.pattern=alltoall",
+                                                   "traffic.message_packets=1"),
+                            "--vary", "routing.algorithm=min,valiant", "--loads", "0.5")
+    with h5py.File(out) as f:
+        t = f["table"][()]
+    for row in t:
+        cfg = C.resolve({}, FAST + ["traffic.pattern=alltoall", "traffic.message_packets=1",
+                                    f"routing.algorithm={row['routing.algorithm'].decode()}",
+                                    "traffic.load=0.5"])
+        s = run_local(cfg)["summary"]
+        assert row["completion_cycles"] == s["completion_cycles"] > 0
+        assert row["effective_throughput"] == s["effective_throughput"]

@@ -82,6 +82,8 @@ COMPACT = {
 def _compact(df, name, keys):
     """The columns a person reads first: the varied keys and the main metrics."""
     cols = [k for k in keys if k in df.columns] + [c for c in COMPACT[name] if c in df.columns]
+    if "completion_cycles" in df.columns and (df["completion_cycles"] >= 0).any():
+        cols += ["completion_cycles", "effective_throughput"]      # finite exchanges
     if "seed" in cols and df["seed"].nunique() == 1:
         cols.remove("seed")
     return df[cols]
