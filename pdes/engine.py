@@ -417,6 +417,77 @@ def buffer_note(prep) -> str:
             f"(every link at full rate needs buffer_flits >= {nv * int(rtt.max())})")
 
 
+def _arrays_nbytes(obj) -> int:
+    """Bytes of the numpy arrays held by an object's attributes (or a dict's values)."""
+    items = obj.values() if isinstance(obj, dict) else vars(obj).values()
+    return int(sum(a.nbytes for a in items if isinstance(a, np.ndarray)))
+
+
+def memory_estimate(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) -> dict:
+    """Estimated bytes of a run: per rank (kernel state, tables, topology, histograms) and per
+    node (the shared distance table), at start and with every buffer full.
+
+    The kernel state is sized for the rank's share of the ports, with the
+    partition's allowed imbalance.  The buffers (every input VC, output queue and
+    credit FIFO at capacity, and the flit records behind them) are allocated up
+    front but become resident only as flits pass, so they are counted apart
+    (``buffers``, ``per_node_full``); tables and topology are held by every rank.
+    """
+    rp, topo = prep.rp, prep.topo
+    share = min(1.0, prep.cfg["run"]["max_imbalance"] / nranks)
+    ports = (2 * topo.n_links + topo.n_endpoints) * share
+    eps = topo.n_endpoints * share
+    nv, vcf, oq = rp.num_vcs, rp.vc_flits, rp.output_flits
+    slots = ports * nv * vcf
+    records = slots + ports * oq
+    # touched at start: the free list of flit records, per-VC, per-port and per-endpoint state
+    state = records * 4 + ports * nv * 48 + ports * 96 + eps * 160
+    # touched as buffers fill (allocated up front, resident only where flits have been)
+    buffers = records * 64 + slots * 8 + ports * oq * 8 + (ports + eps) * nv * vcf * 4
+    hist = 4 * (prep.cfg["measure"]["latency_hist_max"] + 1) * 8
+    tables = _arrays_nbytes(prep.plan.tables) + _arrays_nbytes(prep.traffic)
+    network = _arrays_nbytes(topo) + 2 * topo.n_links * (8 * 3 + 4)   # + per-channel maps
+    per_rank = int(state + hist + tables + network)
+    dist = int(prep.dist.nbytes)
+    shared = bool(prep.keep)
+    per_node = ranks_per_node * per_rank + (dist if shared else ranks_per_node * dist)
+    return {"per_rank": per_rank, "state": int(state), "buffers": int(buffers), "histograms": hist,
+            "tables": tables, "topology": int(network), "distances": dist,
+            "distances_shared": shared, "per_node": per_node,
+            "per_node_full": per_node + ranks_per_node * int(buffers),
+            "ranks_per_node": ranks_per_node}
+
+
+def check_run_memory(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) -> dict:
+    """The run's memory estimate; refuse the run when a node's share exceeds the limit."""
+    est = memory_estimate(prep, nranks, ranks_per_node)
+    limit = memory_limit(prep.cfg)
+    if est["per_node"] > limit:
+        source = ("run.max_memory_gb" if prep.cfg["run"]["max_memory_gb"] > 0
+                  else "the memory available on this machine")
+        raise ParameterError(
+            f"run.max_memory_gb: the run needs an estimated {size_text(est['per_node'])} per node at start "
+            f"({describe_memory(est)}), more than {size_text(limit)} ({source})")
+    return est
+
+
+def size_text(nbytes: float) -> str:
+    """Bytes as '12.3 MB' / '1.25 GB'."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def describe_memory(est: dict) -> str:
+    return (f"{size_text(est['per_rank'])} per rank: kernel state {size_text(est['state'])} "
+            f"(+ up to {size_text(est['buffers'])} as buffers fill), "
+            f"tables {size_text(est['tables'])}, topology {size_text(est['topology'])}, histograms "
+            f"{size_text(est['histograms'])}; distances {size_text(est['distances'])} "
+            + ("per node" if est["distances_shared"] else "per rank")
+            + f"; {est['ranks_per_node']} rank(s) per node")
+
+
 def epoch_of(prep) -> int:
     """Cycles between routing snapshots (UGAL-G), 0 if the routing takes none."""
     return int(prep.plan.kernel_params["epoch"]) if prep.plan.kernel == "ugal_g" else 0

@@ -309,10 +309,17 @@ class Runner:
         return replace(prep, cfg=cfg, timings=dict(prep.timings))
 
     def check_all(self, loads_first: float) -> None:
-        """Prepare every series once (validation against the built network) before any run."""
+        """Prepare every series once (validation against the built network, memory estimate)
+        before any run."""
+        from pdes.engine import check_run_memory
+        node = 1
+        if self.comm is not None:
+            from mpi4py import MPI
+            node = self.comm.Split_type(MPI.COMM_TYPE_SHARED).Get_size()
         for s in range(len(self.spec.series)):
             for rep in range(self.spec.seeds):
-                self.prepared(self.spec.config_of(s, loads_first, rep))
+                check_run_memory(self.prepared(self.spec.config_of(s, loads_first, rep)),
+                                 self.size, node)
 
     def run(self, series: int, rep: int, load: float, poll=None, leader: bool = False):
         """Run one point; returns (summary dict, point record for the file on the leader, else None)."""

@@ -55,6 +55,7 @@ BAD = [   # (arguments, the key the error line must name)
     (["--set", "topology.name=dragonfly", "--set", "topology.h=200"], "topology.h"),
     (["--set", "topology.q=29", "--set", "run.max_memory_gb=0.001"], "topology"),
     (["--set", "run.max_memory_gb=nan"], "run.max_memory_gb"),
+    (["--set", "run.max_memory_gb=0.0001"], "run.max_memory_gb"),     # distances fit, the run not
 ]
 
 
@@ -235,3 +236,18 @@ def test_declared_ranges_are_documented():
         for p in ps:
             if p.range_text():
                 assert f"| `{s}.{p.name}` | {p.range_text()} |" in text, f"{s}.{p.name}"
+
+
+def test_memory_estimate_is_printed_and_scales_with_buffers():
+    """The start report gives the run's memory estimate; its buffer part grows with the buffers
+    and its per-rank part shrinks with more ranks."""
+    from pdes import config as C
+    from pdes.engine import memory_estimate, prepare
+    small = prepare(C.resolve({}, ["router.buffer_flits=64"]))
+    big = prepare(C.resolve({}, ["router.buffer_flits=640"]))
+    a, b = memory_estimate(small), memory_estimate(big)
+    assert b["buffers"] > 9 * a["buffers"] and b["per_node_full"] > b["per_node"]
+    assert memory_estimate(small, nranks=4)["state"] < a["state"]
+    assert a["distances"] == small.topo.n_routers ** 2
+    r = subprocess.run(_cmd(1, []), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "[pdes] memory estimate: " in r.stderr and "per node at start" in r.stderr

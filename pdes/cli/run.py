@@ -14,7 +14,12 @@ import sys
 
 from models.errors import ParameterError
 from pdes.cli.common import check_output, compile_notice, mpi_main, say_fn
-from pdes.engine import buffer_note
+from pdes.engine import buffer_note, check_run_memory, describe_memory, size_text
+
+
+def MPI_SHARED():
+    from mpi4py import MPI
+    return MPI.COMM_TYPE_SHARED
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
 
@@ -61,6 +66,8 @@ def _main(args, comm) -> int:
     if out:
         check_output(out, "output.file")
     prep = prepare(cfg, comm if size > 1 else None)
+    per_node = comm.Split_type(MPI_SHARED()).Get_size() if size > 1 else 1
+    memory = check_run_memory(prep, size, per_node)
     note = buffer_note(prep)
     if note and rank == 0:     # also under --quiet: it changes what the results mean
         print(f"[pdes] {note}", file=sys.stderr, flush=True)
@@ -72,6 +79,8 @@ def _main(args, comm) -> int:
             f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
         for note in prep.notes:
             say(note)
+        say(f"memory estimate: {size_text(memory['per_node'])} per node at start, up to "
+            f"{size_text(memory['per_node_full'])} with every buffer full ({describe_memory(memory)})")
         tm = prep.timings
         say("start-up: " + ", ".join(f"{what} {tm[key]:.2f} s" for what, key in (
             ("topology", "build_s"), ("layout", "layout_s"), ("distances", "distances_s"),
