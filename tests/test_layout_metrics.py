@@ -1,6 +1,5 @@
 """Tests of the physical layout (racks, cables, latencies) and the structural metrics."""
 import itertools
-import time
 
 import networkx as nx
 import numpy as np
@@ -193,8 +192,8 @@ def test_layout_from_config_section():
     assert lay.preset == "skywalk" and lay.racks_per_row == 2 and lay.intra_rack_m == 2.0
 
 
-def test_layout_vectorised_speed():
-    """A 250K-link layout takes well under a second."""
+def test_layout_of_a_large_network():
+    """A 250K-link layout gives every link a cable and a latency (its speed: bench_topology.py)."""
     rng = np.random.default_rng(0)
     n = 10000
     u = rng.integers(0, n, 300000)
@@ -202,10 +201,9 @@ def test_layout_vectorised_speed():
     key = np.unique(np.minimum(u, v) * n + np.maximum(u, v))
     key = key[key // n != key % n][:250000]
     t = from_edges("big", {}, n, key // n, key % n, 10, np.arange(n) // 40)
-    t0 = time.perf_counter()
     lay = build_layout(t)
-    assert time.perf_counter() - t0 < 1.0
-    assert lay.cable_m.shape == (t.n_links,)
+    assert lay.cable_m.shape == (t.n_links,) and (lay.cable_m > 0).all()
+    assert (lay.latency >= 1).all()
 
 
 # ----------------------------------------------------------------------------- distances

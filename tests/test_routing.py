@@ -468,15 +468,12 @@ def test_layered_construction_properties(topo):
     assert a["summary"] == b["summary"] and np.array_equal(a["link_flits"], b["link_flits"])
 
 
-def test_layered_construction_is_seeded_and_fast():
-    """The layers depend on measure.seed only; SF q=13 (338 routers) with 8 layers builds in
-    seconds and every layer gives most pairs an almost-minimal path."""
-    import time
+def test_layered_construction_is_seeded():
+    """The layers depend on measure.seed only; on SF q=13 (338 routers) with 8 layers every
+    layer gives most pairs an almost-minimal path (construction time: bench_topology.py)."""
     base = ["topology.q=13", "topology.p=9", "routing.algorithm=layered", "routing.layers=8"]
-    t = time.perf_counter()
     topo, dist, plan, nv = plan_routing(cfg_of(*base))
-    assert time.perf_counter() - t < 30
-    assert plan.info["construction_s"] < 10 and plan.max_hops == 3
+    assert plan.max_hops == 3
     assert all(st["almost_minimal"] > 0.5 * st["pairs"] for st in plan.info["layers"])
     again = plan_routing(cfg_of(*base))[2]
     other = plan_routing(cfg_of(*base, "measure.seed=2"))[2]

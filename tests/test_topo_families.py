@@ -297,11 +297,9 @@ def test_random_regular_seeded():
     assert not np.array_equal(a.links, c.links)
 
 
-def test_random_regular_large_fast():
-    """A 10K-router degree-24 random regular graph builds in a few seconds."""
-    t0 = time.perf_counter()
+def test_random_regular_large():
+    """A 10K-router degree-24 random regular graph builds, regular and connected."""
     t = random_regular(10000, 24, seed=3)
-    assert time.perf_counter() - t0 < 5.0
     assert np.all(t.degree == 24) and connected(t)
 
 
@@ -440,11 +438,10 @@ def test_skywalk_r_limit_bounds_cables():
     assert np.all(m[inter] - 4 <= 0.4 * l_max + 1e-9)
 
 
-def test_skywalk_build_time():
-    """Skywalk(8,256,7,4) with 10 tries builds in a few seconds."""
-    t0 = time.perf_counter()
-    skywalk(8, 256, 7, 4, seed=11)
-    assert time.perf_counter() - t0 < 5.0
+def test_skywalk_large_builds():
+    """Skywalk(8,256,7,4) builds with 8 x 256 switches, connected."""
+    t = skywalk(8, 256, 7, 4, seed=11)
+    assert t.n_routers == 8 * 256 and connected(t)
 
 
 # ----------------------------------------------------------------- errors and registry
