@@ -16,11 +16,6 @@ from models.errors import ParameterError
 from pdes.cli.common import check_output, compile_notice, mpi_main, say_fn
 from pdes.engine import buffer_note, check_run_memory, describe_memory, size_text
 
-
-def MPI_SHARED():
-    from mpi4py import MPI
-    return MPI.COMM_TYPE_SHARED
-
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
 
 
@@ -66,7 +61,10 @@ def _main(args, comm) -> int:
     if out:
         check_output(out, "output.file")
     prep = prepare(cfg, comm if size > 1 else None)
-    per_node = comm.Split_type(MPI_SHARED()).Get_size() if size > 1 else 1
+    per_node = 1
+    if size > 1:
+        from mpi4py import MPI
+        per_node = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_size()   # ranks on this node
     memory = check_run_memory(prep, size, per_node)
     note = buffer_note(prep)
     if note and rank == 0:     # also under --quiet: it changes what the results mean
