@@ -20,8 +20,9 @@ Numba's process-wide state:
   length kept live); across the thousands of accesses per simulated router
   cycle that costs about a fifth of the run time.  While one of the
   project's functions compiles, the wrapper turns that fix-up off for
-  functions whose mangled name starts with :data:`NO_WRAPAROUND_PREFIX`
-  (the modules of ``pdes.kernels``) and restores Numba's own routine when
+  functions whose mangled name starts with one of :data:`NO_WRAPAROUND_PREFIX`
+  (the modules of ``pdes.kernels`` and the functions decorated with
+  :func:`njit_kernel`, such as the routing kernels) and restores Numba's own routine when
   the compilation ends; every other compiled function keeps Numba's
   semantics.  Running with ``NUMBA_BOUNDSCHECK=1`` still catches a negative
   index there (as out of bounds), which is how the test suite checks the
@@ -86,8 +87,15 @@ class _ProjectCache(FunctionCache):
     _impl_class = _ProjectCacheImpl
 
 
-# mangled-name prefix of the functions compiled without negative-index wraparound
-NO_WRAPAROUND_PREFIX = "_ZN4pdes7kernels"
+# mangled-name prefixes of the functions compiled without negative-index wraparound: the
+# modules of pdes.kernels and the functions decorated with njit_kernel
+NO_WRAPAROUND_PREFIX = ("_ZN4pdes7kernels",)
+
+
+def mangled_prefix(func) -> str:
+    """Start of the mangled symbol name Numba gives a function (module and qualified name)."""
+    parts = func.__module__.split(".") + func.__qualname__.split(".")
+    return "_ZN" + "".join(f"{len(p)}{p}" for p in parts)
 
 _hook_lock = threading.RLock()
 _hook_depth = 0
@@ -165,6 +173,17 @@ def njit(func):
 def njit_inline(func):
     """Decorator for small helpers that are always inlined into their callers."""
     return _project_jit(func, inline="always")
+
+
+def njit_kernel(func):
+    """:func:`njit_borrow` for kernel functions outside ``pdes.kernels`` (a routing kernel's
+    ``source`` and ``hop``): also compiled without negative-index wraparound."""
+    global NO_WRAPAROUND_PREFIX
+    prefix = mangled_prefix(func)
+    with _hook_lock:
+        if prefix not in NO_WRAPAROUND_PREFIX:
+            NO_WRAPAROUND_PREFIX = NO_WRAPAROUND_PREFIX + (prefix,)
+    return njit_borrow(func)
 
 
 def njit_borrow(func):

@@ -33,8 +33,7 @@ from pdes.kernels.layout import (
     S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
     S_MAX_NLAT,
     S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
-from pdes.kernels.routing import (KERNEL_INPUTS, KERNELS as ROUTING_KERNELS, SCHEME_TABLES,
-                                  SCHEMES as ROUTING_SCHEMES)
+from pdes.kernels import plugin
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
 from pdes.kernels.rng import threshold53
 from pdes.state import PartState, RouterParams
@@ -175,14 +174,14 @@ def _routing(cfg, topo, dist, link_latency):
     rsec = dict(cfg["routing"])
     alg = rsec.pop("algorithm")
     entry = ROUTINGS.get(alg)
-    if entry.extra.get("seeded"):       # randomised table construction (layered, rues)
+    if entry.extra.get("seeded"):       # randomised table construction
         rsec["seed"] = cfg["measure"]["seed"]
     plan = entry.func(topo, dist, **rsec)
     if plan.finalize is not None:
         r = cfg["router"]
         pipe = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
         plan = plan.finalize(np.asarray(link_latency, dtype=np.int64) + pipe)
-    check_plan(alg, plan)
+    check_plan(alg, plan, cfg)
     nv = cfg["router"]["num_vcs"] or plan.vcs_needed
     if nv < plan.vcs_needed:
         raise ParameterError(
@@ -191,33 +190,10 @@ def _routing(cfg, topo, dist, link_latency):
     return plan, nv
 
 
-# tables and kernel parameters a kernel does not read: placeholders of its argument list
-_UNUSED_TABLES = {"mid_cand": None, "wdist": np.zeros((1, 1), np.int32),
-                  "r_group": np.zeros(1, np.int32), "g_entry": np.zeros((1, 1), np.int32),
-                  "grp_rtr": None, "grp_nb": None, "grp_cl": None, "lay_port": None}
-_UNUSED_PARAMS = {"max_hops_cap": 0, "n_indirect": 0, "c": 1.0, "length_weighted": True,
-                  "threshold": 0.0, "epoch": 0, "lseq": 0, "layers": 1, "layer_select": 0}
-
-
-def check_plan(alg: str, plan) -> None:
-    """A routing plan names a known kernel and VC scheme and gives exactly the tables and
-    kernel parameters they read; anything else raises, naming the key."""
-    if plan.kernel not in ROUTING_KERNELS:
-        raise ParameterError(f"routing.algorithm: '{alg}' has no engine kernel '{plan.kernel}' "
-                             f"(known: {', '.join(sorted(ROUTING_KERNELS))})")
-    if plan.scheme not in ROUTING_SCHEMES:
-        raise ParameterError(f"routing.algorithm: '{alg}' uses an unknown VC scheme '{plan.scheme}' "
-                             f"(known: {', '.join(sorted(ROUTING_SCHEMES))})")
-    tables, params = KERNEL_INPUTS[plan.kernel]
-    tables = set(tables) | set(SCHEME_TABLES[plan.scheme])
-    for kind, given, wanted in (("table", plan.tables, tables),
-                                ("kernel parameter", plan.kernel_params, set(params))):
-        for k in sorted(set(given) - wanted):
-            raise ParameterError(f"routing.algorithm: '{alg}' gives an unknown {kind} '{k}' to "
-                                 f"kernel '{plan.kernel}' (it reads: {', '.join(sorted(wanted)) or 'none'})")
-        for k in sorted(wanted - set(given)):
-            raise ParameterError(f"routing.algorithm: '{alg}' gives no {kind} '{k}', which kernel "
-                                 f"'{plan.kernel}' with VC scheme '{plan.scheme}' reads")
+def check_plan(alg: str, plan, cfg: dict | None = None) -> None:
+    """A routing plan names a registered kernel and one of its VC schemes and gives exactly
+    the tables and kernel parameters it reads; anything else raises, naming the key."""
+    plugin.pack(alg, plan, cfg if cfg is not None else C.resolve({}, []))
 
 
 def traffic_kind(kind: str) -> int:
@@ -489,8 +465,8 @@ def describe_memory(est: dict) -> str:
 
 
 def epoch_of(prep) -> int:
-    """Cycles between routing snapshots (UGAL-G), 0 if the routing takes none."""
-    return int(prep.plan.kernel_params["epoch"]) if prep.plan.kernel == "ugal_g" else 0
+    """Cycles between the routing's occupancy snapshots, 0 if it reads none."""
+    return int(prep.plan.snapshot_every)
 
 
 def sync_period(prep) -> int:
@@ -529,12 +505,13 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
     out = []
     hist_max = cfg["measure"]["latency_hist_max"]
     plan = prep.plan
-    kp = {**_UNUSED_PARAMS, **plan.kernel_params}
-    tab = {**_UNUSED_TABLES, **plan.tables}
+    alg = cfg["routing"]["algorithm"]
+    kernel = plugin.kernel_of(alg, plan)
+    ctx, ap = plugin.pack(alg, plan, cfg)
     g_off = topo.port_offsets.astype(np.int32)
     g_nbr = topo.port_neighbor.astype(np.int32)
     g_chan = topo.port_out_channel.astype(np.int32)
-    snap = np.zeros(2 * topo.n_links, dtype=np.int32)     # shared by the parts of this process
+    snap = np.zeros(2 * topo.n_links if plan.snapshot_every else 1, dtype=np.int32)  # shared here
     tr = prep.traffic
     finite = tr.kind == "messages"
     if finite:   # message tables; each entry is only written by its source's / destination's part
@@ -545,38 +522,23 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         z = np.zeros(0, np.int32)
         msgs = dict(msg_off=np.zeros(topo.n_endpoints + 1, np.int64), msg_dst=z, msg_pkts=z,
                     msg_left=z, msg_recv=z)
-    # minimal routing reads next-hop masks built from the distances (undirected links)
-    nh_masks = plan.kernel == "min" and plan.scheme in ("hop", "phase") and \
-        bool(np.array_equal(prep.dist, prep.dist.T))
+    # next-hop masks, for kernels that read them, built from the distances (undirected links)
+    nh_masks = kernel.next_hop_masks and bool(np.array_equal(prep.dist, prep.dist.T))
     for q in parts_here:
         ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
                        window=window, hist_max=hist_max)
         ps.bind_globals(ep_first=ep_first, ep_router=ep_router, dist=prep.dist, traffic=prep.traffic,
-                        mid_cand=tab["mid_cand"], g_off=g_off, g_nbr=g_nbr,
-                        g_chan=g_chan, snap=snap, messages=msgs, wdist=tab["wdist"],
-                        r_group=tab["r_group"], g_entry=tab["g_entry"], grp_rtr=tab["grp_rtr"],
-                        grp_nb=tab["grp_nb"], grp_cl=tab["grp_cl"], lay_port=tab["lay_port"])
+                        g_off=g_off, g_nbr=g_nbr, g_chan=g_chan, snap=snap, messages=msgs)
+        ps.bind_routing(kernel, ctx, ap)
         prm = ps.prm
         prm[cycle.PR_SEED] = cfg["measure"]["seed"]
         prm[cycle.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
         prm[cycle.PR_FINITE] = int(finite)
         prm[cycle.PR_SCHED] = int(finite and tr.schedule == "staggered")
-        prm[cycle.PR_ALG] = ROUTING_KERNELS[prep.plan.kernel]
         prm[cycle.PR_TRAFFIC] = traffic_kind(prep.traffic.kind)
         prm[cycle.PR_FRAC_THR] = threshold53(prep.traffic.frac)
         prm[cycle.PR_NCLS] = plan.vcs_needed
-        prm[cycle.PR_SCHEME] = ROUTING_SCHEMES[plan.scheme]
-        prm[cycle.PR_MAXHOPS] = kp["max_hops_cap"]
-        prm[cycle.PR_NIND] = kp["n_indirect"]
-        prm[cycle.PR_CMICRO] = int(round(kp["c"] * 1_000_000))
-        prm[cycle.PR_LENW] = int(kp["length_weighted"])
-        prm[cycle.PR_THRESH] = int(math.ceil(kp["threshold"] * cfg["router"]["buffer_flits"]))
-        if "th_min" in kp:     # Galaxyfly NAR/NAL/NAG (004 Sec. 4.2): Q_min > th_min * buffer
-            prm[cycle.PR_THRESH] = int(math.floor(kp["th_min"] * cfg["router"]["buffer_flits"]))
-            prm[cycle.PR_CMICRO] = int(round(kp["th_nonmin"] * 1_000_000))
-        prm[cycle.PR_LSEQ] = kp["lseq"]
-        prm[cycle.PR_LAYERS] = kp["layers"]
-        prm[cycle.PR_LSEL] = kp["layer_select"]
+        prm[cycle.PR_MONO] = int(bool(kernel.monotone(plan)))
         prm[cycle.PR_E] = topo.n_endpoints
         if nh_masks:
             ps.use_next_hop_masks(prep.dist)
@@ -735,7 +697,7 @@ class Engine:
                              kernel_s, exchange_s)
 
     def _snapshot(self, T):
-        """Network-wide output-port occupancy at the start of cycle ``T`` (UGAL-G)."""
+        """Network-wide output-port occupancy at the start of cycle ``T`` (``RoutingPlan.snapshot_every``)."""
         snap = self.parts[0].arrays["snap"]
         local = np.zeros_like(snap)
         for p in self.parts:

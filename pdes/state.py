@@ -1,7 +1,7 @@
 """Flat-array state of one partition (the routers one rank owns).
 
 :class:`PartState` builds, from the global topology and an owner array,
-everything :func:`pdes.kernels.cycle.advance` needs: local port numbering,
+everything the cycle kernel (``advance``) needs: local port numbering,
 delay lines for incoming channels, credit lines for senders, VC buffers,
 output queues, endpoint source queues, outboxes for cut channels and
 integer statistics.  Nothing here depends on how many partitions exist
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.jit import njit
-from pdes.kernels import cycle
+from pdes.kernels import cycle, generate
 from pdes.kernels.layout import NF, NF_HOT, NSAMPLE, NSTAT
 
 
@@ -291,33 +291,27 @@ class PartState:
         self.is_net = is_net
 
     # ------------------------------------------------------------------ kernel
-    def bind_globals(self, *, ep_first, ep_router, dist, traffic, mid_cand, g_off, g_nbr, g_chan,
-                     snap, messages, wdist, r_group, g_entry, grp_rtr=None, grp_nb=None,
-                     grp_cl=None, lay_port=None):
-        """Global tables shared by every partition (``snap`` is updated in place).
-
-        ``grp_rtr``/``grp_nb``/``grp_cl`` (routers, sorted neighbour groups and
-        cluster of every group: Galaxyfly NAR/NAL/NAG) and ``lay_port`` (int16
-        next-hop tables of layered routing) default to empty placeholders.
-        """
+    def bind_globals(self, *, ep_first, ep_router, dist, traffic, g_off, g_nbr, g_chan, snap,
+                     messages):
+        """Global tables shared by every partition (``snap`` is updated in place)."""
         E = ep_router.shape[0]
 
         def arr(x, n):
             return np.zeros(n, np.int32) if x is None else np.ascontiguousarray(x, dtype=np.int32)
-
-        def arr2(x):
-            return np.zeros((1, 1), np.int32) if x is None else np.ascontiguousarray(x, np.int32)
         self.arrays.update(ep_first=ep_first, ep_router=ep_router, dist=dist,
                            dest_table=arr(traffic.table, E), dest_table2=arr(traffic.table2, E),
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
-                           mid_cand=arr(mid_cand, 0), g_off=g_off, g_nbr=g_nbr, g_chan=g_chan,
-                           snap=snap, wdist=wdist, r_group=r_group, g_entry=g_entry,
-                           grp_rtr=arr2(grp_rtr), grp_nb=arr2(grp_nb), grp_cl=arr(grp_cl, 1),
-                           lay_port=np.zeros((1, 1, 1), np.int16) if lay_port is None
-                           else np.ascontiguousarray(lay_port, np.int16), **messages)
+                           g_off=g_off, g_nbr=g_nbr, g_chan=g_chan, snap=snap, **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
         self.arrays["nh_min"] = np.zeros((1, 1), np.uint32)
         self._args = None
+
+    def bind_routing(self, kernel, ctx, ap) -> None:
+        """The routing kernel (``pdes.kernels.plugin.RoutingKernel``), its tables and parameters:
+        :meth:`advance` runs the router stage compiled for it."""
+        self.kernel = generate.kernel_module(kernel)
+        self.ctx = ctx
+        self.ap = ap
 
     def use_next_hop_masks(self, dist) -> bool:
         """Give minimal routing per-router next-hop bit masks (``nR x R`` uint32) instead of
@@ -343,7 +337,8 @@ class PartState:
         if self._args is None:   # the kernel's grouped state (views of self.arrays)
             a = self.arrays
             self._args = tuple(G(**{f: a[f] for f in G._fields}) for G in cycle.GROUPS) + (a["scr"],)
-        return int(cycle.advance(np.int64(t0), np.int64(t1), self.prm, *self._args))
+        return int(self.kernel.advance(np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx,
+                                       self.ap))
 
     # ---------------------------------------------------------------- outboxes
     def outbox_caps(self) -> tuple[int, int]:

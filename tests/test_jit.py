@@ -75,7 +75,7 @@ def test_import_changes_no_numba_state(tmp_path):
         from pdes.kernels import cycle
         assert before == (numba.config.CACHE_DIR, arrayobj.fix_integer_index,
                           list(caching.CacheImpl._locator_classes))
-        print(cycle.advance.stats.cache_path)
+        print(cycle.endpoint_stage.stats.cache_path)
         """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().startswith(os.path.join(str(tmp_path / "cache"), "numba-"))

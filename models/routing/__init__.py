@@ -1,9 +1,13 @@
 """Routing algorithms, registered by name in :data:`models.registry.ROUTINGS`.
 
 An entry's function takes ``(topo, dist, **params)`` and returns a
-:class:`RoutingPlan`: which engine kernel runs it, the longest path it can
-produce and how many VCs its deadlock-avoidance scheme needs.  Modules in
-this package are discovered in sorted order, like the topologies.
+:class:`RoutingPlan`: which routing kernel runs it, the longest path it can
+produce and how many VCs its deadlock-avoidance scheme needs.  A module
+registers its kernels (:func:`pdes.kernels.plugin.register_kernel`: jitted
+``source``/``hop`` functions, tables, parameters) beside its plans; the
+engine compiles its router stage once per kernel.  Modules in this package
+are discovered in sorted order, like the topologies; adding an algorithm is
+one module (see ``docs/extending.md``).
 """
 import importlib
 import pkgutil
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 class RoutingPlan:
     """What the engine needs to run a routing algorithm.
 
-    ``kernel`` names the kernel branch (see ``pdes.kernels.routing``);
+    ``kernel`` names a registered routing kernel (``pdes.kernels.plugin``);
     ``max_hops`` is the longest router-to-router path it can produce;
     ``vcs_needed`` the VC classes its scheme uses (the minimum ``num_vcs``);
     ``vc_scheme`` a one-line description stored in the output; ``tables``
@@ -37,9 +41,10 @@ class RoutingPlan:
     """Optional ``finalize(link_weight) -> RoutingPlan``: for algorithms that need the
     per-link weight in cycles (router pipeline + link latency), which only the engine knows."""
     kernel_params: dict = field(default_factory=dict)
-    """Integer/float knobs of the kernel: max_hops_cap, n_indirect, c, length_weighted,
-    threshold (fraction of a port's buffer), epoch; th_min, th_nonmin, lseq (Galaxyfly);
-    layers, layer_select (layered routing)."""
+    """Knobs of the kernel, packed into its integer parameters by the kernel's ``pack``."""
+    snapshot_every: int = 0
+    """Cycles between the engine's network-wide snapshots of output-port occupancy
+    (``tab.snap``, per channel), 0 = the routing reads none."""
     info: dict = field(default_factory=dict)
     """Statistics of the table construction (reported by ``pdes check``, not used by the engine)."""
 

@@ -26,9 +26,14 @@ hop, a local hop to the target.
 import numpy as np
 
 from models.errors import ParameterError
+from models.jit import njit_inline, njit_kernel
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
-from models.routing.nonminimal import _ugal_checks
+from models.routing.nonminimal import (KNOBS, MidTables, PARAMS, _ugal_checks, pack,
+                                       ugal_l_source, valiant_source)
+from models.routing.paths import eject_port, target_of
+from pdes.kernels.layout import ERR_ROUTE, F_AUX2, NF_HOT, OK
+from pdes.kernels.plugin import RoutingKernel, register_kernel
 
 
 def group_tables(topo):
@@ -60,7 +65,7 @@ def _plan(kernel, topo, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0
         _ugal_checks(n_indirect, c, threshold)
         kp.update(n_indirect=n_indirect, c=float(c), length_weighted=bool(length_weighted),
                   threshold=float(threshold))
-    return RoutingPlan(kernel=kernel, max_hops=5, vcs_needed=3, scheme="dragonfly",
+    return RoutingPlan(kernel="dragonfly_" + kernel, max_hops=5, vcs_needed=3, scheme="dragonfly",
                        vc_scheme=SCHEME, tables={"r_group": grp, "g_entry": entry,
                                                  "mid_cand": np.zeros(0, np.int32)},
                        kernel_params=kp)
@@ -76,6 +81,57 @@ def dragonfly_valiant(topo, dist):
     return _plan("valiant", topo)
 
 
+# ------------------------------------------------------------------------------ kernels
+@njit_inline
+def dragonfly_port(rg, target, net_lo, net_hi, out_nbr, r_group, g_entry):
+    """Next hop of Dragonfly-minimal routing (Kim et al.): to the target's group over the
+    direct global link between the groups (local hop to that link's router first), then
+    a local hop to the target."""
+    gc = r_group[rg]
+    gt = r_group[target]
+    if gc == gt:
+        nxt = target
+    else:
+        gw = g_entry[gc, gt]
+        nxt = g_entry[gt, gc] if rg == gw else gw
+    for P in range(net_lo, net_hi):
+        if out_nbr[P] == nxt:
+            return P
+    return -1
+
+
+@njit_kernel
+def dragonfly_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
+                  fid):
+    """A hop along the group hierarchy towards the current target (the intermediate group's
+    entry router, then the destination); class = position in l-g-l-g-l // 2 (a local hop
+    takes the next even position, a global hop the next odd one; ``F_AUX2`` = last one)."""
+    target, phase = target_of(rg, rec, rec_c, fid)
+    if target == rg:
+        return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
+    op = dragonfly_port(rg, target, plo + nepk, phi, ports.out_nbr, ctx.r_group, ctx.g_entry)
+    if op < 0:
+        return ERR_ROUTE, op, 0
+    seqpos = rec_c[fid, F_AUX2 - NF_HOT] + 1
+    if (seqpos & 1) != ports.out_ltype[op]:
+        seqpos += 1
+    rec_c[fid, F_AUX2 - NF_HOT] = seqpos
+    return OK, op, seqpos // 2
+
+
+_OPTIONAL = {"mid_cand": np.zeros(0, np.int32)}
+register_kernel("dragonfly_min", RoutingKernel(module=__name__, hop="dragonfly_hop",
+                                               tables=MidTables, optional=_OPTIONAL,
+                                               schemes=("dragonfly",), params=PARAMS,
+                                               knobs=KNOBS["valiant"], pack=pack))
+register_kernel("dragonfly_valiant", RoutingKernel(
+    module=__name__, hop="dragonfly_hop", source="valiant_source", tables=MidTables,
+    schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["valiant"], pack=pack))
+register_kernel("dragonfly_ugal_l", RoutingKernel(
+    module=__name__, hop="dragonfly_hop", source="ugal_l_source", tables=MidTables,
+    schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["ugal_l"], pack=pack))
+
+
 def dragonfly_min_plan(topo, dist):
     """Plan for Dragonfly-minimal routing with Kim et al.'s VC classes (l-g-l: two classes).
 
@@ -85,8 +141,9 @@ def dragonfly_min_plan(topo, dist):
     the l-g-l pattern the VC classes rely on.
     """
     grp, entry = group_tables(topo)
-    return RoutingPlan(kernel="min", max_hops=3, vcs_needed=2, scheme="dragonfly", vc_scheme=SCHEME,
-                       tables={"r_group": grp, "g_entry": entry})
+    return RoutingPlan(kernel="dragonfly_min", max_hops=3, vcs_needed=2, scheme="dragonfly",
+                       vc_scheme=SCHEME, tables={"r_group": grp, "g_entry": entry},
+                       kernel_params={"max_hops_cap": 0})
 
 
 ROUTINGS.register("dragonfly_ugal", dragonfly_ugal, params=[

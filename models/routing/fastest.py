@@ -12,13 +12,20 @@ of routers with endpoints, over every tie) sets the VCs needed.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from models.errors import ParameterError
-from models.jit import njit
+from models.jit import njit, njit_kernel
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import minimal
+from models.routing.paths import eject_port, target_of
+from pdes.kernels.cycle import PR_RD, PR_SAD, PR_SEED, PR_STD, PR_VAD
+from pdes.kernels.layout import F_HOPS, F_SEQ, F_SRC, OK
+from pdes.kernels.plugin import RoutingKernel, register_kernel
+from pdes.kernels.rng import P_ROUTE, below
 
 MAX_ROUTERS = 20000
 UNREACHABLE = np.iinfo(np.int32).max
@@ -86,6 +93,40 @@ def fastest(topo, dist):
     return RoutingPlan(kernel="fastest", max_hops=base.max_hops, vcs_needed=base.vcs_needed,
                        scheme="hop", vc_scheme=base.vc_scheme, finalize=finalize)
 
+
+# ------------------------------------------------------------------------------ kernel
+WeightTables = namedtuple("WeightTables", ["wdist"])
+"""Lowest path weight (router pipeline + link latency, cycles) per (router, router)."""
+
+
+@njit_kernel
+def fastest_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
+                fid):
+    """A next hop on a lowest-latency path (a random one among ties); class = hops taken."""
+    target, phase = target_of(rg, rec, rec_c, fid)
+    if target == rg:
+        return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
+    wdist, out_nbr, out_lat = ctx.wdist, ports.out_nbr, ports.out_lat
+    pipe = prm[PR_RD] + prm[PR_VAD] + prm[PR_SAD] + prm[PR_STD]
+    hops = rec[fid, F_HOPS]
+    w = np.int64(wdist[target, rg])
+    cnt = 0
+    for Q in range(plo + nepk, phi):
+        if pipe + out_lat[Q] + np.int64(wdist[target, out_nbr[Q]]) == w:
+            cnt += 1
+    if cnt == 0:
+        return OK, -1, hops
+    j = below(cnt, prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ], P_ROUTE + 64 * hops) \
+        if cnt > 1 else 0
+    for Q in range(plo + nepk, phi):
+        if pipe + out_lat[Q] + np.int64(wdist[target, out_nbr[Q]]) == w:
+            if j == 0:
+                return OK, Q, hops
+            j -= 1
+    return OK, -1, hops
+
+
+register_kernel("fastest", RoutingKernel(module=__name__, hop="fastest_hop", tables=WeightTables))
 
 ROUTINGS.register("fastest", fastest, params=[],
                   summary="lowest-latency paths (router pipeline + link latency), 002's FR",

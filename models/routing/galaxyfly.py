@@ -45,16 +45,25 @@ the cap.  On diameter-5 Galaxyfly it gives the paper's counts.
 """
 from __future__ import annotations
 
+import math
+from collections import namedtuple
+
 import numpy as np
 
 from models.errors import ParameterError
-from models.jit import njit
+from models.jit import njit, njit_inline, njit_kernel
 from models.metrics import order_by_distance
 from models.vcseq import seq_hop, seq_length
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
+from models.routing.paths import MAX_TRIES, min_port, minimal_hop, port_queue
+from pdes.kernels.cycle import PR_NV, PR_SEED, PR_VCCAP
+from pdes.kernels.layout import (ERR_VC, ERR_VC_ORDER, F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC,
+                                 NF_HOT, OK)
+from pdes.kernels.plugin import RoutingKernel, register_kernel
+from pdes.kernels.rng import P_MID, P_MID_ROUTER, below
 
-GRP_PAD = 2147483647          # padding of grp_nb rows (the kernel's routing.GRP_PAD)
+GRP_PAD = 2147483647          # padding of grp_nb rows
 CAPS = {"nar": 5, "nal": 6, "nag": 7}
 ALG_IDS = {"nar": 0, "nal": 1, "nag": 2}
 MAX_CAP = 12
@@ -525,3 +534,191 @@ ROUTINGS.register("nal", nal, params=_params(6),
 ROUTINGS.register("nag", nag, params=_params(7),
                   summary="Galaxyfly NAG: adaptive misroute via a random other supernode (<= 7 hops)",
                   reference="004 Sec. 4.2, 4.3")
+
+
+# ------------------------------------------------------------------------------ kernels
+GroupTables = namedtuple("GroupTables", ["r_group", "grp_rtr", "grp_nb", "grp_cl"])
+"""Group of each router; routers (padded with -1), sorted neighbour groups (padded with
+``GRP_PAD``) and cluster of every group (:func:`group_structure`)."""
+
+# kernel parameters (``ap``)
+A_ALG, A_SCHEME, A_CAP, A_THMIN, A_THNON, A_LSEQ = range(6)
+SCHEME_IDS = {"hop": 0, "sequence": 1, "count": 2}
+
+
+def pack(plan, cfg):
+    """``Th_min`` in flits (``floor(th_min * buffer)``), ``th_nonmin`` in millionths."""
+    kp = plan.kernel_params
+    return {"variant": ALG_IDS[plan.info["galaxy_alg"]], "scheme": SCHEME_IDS[plan.scheme],
+            "max_hops_cap": kp["max_hops_cap"],
+            "th_min_flits": int(math.floor(kp["th_min"] * cfg["router"]["buffer_flits"])),
+            "th_nonmin_micro": int(round(kp["th_nonmin"] * 1_000_000)), "lseq": kp["lseq"]}
+
+
+@njit_inline
+def group_size(grp_rtr, g):
+    """Routers of group ``g`` (rows of ``grp_rtr`` are padded with -1)."""
+    n = 0
+    while n < grp_rtr.shape[1] and grp_rtr[g, n] >= 0:
+        n += 1
+    return n
+
+
+@njit_inline
+def groups_adjacent(grp_nb, a, b):
+    """True if group ``b`` is a neighbour of group ``a`` (binary search in a sorted row)."""
+    lo = 0
+    hi = grp_nb.shape[1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = grp_nb[a, mid]
+        if v == b:
+            return True
+        if v < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return False
+
+
+@njit_inline
+def galaxy_mid(alg, rg, dstr, dist, cap, seed, src, seq, r_group, grp_rtr, grp_nb, grp_cl):
+    """A random non-minimal candidate (intermediate router) for NAR/NAL/NAG, -1 if none.
+
+    * NAL (``alg`` 1): another router of the source supernode (one local misroute);
+    * NAG (2): a random router of a random supernode other than the source's and the
+      destination's;
+    * NAR (0): only when the source and destination supernodes are adjacent and in the
+      same cluster: a random router of a random common neighbour supernode.
+
+    A candidate whose path (minimal to it, then minimal on) would be longer than ``cap``
+    hops is redrawn, up to ``MAX_TRIES`` times (keys: packet id, ``P_MID + try`` for the
+    group or router, ``P_MID_ROUTER + try`` for the router inside a drawn group).
+    """
+    gs = r_group[rg]
+    gd = r_group[dstr]
+    n_common = 0
+    if alg == 0:
+        if gs == gd or grp_cl[gs] != grp_cl[gd] or not groups_adjacent(grp_nb, gs, gd):
+            return -1
+        for i in range(grp_nb.shape[1]):
+            x = grp_nb[gs, i]
+            if x == GRP_PAD:
+                break
+            if groups_adjacent(grp_nb, gd, x):
+                n_common += 1
+        if n_common == 0:
+            return -1
+    G = grp_rtr.shape[0]
+    for k in range(MAX_TRIES):
+        if alg == 1:
+            m = grp_rtr[gs, below(group_size(grp_rtr, gs), seed, src, seq, P_MID + k)]
+            if m == rg or m == dstr:
+                continue
+        else:
+            gm = -1
+            if alg == 2:
+                gm = below(G, seed, src, seq, P_MID + k)
+                if gm == gs or gm == gd:
+                    continue
+            else:
+                j = below(n_common, seed, src, seq, P_MID + k)
+                for i in range(grp_nb.shape[1]):
+                    x = grp_nb[gs, i]
+                    if x == GRP_PAD:
+                        break
+                    if groups_adjacent(grp_nb, gd, x):
+                        if j == 0:
+                            gm = x
+                            break
+                        j -= 1
+            m = grp_rtr[gm, below(group_size(grp_rtr, gm), seed, src, seq, P_MID_ROUTER + k)]
+        if np.int64(dist[m, rg]) + np.int64(dist[dstr, m]) > cap:
+            continue
+        return m
+    return -1
+
+
+@njit_kernel
+def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+    """Intermediate router of a NAR/NAL/NAG packet at its source router (-1 = minimal).
+
+    004 Sec. 4.2: non-minimal iff ``Q_min > Th_min`` and ``Q_nonmin < Th_nonmin``, with
+    ``Q_min`` the occupancy of the minimal output port (the one the packet would take),
+    ``Q_nonmin`` that of the first port towards the candidate, ``Th_min`` in flits and
+    ``Th_nonmin = th_nonmin * Q_min``.  The candidate is drawn only when the minimal port
+    is busy.
+    """
+    dstr = rec[fid, F_DSTR]
+    if dstr == rg:
+        return
+    dist = tab.dist
+    seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
+    nv, vccap = prm[PR_NV], prm[PR_VCCAP]
+    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
+    pm = min_port(rg, dstr, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
+    if pm < 0:
+        return
+    qm = port_queue(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    if qm <= ap[A_THMIN]:
+        return
+    m = galaxy_mid(ap[A_ALG], rg, dstr, dist, ap[A_CAP], seed, src, seq, ctx.r_group,
+                   ctx.grp_rtr, ctx.grp_nb, ctx.grp_cl)
+    if m < 0:
+        return
+    pi = min_port(rg, m, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
+    if pi < 0:
+        return
+    qi = port_queue(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    if qi * 1000000 < ap[A_THNON] * qm:
+        rec_c[fid, F_MID - NF_HOT] = m
+
+
+@njit_inline
+def lseq_position(lseq, ltype, cls):
+    """Position of the ``cls``-th link of type ``ltype`` in the sequence (length if none)."""
+    n = seq_length(lseq)
+    c = 0
+    for p in range(n):
+        if ((lseq >> p) & 1) == ltype:
+            if c == cls:
+                return p
+            c += 1
+    return n
+
+
+@njit_kernel
+def galaxy_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
+               fid):
+    """Minimal towards the candidate, then the destination; classes by link type: with the
+    ``sequence`` scheme the next position of the hop's type in the canonical sequence
+    (``F_AUX2`` = last position), with ``count`` the earlier hops of the same type
+    (``F_AUX2`` = global hops); ``hop``: hop-index classes (checked by the engine)."""
+    op, ovc = minimal_hop(rg, plo, nepk, phi, 0, prm[PR_SEED], ports, tab.dist, rec, rec_c, fid)
+    scheme = ap[A_SCHEME]
+    if scheme == 0 or op < 0 or op - plo < nepk:
+        return OK, op, ovc
+    r_group, out_nbr, lseq = ctx.r_group, ports.out_nbr, ap[A_LSEQ]
+    lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
+    ovc, aux = seq_hop(scheme == 1, lseq, rec_c[fid, F_AUX2 - NF_HOT], rec[fid, F_HOPS], lt)
+    if ovc < 0:
+        return ERR_VC, op, ovc
+    rec_c[fid, F_AUX2 - NF_HOT] = aux
+    if P - plo >= nepk:
+        # the order guard compares within a link type (classes restart per type); with
+        # link-type positions also across types
+        lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
+        if lin == lt:
+            if ovc <= in_cls:
+                return ERR_VC_ORDER, op, ovc
+        elif scheme == 1 and lseq_position(lseq, lin, in_cls) >= aux:
+            return ERR_VC_ORDER, op, ovc
+    return OK, op, ovc
+
+
+for _name in ("nar", "nal", "nag"):
+    register_kernel(_name, RoutingKernel(
+        module=__name__, hop="galaxy_hop", source="galaxy_source", tables=GroupTables,
+        schemes=("sequence", "hop", "count"),
+        params=("variant", "scheme", "max_hops_cap", "th_min_flits", "th_nonmin_micro", "lseq"),
+        knobs=("max_hops_cap", "th_min", "th_nonmin", "lseq"), pack=pack, monotone=lambda plan: plan.scheme == "hop"))

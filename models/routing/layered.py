@@ -39,16 +39,22 @@ path over all layers between routers with endpoints.
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 
 import numpy as np
 
 from models.errors import ParameterError
-from models.jit import njit
+from models.jit import njit, njit_kernel
 from models.metrics import order_by_distance
 from models.registry import ROUTINGS, Param
 from models.rng import hash4
 from models.routing import RoutingPlan
 from models.routing.minimal import endpoint_diameter
+from models.routing.paths import minimal_hop
+from pdes.kernels.cycle import PR_SEED
+from pdes.kernels.layout import F_AUX2, F_DSTR, F_SEQ, F_SRC, NF_HOT, OK
+from pdes.kernels.plugin import RoutingKernel, register_kernel
+from pdes.kernels.rng import P_LAYER, below
 
 MEMORY_LIMIT = 2 * 1024 ** 3      # bytes of next-hop tables (int16, layers x R x R)
 SELECT = {"random": 0, "round_robin": 1}
@@ -412,3 +418,45 @@ ROUTINGS.register("rues", rues, params=[
     Param("layer_select", str, "random", _SELECT_DOC, choices=tuple(SELECT)),
 ], summary="RUES layers: random link subsets, shortest paths inside each layer",
     reference="003 Sec. 6 (RUES baseline)", seeded=True)
+
+
+# ------------------------------------------------------------------------------ kernel
+LayerTables = namedtuple("LayerTables", ["lay_port"])
+"""int16 next-hop neighbour index per (layer - 1, router, destination router), -1 = none."""
+
+
+@njit_kernel
+def layer_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+    """The packet's layer (``F_AUX2``), chosen at its source router.
+
+    ``ap[1] = 0``: uniform, from the counter-based generator keyed by the packet id;
+    ``1``: round robin, the k-th packet of a source endpoint uses layer ``k mod layers``.
+    A layer in which the destination router cannot be reached from here (RUES) falls
+    back to layer 0 (minimal routing)."""
+    n_layers = ap[0]
+    lay = 0
+    if n_layers > 1:
+        seq = rec[fid, F_SEQ]
+        if ap[1] == 0:
+            lay = below(n_layers, prm[PR_SEED], rec[fid, F_SRC], seq, P_LAYER)
+        else:
+            lay = seq % n_layers
+        if lay > 0 and ctx.lay_port[lay - 1, rg, rec[fid, F_DSTR]] < 0:
+            lay = 0
+    rec_c[fid, F_AUX2 - NF_HOT] = lay
+
+
+@njit_kernel
+def layer_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
+              fid):
+    """Layer 0: a random minimal next hop; layer ``l >= 1``: the layer's table."""
+    op, ovc = minimal_hop(rg, plo, nepk, phi, 0, prm[PR_SEED], ports, tab.dist, rec, rec_c, fid)
+    lay = rec_c[fid, F_AUX2 - NF_HOT]
+    if op - plo >= nepk and lay > 0:
+        nb = ctx.lay_port[lay - 1, rg, rec[fid, F_DSTR]]
+        op = plo + nepk + nb if nb >= 0 else -1
+    return OK, op, ovc
+
+
+register_kernel("layered", RoutingKernel(module=__name__, hop="layer_hop", source="layer_source",
+                                         tables=LayerTables, params=("layers", "layer_select")))

@@ -13,11 +13,21 @@ VC classes (``vc_scheme``):
   acyclic by themselves (MLFM, OFT, fat trees: "towards" then "away" links,
   001 Sec. 3.4); ``python -m pdes check`` verifies it.
 """
+from collections import namedtuple
+
 import numpy as np
 
 from models.errors import ParameterError
+from models.jit import njit_inline, njit_kernel
+from models.metrics import UNREACHABLE
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
+from models.routing.paths import eject_port, hop_class, min_port_adaptive, target_of
+from pdes.kernels.bits import popcount, trailing_zeros
+from pdes.kernels.cycle import PR_NHMIN, PR_NV, PR_SEED, PR_VCCAP
+from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_SEQ, F_SRC, OK
+from pdes.kernels.plugin import RoutingKernel, register_kernel
+from pdes.kernels.rng import P_ROUTE, below
 
 SCHEME_DOC = ("VC classes: hop = one class per hop (000 Sec. IV-D); phase = one class before and "
               "one after the intermediate router (001 Sec. 3.4)")
@@ -86,3 +96,82 @@ ROUTINGS.register("min", minimal,
                                 choices=("hop", "phase", "dragonfly"))],
                   summary="minimal routing, uniform random choice among minimal next hops",
                   reference="000 Sec. IV-A, IV-D; 001 Sec. 3.1")
+
+
+# ------------------------------------------------------------------------------ kernels
+NoTables = namedtuple("NoTables", [])
+"""Minimal routing reads only the engine's tables (distances, next-hop masks)."""
+
+
+@njit_inline
+def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+    """Minimal routing: a random minimal next hop, one load of the next-hop masks where the
+    engine built them (``prm[PR_NHMIN]``), else a scan of the distance row; class = hops
+    taken (``ap[0] = 0``) or 0 (``ap[0] = 1``, phase classes without an intermediate)."""
+    dr = rec[fid, F_DSTR]
+    hp = rec[fid, F_HOPS]
+    ovc = hp if ap[0] == 0 else 0
+    op = -1
+    if dr == rg:
+        op = plo + (rec[fid, F_DST] - ports.ep_first[rg])
+        ovc = 0
+    elif prm[PR_NHMIN] != 0:
+        # bit j of nh_min[k, dr]: network port j is on a minimal path
+        m = np.int64(tab.nh_min[k, dr])
+        cnt = popcount(m)
+        if cnt > 0:
+            if cnt > 1:
+                # the j-th minimal port (in port order)
+                j = below(cnt, prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ], P_ROUTE + 64 * hp)
+                while j > 0:
+                    m &= m - 1
+                    j -= 1
+            op = plo + nepk + trailing_zeros(m)
+    else:
+        dist = tab.dist
+        out_nbr = ports.out_nbr
+        dd = np.int64(dist[dr, rg])
+        if dd != UNREACHABLE and dd != 0:
+            cnt = 0
+            for Q in range(plo + nepk, phi):
+                if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                    cnt += 1
+            if cnt > 0:
+                j = 0
+                if cnt > 1:
+                    j = below(cnt, prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ],
+                              P_ROUTE + 64 * hp)
+                for Q in range(plo + nepk, phi):
+                    if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                        if j == 0:
+                            op = Q
+                            break
+                        j -= 1
+    return OK, op, ovc
+
+
+@njit_kernel
+def adaptive_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
+                 fid):
+    """Adaptive minimal routing: the minimal next hop whose output port is least occupied
+    (random among ties; on a fat tree: adaptive up, the unique path down -- ANCA)."""
+    target, phase = target_of(rg, rec, rec_c, fid)
+    if target == rg:
+        return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
+    op = min_port_adaptive(rg, target, plo + nepk, phi, ports.out_nbr, tab.dist, prm[PR_SEED],
+                           rec[fid, F_SRC], rec[fid, F_SEQ], rec[fid, F_HOPS], prm[PR_NV],
+                           prm[PR_VCCAP], crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, t)
+    return OK, op, hop_class(ap[0], phase, rec, rec_c, fid)
+
+
+def phase_classes(plan, cfg):
+    """Kernel parameter 0: 1 with the ``phase`` VC scheme, 0 with hop-index classes."""
+    return {"phase_classes": int(plan.scheme == "phase")}
+
+
+register_kernel("min", RoutingKernel(module=__name__, hop="min_hop", tables=NoTables,
+                                     schemes=("hop", "phase"), params=("phase_classes",),
+                                     knobs=(), pack=phase_classes, next_hop_masks=True))
+register_kernel("min_adaptive", RoutingKernel(module=__name__, hop="adaptive_hop", tables=NoTables,
+                                              schemes=("hop", "phase"), params=("phase_classes",),
+                                              knobs=(), pack=phase_classes))

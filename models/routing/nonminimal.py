@@ -30,12 +30,21 @@ VC classes: ``hop`` (default; 000 Sec. IV-D: class = hops taken, so
 (001 Sec. 3.4: class 0 towards the intermediate, class 1 after it; two VCs,
 valid on MLFM/OFT/fat trees whose minimal routes are acyclic).
 """
+import dataclasses
+import math
+from collections import namedtuple
+
 import numpy as np
 
 from models.errors import ParameterError
+from models.jit import njit_kernel
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import SCHEME_DOC, check_scheme
+from models.routing.paths import draw_mid, min_port, minimal_hop, path_cost, port_queue
+from pdes.kernels.cycle import PR_NV, PR_SEED, PR_VCCAP
+from pdes.kernels.layout import F_DSTR, F_MID, F_SEQ, F_SRC, NF_HOT, OK
+from pdes.kernels.plugin import RoutingKernel, register_kernel
 
 
 def candidates(topo, intermediates: str) -> np.ndarray:
@@ -108,8 +117,9 @@ def ugal_g(topo, dist, vc_scheme="hop", intermediates="auto", max_hops=0, n_indi
     _ugal_checks(n_indirect, c)
     if epoch < 1:
         raise ParameterError(f"routing.epoch: must be >= 1 cycle, got {epoch}")
-    return _plan("ugal_g", topo, dist, vc_scheme, intermediates, max_hops, n_indirect=n_indirect,
-                 c=float(c), epoch=int(epoch))
+    plan = _plan("ugal_g", topo, dist, vc_scheme, intermediates, max_hops, n_indirect=n_indirect,
+                 c=float(c))
+    return dataclasses.replace(plan, snapshot_every=int(epoch))
 
 
 COMMON = [
@@ -138,3 +148,114 @@ ROUTINGS.register("ugal_g", ugal_g, params=COMMON + UGAL + [
           "divides it; a long epoch makes all sources act on the same stale view)"),
 ], summary="UGAL with global queue information (idealised: snapshot every epoch)",
     reference="000 Sec. IV-C1")
+
+
+# ------------------------------------------------------------------------------ kernels
+MidTables = namedtuple("MidTables", ["mid_cand", "r_group", "g_entry"])
+"""Routers eligible as intermediates (sorted); with a group table (``g_entry`` with more than
+one row, ``r_group``): intermediate groups instead (see :func:`models.routing.paths.draw_mid`)."""
+OPTIONAL = {"r_group": np.zeros(1, np.int32), "g_entry": np.zeros((1, 1), np.int32)}
+
+# kernel parameters (``ap``) of valiant / ugal_l / ugal_g
+A_PHASE, A_MAXHOPS, A_NIND, A_CMICRO, A_LENW, A_THRESH = range(6)
+PARAMS = ("phase_classes", "max_hops_cap", "n_indirect", "c_micro", "length_weighted",
+          "threshold_flits")
+
+
+def pack(plan, cfg):
+    """Integer kernel parameters: ``c`` in millionths, ``threshold`` in flits of a port's buffer."""
+    kp = plan.kernel_params
+    return {"phase_classes": int(plan.scheme == "phase"), "max_hops_cap": kp["max_hops_cap"],
+            "n_indirect": kp.get("n_indirect", 0), "c_micro": int(round(kp.get("c", 1.0) * 1_000_000)),
+            "length_weighted": int(kp.get("length_weighted", True)),
+            "threshold_flits": int(math.ceil(kp.get("threshold", 0.0) * cfg["router"]["buffer_flits"]))}
+
+
+@njit_kernel
+def valiant_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+    """Valiant: a random intermediate router (000 Sec. IV-B, 001 Sec. 3.2)."""
+    dstr = rec[fid, F_DSTR]
+    if dstr == rg:
+        return
+    rec_c[fid, F_MID - NF_HOT] = draw_mid(ctx.mid_cand, rg, dstr, tab.dist, ap[A_MAXHOPS],
+                                          prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ], 0,
+                                          ctx.r_group, ctx.g_entry)
+
+
+@njit_kernel
+def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+    """UGAL-L: the minimal path against ``n_indirect`` random Valiant paths, by the occupancy of
+    their first output port (times path length), indirect costs times ``c`` (000 Sec. IV-C2,
+    001 Sec. 3.3); with a threshold, minimal while the minimal port holds fewer flits."""
+    dstr = rec[fid, F_DSTR]
+    if dstr == rg:
+        return
+    dist = tab.dist
+    seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
+    nv, vccap = prm[PR_NV], prm[PR_VCCAP]
+    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
+    c_micro, length_w, thresh = ap[A_CMICRO], ap[A_LENW], ap[A_THRESH]
+    lm = np.int64(dist[dstr, rg])
+    pm = min_port(rg, dstr, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
+    qm = port_queue(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    if thresh > 0 and qm < thresh:
+        return
+    best = qm * lm * 1000000 if length_w != 0 else qm * 1000000
+    mid = -1
+    for j in range(ap[A_NIND]):
+        m = draw_mid(ctx.mid_cand, rg, dstr, dist, ap[A_MAXHOPS], seed, src, seq, j, ctx.r_group,
+                     ctx.g_entry)
+        if m < 0:
+            continue
+        pi = min_port(rg, m, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
+        qi = port_queue(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+        li = np.int64(dist[m, rg]) + np.int64(dist[dstr, m])
+        cost = c_micro * qi * li if length_w != 0 else c_micro * qi
+        if cost < best:
+            best = cost
+            mid = m
+    rec_c[fid, F_MID - NF_HOT] = mid
+
+
+@njit_kernel
+def ugal_g_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+    """UGAL-G: costs are whole-path occupancies in the engine's channel snapshot (000 Sec.
+    IV-C1, idealised)."""
+    dstr = rec[fid, F_DSTR]
+    if dstr == rg:
+        return
+    dist, g_off, g_nbr, g_chan, snap = tab.dist, tab.g_off, tab.g_nbr, tab.g_chan, tab.snap
+    seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
+    c_micro = ap[A_CMICRO]
+    best = path_cost(rg, dstr, g_off, g_nbr, g_chan, dist, snap) * 1000000
+    mid = -1
+    for j in range(ap[A_NIND]):
+        m = draw_mid(ctx.mid_cand, rg, dstr, dist, ap[A_MAXHOPS], seed, src, seq, j, ctx.r_group,
+                     ctx.g_entry)
+        if m < 0:
+            continue
+        cost = c_micro * (path_cost(rg, m, g_off, g_nbr, g_chan, dist, snap)
+                          + path_cost(m, dstr, g_off, g_nbr, g_chan, dist, snap))
+        if cost < best:
+            best = cost
+            mid = m
+    rec_c[fid, F_MID - NF_HOT] = mid
+
+
+@njit_kernel
+def mid_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+    """Minimal towards the intermediate router, then minimal towards the destination."""
+    op, ovc = minimal_hop(rg, plo, nepk, phi, ap[A_PHASE], prm[PR_SEED], ports, tab.dist, rec,
+                          rec_c, fid)
+    return OK, op, ovc
+
+
+KNOBS = {"valiant": ("max_hops_cap",),
+         "ugal_l": ("max_hops_cap", "n_indirect", "c", "length_weighted", "threshold"),
+         "ugal_g": ("max_hops_cap", "n_indirect", "c")}
+"""Kernel parameters of the plans (``RoutingPlan.kernel_params``), per kernel."""
+for _name in ("valiant", "ugal_l", "ugal_g"):
+    register_kernel(_name, RoutingKernel(module=__name__, hop="mid_hop", source=_name + "_source",
+                                         tables=MidTables, optional=OPTIONAL,
+                                         schemes=("hop", "phase"), params=PARAMS,
+                                         knobs=KNOBS[_name], pack=pack))

@@ -90,13 +90,17 @@ def check_output(path: str, key: str, *, replace: bool = True) -> None:
                                  "or --force to replace it)")
 
 
-def kernels_cached() -> bool:
-    """Whether the compiled cycle kernel of this source version is in the on-disk cache."""
+def kernels_cached(kernels=None) -> bool:
+    """Whether the compiled cycle kernels of this source version for the given routing
+    kernels (``pdes.kernels.plugin.RoutingKernel``; None: any) are in the on-disk cache."""
     from models.jit import cache_dir
-    return bool(glob.glob(os.path.join(cache_dir(), "**", "cycle.advance-*.nbi"), recursive=True))
+    from pdes.kernels import generate
+    if kernels is not None:
+        return all(generate.compiled(k) for k in kernels)
+    return bool(glob.glob(os.path.join(cache_dir(), "**", "*.advance-*.nbi"), recursive=True))
 
 
-def compile_notice(say) -> None:
+def compile_notice(say, kernels=None) -> None:
     """Say that the kernels will be compiled first, when they are not cached."""
-    if say is not None and not kernels_cached():
+    if say is not None and not kernels_cached(kernels):
         say(f"compiling simulation kernels once for this version, about {COMPILE_SECONDS} s")

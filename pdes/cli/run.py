@@ -69,7 +69,8 @@ def _main(args, comm) -> int:
     note = buffer_note(prep)
     if note and rank == 0:     # also under --quiet: it changes what the results mean
         print(f"[pdes] {note}", file=sys.stderr, flush=True)
-    compile_notice(say)
+    from pdes.kernels.plugin import kernel_of
+    compile_notice(say, [kernel_of(cfg["routing"]["algorithm"], prep.plan)])
     topo = prep.topo
     if say:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "

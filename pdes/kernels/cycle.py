@@ -1,17 +1,22 @@
 """The cycle kernel: advance a set of routers and their endpoints over a window.
 
-One call of :func:`advance` runs cycles ``t0 .. t1-1`` for the routers this
-state owns; a cycle is three stage functions, each over grouped state
-(named tuples of arrays, :data:`GROUPS`):
+One call of ``advance`` runs cycles ``t0 .. t1-1`` for the routers this
+state owns; a cycle is three stages, each over grouped state (named tuples
+of arrays, :data:`GROUPS`):
 
 1. :func:`endpoint_stage`: Bernoulli packet generation (or the next message
    of a finite workload) and injection of one flit per endpoint,
-2. :func:`router_stage`: per router, :func:`switch_allocation` (and switch
+2. ``router_stage``: per router, :func:`switch_allocation` (and switch
    traversal into the output queues, credit return), then
-   :func:`route_and_allocate_vc` (route computation + VC allocation),
+   ``route_and_allocate_vc`` (route computation by the routing kernel + VC
+   allocation),
 3. :func:`output_stage`: one flit per output port onto its link (delivery
    into the next input VC, or an outbox) or to its endpoint (ejection,
    statistics).
+
+The router stage and ``advance`` are in :mod:`pdes.kernels.routed`, which is
+compiled once per routing kernel (:mod:`pdes.kernels.generate`); this module
+holds the state layout and the stages every routing shares.
 
 Flits enter input VCs through :func:`pdes.kernels.buffers.enqueue_flit` and
 credits their sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`
@@ -52,7 +57,7 @@ Credit counts are read where they decide something, and no more often:
 * VC allocation with one VC per class needs only "room for a packet": if the
   count already there says so, the credits on their way back are left in the
   FIFO; they are absorbed when a count is needed exactly (a smaller count,
-  several VCs per class, UGAL queue lengths, the endpoint's VC choice).  A
+  several VCs per class, adaptive routing's queue estimates, the endpoint's VC choice).  A
   credit's effect does not depend on when it is absorbed, only on its
   arrival cycle.
 
@@ -86,14 +91,9 @@ from pdes.kernels.layout import (
     NF, NF_HOT, NF_USED, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
-from pdes.kernels.bits import popcount, trailing_zeros
 from pdes.kernels.buffers import enqueue_flit, queue_credit
-from pdes.kernels.prefetch import prefetch, prefetch2
-from pdes.kernels.rng import P_INJECT, P_ROUTE, below, draw53
-from pdes.kernels.routing import (ALG_LAYERED, ALG_MIN, ALG_NAG, ALG_NAR, SCHEME_DRAGONFLY,
-                                  SCHEME_HOP, SCHEME_LCOUNT, SCHEME_LSEQ, SCHEME_PHASE, UNREACHABLE, compute_route, dragonfly_port,
-                                  dragonfly_position, galaxy_decision, galaxy_hop, layer_of,
-                                  lseq_position, source_decision)
+from pdes.kernels.prefetch import prefetch
+from pdes.kernels.rng import P_INJECT, draw53
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
 # ---- grouped kernel state: named tuples of arrays, one per kind of state
@@ -103,9 +103,9 @@ Ports = namedtuple("Ports", ['port_off', 'n_epp', 'router_gid', 'port_router', '
                              'ep_router'])
 Ports.__doc__ = "the part's routers and ports: CSR offsets, link ends and latencies, endpoints"
 Tables = namedtuple("Tables", ['dest_table', 'dest_table2', 'dest_set_a', 'dest_set_b', 'dist',
-                               'nh_min', 'mid_cand', 'g_off', 'g_nbr', 'g_chan', 'snap', 'wdist',
-                               'r_group', 'g_entry', 'grp_rtr', 'grp_nb', 'grp_cl', 'lay_port'])
-Tables.__doc__ = "read-only global tables: traffic destinations, distances, routing tables"
+                               'nh_min', 'g_off', 'g_nbr', 'g_chan', 'snap'])
+Tables.__doc__ = ("global tables: traffic destinations, distances, minimal next-hop masks, the "
+                  "router graph (CSR: g_off, g_nbr, g_chan) and its channel occupancy snapshot")
 Messages = namedtuple("Messages", ['msg_off', 'msg_dst', 'msg_pkts', 'msg_left', 'msg_recv',
                                    'ep_msg_ptr', 'ep_cur_msg'])
 Messages.__doc__ = "finite workloads: message tables and per-endpoint progress"
@@ -151,29 +151,19 @@ PR_THR = 12        # 53-bit threshold of the per-cycle packet generation draw
 PR_M0 = 13         # measurement window [M0, M1) (creation / delivery cycle)
 PR_M1 = 14
 PR_HMAX = 15       # latency histogram size - 1 (last bin = overflow)
-PR_ALG = 16        # routing algorithm id
-PR_TRAFFIC = 17    # traffic kind
-PR_E = 18          # endpoints in the whole network
-PR_FOCAP = 19      # flit outbox capacity per cut channel
-PR_COCAP = 20      # credit outbox capacity per cut channel
-PR_INJECT = 21     # 1 = endpoints generate packets, 0 = no new packets
-PR_FRAC_THR = 22   # 53-bit threshold of the traffic mix draw
-PR_NCLS = 23       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
-PR_SCHEME = 24     # VC class scheme (routing.SCHEME_*)
-PR_MAXHOPS = 25    # cap on the path length of non-minimal routes (0 = none)
-PR_NIND = 26       # UGAL: random indirect paths compared with the minimal one
-PR_CMICRO = 27     # UGAL: penalty c of indirect paths, in millionths
-PR_LENW = 28       # UGAL: 1 = costs weighted by path length (000), 0 = not (001 generic)
-PR_THRESH = 29     # UGAL-L: route minimally while the minimal port holds fewer flits (0 = off)
-PR_FINITE = 30     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
-PR_SCHED = 31      # finite: 0 = all messages posted at once (packets interleaved round-robin),
+PR_TRAFFIC = 16    # traffic kind
+PR_E = 17          # endpoints in the whole network
+PR_FOCAP = 18      # flit outbox capacity per cut channel
+PR_COCAP = 19      # credit outbox capacity per cut channel
+PR_INJECT = 20     # 1 = endpoints generate packets, 0 = no new packets
+PR_FRAC_THR = 21   # 53-bit threshold of the traffic mix draw
+PR_NCLS = 22       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
+PR_MONO = 23       # 1 = the engine checks that VC classes never decrease along a path
+PR_FINITE = 24     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
+PR_SCHED = 25      # finite: 0 = all messages posted at once (packets interleaved round-robin),
                    #         1 = staggered (one message after the other, in table order)
-PR_LSEQ = 32       # Galaxyfly VC scheme: canonical link-type sequence (bit i = position i global,
-                   # sentinel bit above the last position; routing.SCHEME_LSEQ)
-PR_LAYERS = 33     # layered routing: number of layers (layer 0 = minimal)
-PR_LSEL = 34       # layered routing: layer selection, 0 = random per packet, 1 = round robin
-PR_NHMIN = 35      # 1 = minimal routing reads the next-hop masks ``nh_min`` instead of ``dist``
-NPRM = 36
+PR_NHMIN = 26      # 1 = tab.nh_min holds minimal next-hop masks (routing kernels that read them)
+NPRM = 27
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
@@ -349,7 +339,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
             ep_cur_rec[e, F_MID] = -1
             ep_cur_rec[e, F_PHASE] = 0
             ep_cur_rec[e, F_AUX] = ep_cur_msg[e] if finite != 0 else 0
-            ep_cur_rec[e, F_AUX2] = -1         # Dragonfly VC scheme: no hop taken yet
+            ep_cur_rec[e, F_AUX2] = -1         # routing state: none yet
             ep_seq[e] += 1
             ep_cur_left[e] = pkt
         if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
@@ -537,282 +527,6 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     return OK
 
 
-@njit_inline
-def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr):
-    """Route computation and VC allocation at router ``k`` (after the switch, so an output
-    VC freed by a tail this cycle can be re-used)."""
-    port_off, n_epp, router_gid = ports.port_off, ports.n_epp, ports.router_gid
-    out_lat, out_nbr, out_ltype = ports.out_lat, ports.out_nbr, ports.out_ltype
-    ep_first = ports.ep_first
-    dist, nh_min, mid_cand, g_off = tab.dist, tab.nh_min, tab.mid_cand, tab.g_off
-    g_nbr, g_chan, snap, wdist = tab.g_nbr, tab.g_chan, tab.snap, tab.wdist
-    r_group, g_entry, grp_rtr, grp_nb = tab.r_group, tab.g_entry, tab.grp_rtr, tab.grp_nb
-    grp_cl, lay_port = tab.grp_cl, tab.lay_port
-    cr_t, cr_head, cr_cnt, cred = crd
-    rec, rec_c = pool.rec, pool.rec_c
-    ib_id, ib_head, iv_ready, iv_out = inb.ib_id, inb.ib_head, inb.iv_ready, inb.iv_out
-    iv_ovc, iv_alloc, iv_sa_ready = inb.iv_ovc, inb.iv_alloc, inb.iv_sa_ready
-    iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
-    ov_owner, rr_va = outq.ov_owner, outq.rr_va
-    va_best, va_who, touched, cand_ivc = scr.va_best, scr.va_who, scr.touched, scr.cand_ivc
-    cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
-    nv, vccap, pkt, rdel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_RD]
-    vadel, sadel, stdel, seed = prm[PR_VAD], prm[PR_SAD], prm[PR_STD], prm[PR_SEED]
-    alg, ncls, scheme, max_hops = prm[PR_ALG], prm[PR_NCLS], prm[PR_SCHEME], prm[PR_MAXHOPS]
-    n_ind, c_micro, length_w = prm[PR_NIND], prm[PR_CMICRO], prm[PR_LENW]
-    thresh, use_nh, lseq, n_layers = prm[PR_THRESH], prm[PR_NHMIN], prm[PR_LSEQ], prm[PR_LAYERS]
-    lsel = prm[PR_LSEL]
-    pipe = rdel + vadel + sadel + stdel
-    fast_min = alg == ALG_MIN and (scheme == SCHEME_HOP or scheme == SCHEME_PHASE)
-    kcls = nv // ncls
-    nP = port_off[port_off.shape[0] - 1]
-    nIV = nP * nv
-    nK = cr_cnt.shape[0]
-    plo = port_off[k]
-    phi = port_off[k + 1]
-    npk = phi - plo
-    rg = router_gid[k]
-    nepk = n_epp[k]
-    # ---- 4b. route computation and VC allocation for the next cycles (after the
-    #      switch, so an output VC freed by a tail this cycle can be re-used)
-    n_touched = 0
-    n_ivc = npk * nv
-    n_cand = 0
-    for P in range(plo, phi):
-        for vc in range(nv):
-            ivc = P * nv + vc
-            cand_ivc[n_cand] = ivc
-            cand_p[n_cand] = P
-            n_cand += iv_va_at[ivc] <= t
-    for ci in range(n_cand):
-        ivc = cand_ivc[ci]
-        P = cand_p[ci]
-        vc = ivc - P * nv
-        if iv_out[ivc] < 0:
-            fid = ib_id[ib_head[ivc] * nIV + ivc]
-            if alg != ALG_MIN and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
-                # first router of the packet: the algorithm picks its intermediate
-                # (or, layered routing, its layer: F_AUX2)
-                if alg == ALG_LAYERED:
-                    rec_c[fid, F_AUX2 - NF_HOT] = layer_of(
-                        lsel, n_layers, seed, rec[fid, F_SRC], rec[fid, F_SEQ], rg,
-                        rec[fid, F_DSTR], lay_port)
-                elif alg >= ALG_NAR and alg <= ALG_NAG:
-                    rec_c[fid, F_MID - NF_HOT] = galaxy_decision(
-                        alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
-                        plo + nepk, phi, out_nbr, dist, seed, max_hops, thresh,
-                        c_micro, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, r_group,
-                        grp_rtr, grp_nb, grp_cl)
-                else:
-                    rec_c[fid, F_MID - NF_HOT] = source_decision(
-                        alg, rg, rec[fid, F_DSTR], rec[fid, F_SRC], rec[fid, F_SEQ],
-                        plo + nepk, phi, out_nbr, dist, seed, mid_cand, max_hops,
-                        n_ind, c_micro, length_w, thresh, nv, vccap, cred, cr_t,
-                        cr_head, cr_cnt, t, g_off, g_nbr, g_chan, snap, r_group,
-                        g_entry)
-            if fast_min:
-                # minimal routing with hop or phase classes, the most common case,
-                # written out: calling compute_route (a compiled function, not
-                # inlined, to keep compile times down) costs atomic reference
-                # counts on its array arguments
-                dr = rec[fid, F_DSTR]
-                hp = rec[fid, F_HOPS]
-                ph = rec[fid, F_PHASE]
-                tgt = dr
-                ovc = hp if scheme == SCHEME_HOP else 0
-                op = -1
-                if dr == rg:
-                    op = plo + (rec[fid, F_DST] - ep_first[rg])
-                    ovc = 0
-                elif use_nh != 0:
-                    # bit j of nh_min[k, dr]: network port j is on a minimal path
-                    m = np.int64(nh_min[k, dr])
-                    cnt = popcount(m)
-                    if cnt > 0:
-                        if cnt > 1:
-                            # the j-th minimal port (in port order)
-                            j = below(cnt, seed, rec[fid, F_SRC], rec[fid, F_SEQ],
-                                      P_ROUTE + 64 * hp)
-                            while j > 0:
-                                m &= m - 1
-                                j -= 1
-                        op = plo + nepk + trailing_zeros(m)
-                else:
-                    dd = np.int64(dist[dr, rg])
-                    if dd != UNREACHABLE and dd != 0:
-                        cnt = 0
-                        for Q in range(plo + nepk, phi):
-                            if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
-                                cnt += 1
-                        if cnt > 0:
-                            j = 0
-                            if cnt > 1:
-                                j = below(cnt, seed, rec[fid, F_SRC],
-                                          rec[fid, F_SEQ], P_ROUTE + 64 * hp)
-                            for Q in range(plo + nepk, phi):
-                                if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
-                                    if j == 0:
-                                        op = Q
-                                        break
-                                    j -= 1
-            else:
-                op, ovc, ph, tgt = compute_route(
-                    alg, rg, rec[fid, F_DSTR], rec[fid, F_DST], rec[fid, F_SRC],
-                    rec[fid, F_SEQ], rec[fid, F_HOPS], rec_c[fid, F_MID - NF_HOT],
-                    rec[fid, F_PHASE], scheme, plo, nepk, phi, ep_first, out_nbr,
-                    dist, seed, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, out_lat,
-                    pipe, wdist)
-            rec[fid, F_PHASE] = ph
-            if scheme == SCHEME_DRAGONFLY and op - plo >= nepk:
-                # Kim et al.: follow the group hierarchy, class by l-g-l-g-l position
-                op = dragonfly_port(rg, tgt, plo + nepk, phi, out_nbr, r_group, g_entry)
-                if op < 0:
-                    return ERR_ROUTE
-                seqpos = dragonfly_position(rec_c[fid, F_AUX2 - NF_HOT], out_ltype[op])
-                rec_c[fid, F_AUX2 - NF_HOT] = seqpos
-                ovc = seqpos // 2
-            elif alg == ALG_LAYERED and op - plo >= nepk and rec_c[fid, F_AUX2 - NF_HOT] > 0:
-                # layer >= 1: the layer's next-hop table (neighbour index)
-                nb = lay_port[rec_c[fid, F_AUX2 - NF_HOT] - 1, rg, rec[fid, F_DSTR]]
-                op = plo + nepk + nb if nb >= 0 else -1
-            if op < 0:
-                return ERR_ROUTE
-            if (scheme == SCHEME_LSEQ or scheme == SCHEME_LCOUNT) and op - plo >= nepk:
-                # Galaxyfly classes: local (same group) and global links count apart
-                lt = 0 if r_group[out_nbr[op]] == r_group[rg] else 1
-                ovc, aux = galaxy_hop(scheme, lseq, rec_c[fid, F_AUX2 - NF_HOT],
-                                      rec[fid, F_HOPS], lt)
-                if ovc < 0:
-                    return ERR_VC
-                rec_c[fid, F_AUX2 - NF_HOT] = aux
-                if P - plo >= nepk:
-                    # the order guard compares within a link type (classes restart
-                    # per type); with link-type positions also across types
-                    lin = 0 if r_group[out_nbr[P]] == r_group[rg] else 1
-                    if lin == lt:
-                        if ovc <= cls_of[vc]:
-                            return ERR_VC_ORDER
-                    elif scheme == SCHEME_LSEQ and \
-                            lseq_position(lseq, lin, cls_of[vc]) >= aux:
-                        return ERR_VC_ORDER
-            if ovc >= ncls:
-                return ERR_VC
-            if P - plo >= nepk and op - plo >= nepk and ovc < cls_of[vc] and \
-                    scheme != SCHEME_LSEQ and scheme != SCHEME_LCOUNT:
-                return ERR_VC_ORDER      # classes must not decrease along a path
-            iv_out[ivc] = op
-            iv_ovc[ivc] = ovc          # the VC class until VC allocation succeeds
-        op = iv_out[ivc]
-        if op - plo < nepk:
-            ovc = 0                    # ejection: one output "VC"
-            if ov_owner[op * nv] >= 0:
-                continue
-        else:
-            # the free VC of the class with the most credits (room for the packet)
-            lo = iv_ovc[ivc] * kcls
-            ovc = -1
-            bc = -1
-            for v in range(lo, lo + kcls):
-                kk = op * nv + v
-                if ov_owner[kk] >= 0:
-                    continue
-                if kcls == 1 and cred[kk] >= pkt:
-                    # the class's only VC has room without the credits on their way
-                    # back: the choice does not need them (they are absorbed later;
-                    # the count at any cycle is the same whenever that happens)
-                    ovc = v
-                    break
-                # absorb the credits of key kk that have arrived (written out: see the
-                # endpoint stage)
-                n = cr_cnt[kk]
-                if n > 0:
-                    h = cr_head[kk]
-                    while n > 0 and cr_t[h * nK + kk] <= t:
-                        cred[kk] += 1
-                        n -= 1
-                        h = h + 1 if h + 1 < vccap else 0
-                    cr_cnt[kk] = n
-                    cr_head[kk] = h if n > 0 else 0
-                if cred[kk] >= pkt and cred[kk] > bc:
-                    bc = cred[kk]
-                    ovc = v
-            if ovc < 0:
-                continue
-        o = op * nv + ovc
-        loc = (op - plo) * nv + ovc
-        me = (P - plo) * nv + vc
-        prio = me - rr_va[o]
-        if prio < 0:
-            prio += n_ivc
-        if va_best[loc] < 0:
-            touched[n_touched] = loc
-            n_touched += 1
-            va_best[loc] = prio
-            va_who[loc] = ivc
-            va_ovc[loc] = ovc
-        elif prio < va_best[loc]:
-            va_best[loc] = prio
-            va_who[loc] = ivc
-    for i in range(n_touched):
-        loc = touched[i]
-        w = va_who[loc]
-        o = plo * nv + loc
-        ov_owner[o] = w
-        iv_ovc[w] = va_ovc[loc]
-        iv_alloc[w] = 1
-        iv_sa_ready[w] = t + vadel
-        r = iv_ready[w]
-        iv_sa_at[w] = r if r > t + vadel else t + vadel
-        iv_va_at[w] = NEVER
-        nxt = w - plo * nv + 1
-        rr_va[o] = nxt if nxt < n_ivc else 0
-        va_best[loc] = -1
-    return OK
-
-
-@njit_borrow
-def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr):
-    """2. Routers: switch allocation, then route computation and VC allocation, per router."""
-    port_off = ports.port_off
-    nh_min = tab.nh_min
-    rec = pool.rec
-    ib_id, ib_head, ib_cnt, iv_alloc = inb.ib_id, inb.ib_head, inb.ib_cnt, inb.iv_alloc
-    nv, vccap, pkt, use_nh = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_NHMIN]
-    nR = port_off.shape[0] - 1
-    nP = port_off[port_off.shape[0] - 1]
-    nIV = nP * nv
-    for k in range(nR):
-        # Prefetch sweeps, written without data-dependent branches (a branch per VC
-        # on the random occupancy of the buffers mispredicts often enough to cost more
-        # than the prefetches it saves; an empty VC's "front" is its hot slot 0)
-        if k + 2 * PF_ROUTERS < nR:
-            # the front records of the input VCs a few routers ahead and, for a VC
-            # whose packet may leave this cycle, the record behind it (routed in the
-            # same cycle)
-            k2 = k + 2 * PF_ROUTERS
-            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                h = ib_head[ivc]
-                h2 = h + 1 if h + 1 < vccap else 0
-                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
-                prefetch(rec, ib_id[h * nIV + ivc])
-                prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
-        if use_nh != 0 and k + PF_ROUTERS < nR:
-            # ... and, nearer, the next-hop masks those records will read
-            k2 = k + PF_ROUTERS
-            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
-                h = ib_head[ivc]
-                h2 = h + 1 if h + 1 < vccap else 0
-                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
-                prefetch2(nh_min, k2, rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR])
-        status = switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr)
-        if status != OK:
-            return status
-        status = route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr)
-        if status != OK:
-            return status
-    return OK
-
-
 @njit_borrow
 def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
     """3. Output ports: one flit per port onto its link or to its endpoint (ejection)."""
@@ -923,19 +637,4 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
             rec_free[top] = fid
             top += 1
     pool.rec_top[0] = top
-    return OK
-
-
-@njit
-def advance(t0, t1, prm, ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats, scr_arr):
-    """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``)."""
-    scr = make_scratch(prm, scr_arr)
-    for t in range(t0, t1):
-        endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
-        status = router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr)
-        if status != OK:
-            return status
-        status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats)
-        if status != OK:
-            return status
     return OK

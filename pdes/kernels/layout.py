@@ -21,14 +21,10 @@ F_PHASE = 7    # routing: phase (0 = towards F_MID or destination, 1 = towards d
 # fields from NF_HOT on are "cold": minimal routing does not read them per hop
 F_CTIME = 8    # creation cycle of the packet
 F_ITIME = 9    # cycle the head flit left the source queue (network entry)
-F_MID = 10     # routing: intermediate router (-1 = none)
+F_MID = 10     # routing: intermediate router (-1 = none; set by a routing kernel's source)
 F_AUX = 11     # finite workloads: message index of the packet (read at ejection)
-F_AUX2 = 12    # routing state, -1 at injection; its meaning depends on the routing:
-               #   Dragonfly VC scheme: position in the l-g-l-g-l hop sequence of the last hop
-               #   Galaxyfly "sequence" VC scheme (nar/nal/nag): position of the last hop in
-               #     the canonical local/global link sequence (PR_LSEQ)
-               #   Galaxyfly "count" VC scheme: global hops taken (local = F_HOPS - global)
-               #   layered / rues: the packet's layer (set at its source router; 0 = minimal)
+F_AUX2 = 12    # routing state, -1 at injection; its meaning is the routing kernel's
+               #   (documented with each kernel under models/routing/)
 NF_USED = 13
 NF_HOT = 8      # the record pool keeps fields 0..7 and 8.. in two arrays of 32-byte rows
 NF = 16        # width of a whole record outside the pool (endpoint templates, outboxes);

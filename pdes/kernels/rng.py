@@ -15,12 +15,12 @@ from models.rng import hash4
 P_INJECT = 1        # Bernoulli injection decision (entity = endpoint, counter = cycle)
 P_DEST = 2          # traffic destination (entity = endpoint, counter = creation cycle)
 P_ROUTE = 3         # routing choice; counter = packet sequence, purpose + 64 * hop
-P_MID = 4           # intermediate router choice (Valiant/UGAL)
+P_MID = 4           # intermediate router or group choice of non-minimal routing, + draw
 P_TRAFFIC_AUX = 5   # second draw of a traffic pattern
 # the purposes above are offset per try / hop (P_ROUTE + 64 * hop, P_MID + 1024 * j + k),
 # so later ones start far above those ranges
-P_MID_ROUTER = 1 << 20  # router inside a drawn intermediate group (Galaxyfly NAR/NAG), + try
-P_LAYER = 1 << 21       # layer of a packet (layered / RUES routing; counter = packet sequence)
+P_MID_ROUTER = 1 << 20  # router inside a drawn intermediate group, + try
+P_LAYER = 1 << 21       # layer (table) of a packet chosen at its source (counter = packet sequence)
 
 _S11 = np.uint64(11)
 
