@@ -108,6 +108,10 @@ class LocalGroup:
     def bcast(self, obj):
         return obj
 
+    def gather(self, obj):
+        """``[obj]`` (the list of every rank's ``obj`` on rank 0)."""
+        return [obj]
+
     def barrier(self):
         pass
 
@@ -179,6 +183,10 @@ class MpiGroup:
 
     def bcast(self, obj):
         return self.comm.bcast(obj, root=0)
+
+    def gather(self, obj):
+        """Every rank's ``obj`` in rank order on rank 0, ``None`` elsewhere."""
+        return self.comm.gather(obj, root=0)
 
     def barrier(self):
         self.comm.Barrier()

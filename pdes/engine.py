@@ -13,6 +13,11 @@ injection continues until every measured packet has been delivered (or the
 drain limit passes: the run is saturated).  Every decision is taken at a
 sample boundary (a multiple of ``measure.sample_period``), on globally
 reduced integer counters, so it is identical for any number of ranks.
+
+Sample boundaries are also where checkpoints are taken (:class:`CheckpointPlan`,
+:mod:`pdes.checkpoint`): every partition's windows end there, so the state is
+the same for any partition, and :meth:`Engine.run` continues from a
+checkpoint's :class:`LoopState`.
 """
 from __future__ import annotations
 
@@ -546,16 +551,66 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
     return out
 
 
+@dataclass
+class LoopState:
+    """The window loop's own state at a sample boundary (saved in a checkpoint).
+
+    ``prev_rate`` is the accepted rate of the last sample (warm-up convergence),
+    ``series`` the rows of ``/series`` so far; the wall-clock parts only feed
+    ``/run``.
+    """
+
+    cycle: int = 0
+    phase: str = "warmup"
+    m0: int = INT32_MAX
+    m1: int = INT32_MAX
+    prev_rate: float | None = None
+    series: list = field(default_factory=list)
+    saturated: bool = False
+    reason: str = ""
+    phase_wall: dict = field(default_factory=lambda: {"warmup": 0.0, "measure": 0.0, "drain": 0.0})
+    kernel_s: float = 0.0
+    exchange_s: float = 0.0
+
+
+@dataclass
+class CheckpointPlan:
+    """When and where the engine writes checkpoints (see docs/parallel.md).
+
+    At a sample boundary a checkpoint is written to ``path`` when the cycle is
+    a multiple of ``every`` (> 0, a multiple of the sample period), and
+    written followed by :class:`CheckpointStop` when ``requested()`` returns a
+    signal number on any rank or the cycle reached ``stop_at`` (> 0).
+    ``on_write(cycle)`` is called after each checkpoint.
+    """
+
+    path: str
+    every: int = 0
+    stop_at: int = 0
+    requested: object = lambda: 0
+    on_write: object = None
+
+
+class CheckpointStop(Exception):
+    """The run stopped after writing a checkpoint (a signal, or ``stop_at``)."""
+
+    def __init__(self, cycle: int, path: str, signum: int):
+        super().__init__(f"stopped at cycle {cycle} after writing the checkpoint {path}")
+        self.cycle, self.path, self.signum = cycle, path, signum
+
+
 class Engine:
     """The conservative window loop over the parts of this process."""
 
-    def __init__(self, prep: Prepared, group, window: int, lookahead: int, progress=None):
+    def __init__(self, prep: Prepared, group, window: int, lookahead: int, progress=None,
+                 checkpoint: CheckpointPlan | None = None):
         self.prep = prep
         self.group = group
         self.parts = group.parts
         self.window = window
         self.lookahead = lookahead
         self.progress = progress  # callable(str) or None
+        self.checkpoint = checkpoint
 
     # ---------------------------------------------------------------- helpers
     def _set_window(self, m0, m1):
@@ -594,28 +649,32 @@ class Engine:
         raise SimulationError(f"kernel status {status}")
 
     # ------------------------------------------------------------------- run
-    def run(self) -> dict:
+    def initial_state(self) -> LoopState:
+        """The loop state at cycle 0: warm-up (a finite exchange: measured from cycle 0)."""
+        if self.prep.traffic.kind == "messages":
+            return LoopState(phase="exchange", m0=0,
+                             phase_wall={"warmup": 0.0, "measure": 0.0, "drain": 0.0, "exchange": 0.0})
+        return LoopState()
+
+    def run(self, resume: LoopState | None = None) -> dict:
+        """Run the window loop to the end of the measurement; from ``resume`` (the loop state
+        of a checkpoint, its parts restored by :func:`pdes.checkpoint.restore`) if given."""
         cfg = self.prep.cfg
         m = cfg["measure"]
         SP = m["sample_period"]
         W = self.window
         sync = sync_period(self.prep)
         assert SP % sync == 0 and W <= sync
-        BIG = INT32_MAX
-        self._set_window(BIG, BIG)
-        T = 0
-        phase = "warmup"
-        m0 = m1 = BIG
-        prev_rate = None
-        series = []
-        saturated = False
-        reason = ""
+        s = resume if resume is not None else self.initial_state()
+        assert s.cycle % SP == 0
+        T, phase, m0, m1 = s.cycle, s.phase, s.m0, s.m1
+        prev_rate, series, saturated, reason = s.prev_rate, list(s.series), s.saturated, s.reason
+        phase_wall = dict(s.phase_wall)
+        kernel_s, exchange_s = s.kernel_s, s.exchange_s
+        self._set_window(m0, m1)
         wall0 = time.perf_counter()
         last_print = wall0
-        phase_wall = {"warmup": 0.0, "measure": 0.0, "drain": 0.0}
         t_phase = wall0
-        kernel_s = 0.0
-        exchange_s = 0.0
         n_active = self.prep.active_endpoints
         max_cycles = cfg["run"]["max_cycles"]
         epoch = epoch_of(self.prep)
@@ -623,9 +682,6 @@ class Engine:
         finite = self.prep.traffic.kind == "messages"
         if finite:   # a finite exchange: every packet is measured, the run ends when all arrived
             total_flits = int(self.prep.traffic.msg_pkts.sum()) * self.prep.rp.packet_size
-            phase, m0, m1 = "exchange", 0, BIG
-            phase_wall["exchange"] = 0.0
-            self._set_window(m0, m1)
         while True:
             t0 = time.perf_counter()
             step = min(W, sync - T % sync)      # windows end at every multiple of sync
@@ -691,10 +747,33 @@ class Engine:
                               f"  in flight {int(st[S_INFLIGHT])}  {now - wall0:6.1f}s")
             if finished:
                 break
+            if self.checkpoint is not None:
+                wall = {**phase_wall, phase: phase_wall[phase] + now - t_phase}
+                self._checkpoint(T, lambda: LoopState(T, phase, m0, m1, prev_rate, series, saturated,
+                                                      reason, wall, kernel_s, exchange_s))
         now = time.perf_counter()
         phase_wall[phase] += now - t_phase
-        return self._results(T, m0, m1, series, saturated, reason, phase_wall,
-                             kernel_s, exchange_s)
+        res = self._results(T, m0, m1, series, saturated, reason, phase_wall,
+                            kernel_s, exchange_s)
+        if resume is not None:
+            res["restarted_from_cycle"] = resume.cycle
+        return res
+
+    def _checkpoint(self, T: int, state) -> None:
+        """At sample boundary ``T``: write a checkpoint of ``state()`` when one is due or asked
+        for (a signal on any rank, ``stop_at`` reached), and stop after it when asked
+        (:class:`CheckpointStop`)."""
+        plan = self.checkpoint
+        signum = int(self.group.max(np.array([plan.requested()], np.int64))[0])
+        stop = signum > 0 or (plan.stop_at > 0 and T >= plan.stop_at)
+        if not stop and not (plan.every and T % plan.every == 0):
+            return
+        from pdes.checkpoint import save
+        save(self, state(), plan.path)
+        if plan.on_write is not None:
+            plan.on_write(T)
+        if stop:
+            raise CheckpointStop(T, plan.path, signum)
 
     def _snapshot(self, T):
         """Network-wide output-port occupancy at the start of cycle ``T`` (``RoutingPlan.snapshot_every``)."""
@@ -866,12 +945,14 @@ def backlog_growth(series, m0: int, m1: int, packet_size: int) -> float | None:
     return float(slope * (m1 - m0))
 
 
-def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None) -> dict:
+def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None,
+              checkpoint: CheckpointPlan | None = None, restart=None) -> dict:
     """Run a resolved config in this process, optionally split into parts by ``owner``.
 
     With ``owner`` (router -> part), every part is simulated here and the
     outboxes are moved by hand at window boundaries: the same contract the
-    MPI run uses, without MPI.
+    MPI run uses, without MPI.  ``checkpoint`` and ``restart`` (an opened
+    :class:`pdes.checkpoint.Checkpoint` to continue from) as for :func:`simulate`.
     """
     from pdes.comm import LocalGroup
     prep = prep or prepare(cfg)
@@ -879,20 +960,33 @@ def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None
     la = lookahead_of(prep.topo, owner, prep.link_latency)
     W = window_for(la, sync_period(prep))
     parts = make_parts(prep, owner, sorted(set(owner.tolist())), W)
-    eng = Engine(prep, LocalGroup(parts), W, la, progress=progress)
-    res = eng.run()
+    group = LocalGroup(parts)
+    resume = _restore(restart, prep, group)
+    res = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint).run(resume)
     res["prepared"] = prep
     return res
 
 
+def _restore(restart, prep: Prepared, group) -> LoopState | None:
+    """The parts of ``group`` set to the state of checkpoint ``restart``; its loop state."""
+    if restart is None:
+        return None
+    from pdes.checkpoint import restore
+    return restore(restart, prep, group.parts)
+
+
 def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
-             on_partition=None) -> dict:
+             on_partition=None, checkpoint: CheckpointPlan | None = None, restart=None) -> dict:
     """Run a resolved config on the ranks of ``comm`` (``None`` = this process only).
 
     Every rank builds the same topology and tables, takes the routers that
     :func:`partition.assign` gives it, and runs the window loop; results
     (identical on every rank) are returned everywhere.  The partition report
-    is in ``res["partition"]``.
+    is in ``res["partition"]``.  ``checkpoint`` says when to write checkpoints
+    (:class:`CheckpointPlan`; :class:`CheckpointStop` is raised on every rank
+    when the run stops after one); ``restart``, an opened
+    :class:`pdes.checkpoint.Checkpoint` of this config, is the state to
+    continue from, on any number of ranks.
     """
     import partition as PT
     from pdes.comm import LocalGroup, MpiGroup
@@ -913,8 +1007,9 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
         group = LocalGroup(make_parts(prep, owner, [0], W))
     else:
         group = MpiGroup(comm, make_parts(prep, owner, [rank], W)[0], W, prep.rp.speedup)
+    resume = _restore(restart, prep, group)
     t_state = time.perf_counter() - t
-    res = Engine(prep, group, W, la, progress=progress).run()
+    res = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint).run(resume)
     res["timing"]["state_s"] = t_state
     res["timing"].update(getattr(group, "timing", {}))   # rank-local exchange breakdown
     res["prepared"] = prep

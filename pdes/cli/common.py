@@ -61,6 +61,33 @@ def _terminated(signum, frame):
     raise Terminated()
 
 
+class StopRequest:
+    """SIGTERM and SIGUSR1 (a batch system's warning before its time limit) as a request to
+    checkpoint and stop: the handler only records the signal; the engine reduces it over
+    the ranks at the next sample boundary.  Calling the object gives the signal (0 = none)."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+
+    def __init__(self):
+        self.signum = 0
+        self._previous = {}
+
+    def __call__(self) -> int:
+        return self.signum
+
+    def _handler(self, signum, frame):
+        self.signum = signum
+
+    def install(self) -> None:
+        for s in self.SIGNALS:
+            self._previous[s] = signal.signal(s, self._handler)
+
+    def uninstall(self) -> None:
+        for s, previous in self._previous.items():
+            signal.signal(s, previous)
+        self._previous = {}
+
+
 def say_fn(comm, quiet: bool):
     """A progress printer on rank 0 (stderr), or None."""
     if quiet or comm.Get_rank() != 0:

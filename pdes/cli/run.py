@@ -1,4 +1,5 @@
-"""``python -m pdes run [CONFIG | --booksim FILE] [--set k=v ...] [-o FILE] [--quiet] [--print-config]``.
+"""``python -m pdes run [CONFIG | --booksim FILE | --restart CKPT] [--set k=v ...] [-o FILE] [--quiet]
+[--print-config] [--checkpoint FILE] [--checkpoint-every N] [--stop-at CYCLE]``.
 
 Without CONFIG it runs the built-in default example: Slim Fly q=5 (p=4),
 uniform traffic, minimal routing, load 0.4.  Under ``mpiexec -n N`` the
@@ -6,6 +7,13 @@ routers are partitioned over the ranks (``run.partition``); the results are
 identical for any N.  A BookSim2 config (``--booksim FILE``, or a CONFIG
 that is not TOML) is translated by :mod:`pdes.booksim`; the pdes keys it set
 are printed on stderr, and ``--set`` still applies on top.
+
+Checkpoints (:mod:`pdes.checkpoint`, docs/parallel.md): with a checkpoint
+file (``--checkpoint FILE``, or ``<output>.ckpt.h5`` next to the output
+file), SIGTERM or SIGUSR1 to any rank writes a checkpoint at the next sample
+boundary and stops with status 75; ``--checkpoint-every N`` writes one every
+N cycles, ``--stop-at CYCLE`` writes one and stops.  ``--restart CKPT``
+continues a checkpoint on any number of ranks.
 """
 from __future__ import annotations
 
@@ -13,7 +21,9 @@ import json
 import sys
 
 from models.errors import ParameterError
-from pdes.cli.common import check_output, compile_notice, mpi_main, say_fn
+from models.registry import Param
+from pdes.checkpoint import EXIT_STOPPED
+from pdes.cli.common import StopRequest, check_output, compile_notice, mpi_main, say_fn
 from pdes.engine import buffer_note, check_run_memory, describe_memory, size_text
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
@@ -32,6 +42,17 @@ def add_arguments(p):
                    help="print the resolved config (TOML) and exit")
     p.add_argument("--json", action="store_true",
                    help="print the summary as one JSON object on stdout instead of the table")
+    p.add_argument("--restart", metavar="CKPT",
+                   help="continue the run saved in checkpoint CKPT (on any number of ranks); its "
+                   "config is used, and a config or --set given with it must match it")
+    p.add_argument("--checkpoint", metavar="FILE",
+                   help="checkpoint file (default: the output file's name ending in .ckpt.h5)")
+    p.add_argument("--checkpoint-every", metavar="N",
+                   help="write a checkpoint every N cycles (rounded up to a multiple of "
+                   "measure.sample_period)")
+    p.add_argument("--stop-at", metavar="CYCLE",
+                   help="write a checkpoint at the first sample boundary at or after CYCLE, "
+                   f"then stop with status {EXIT_STOPPED}")
 
 
 def main(args) -> int:
@@ -39,14 +60,18 @@ def main(args) -> int:
 
 
 def _main(args, comm) -> int:
-    from pdes import __version__
     from pdes import config as C
-    from pdes.engine import prepare, simulate
-    from pdes.output import write_results
+    from pdes.checkpoint import open_checkpoint, restart_config
+    from pdes.engine import CheckpointStop
 
-    rank, size = comm.Get_rank(), comm.Get_size()
+    rank = comm.Get_rank()
     raw, told = read_config(args)
-    cfg = C.resolve(raw, args.sets)
+    ck = None
+    if args.restart is not None:
+        ck = open_checkpoint(args.restart)
+        cfg = restart_config(ck, raw if (args.config or args.booksim) else None, args.sets)
+    else:
+        cfg = C.resolve(raw, args.sets)
     if args.output:
         cfg["output"]["file"] = args.output
     say = say_fn(comm, args.quiet)
@@ -60,6 +85,34 @@ def _main(args, comm) -> int:
     out = cfg["output"]["file"]
     if out:
         check_output(out, "output.file")
+    plan = checkpoint_plan(args, cfg)
+    stop = StopRequest()
+    if plan is not None:     # a signal asks for a checkpoint at the next sample boundary
+        stop.install()
+        plan.requested = stop
+        if say:
+            plan.on_write = lambda T: say(f"checkpoint at cycle {T} written to {plan.path}")
+    try:
+        return _simulate(args, comm, cfg, ck, plan, say)
+    except CheckpointStop as exc:
+        if rank == 0:
+            why = (f"terminated by {signal_name(exc.signum)}" if exc.signum
+                   else f"stopped (--stop-at {plan.stop_at})")
+            print(f"pdes: {why} at cycle {exc.cycle}: checkpoint written to {exc.path}; continue "
+                  f"with: python -m pdes run --restart {exc.path}", file=sys.stderr, flush=True)
+        return EXIT_STOPPED
+    finally:
+        stop.uninstall()
+
+
+def _simulate(args, comm, cfg, ck, plan, say) -> int:
+    from pdes import __version__
+    from pdes import config as C
+    from pdes.engine import prepare, simulate
+    from pdes.output import write_results
+
+    rank, size = comm.Get_rank(), comm.Get_size()
+    out = cfg["output"]["file"]
     prep = prepare(cfg, comm if size > 1 else None)
     per_node = 1
     if size > 1:
@@ -84,6 +137,13 @@ def _main(args, comm) -> int:
         say("start-up: " + ", ".join(f"{what} {tm[key]:.2f} s" for what, key in (
             ("topology", "build_s"), ("layout", "layout_s"), ("distances", "distances_s"),
             ("routing tables", "tables_s"), ("traffic", "traffic_s")) if key in tm))
+        if ck is not None:
+            say(f"restart from {ck.path} at cycle {ck.cycle} (phase {ck.state.phase})")
+        if plan is not None:
+            say(f"checkpoints to {plan.path}: "
+                + ", ".join(w for w in (f"every {plan.every} cycles" if plan.every else "",
+                                        f"at cycle {plan.stop_at} (then stop)" if plan.stop_at else "",
+                                        "on SIGTERM or SIGUSR1 (then stop)") if w))
 
     def report(rep, window):
         if say and size > 1:
@@ -94,7 +154,8 @@ def _main(args, comm) -> int:
                 f"{window}, imbalance {rep['imbalance']:.3f}"
                 + (f", {rep['groups_split']} racks split" if rep['groups_split'] else ""))
 
-    res = simulate(cfg, comm if size > 1 else None, progress=say, prep=prep, on_partition=report)
+    res = simulate(cfg, comm if size > 1 else None, progress=say, prep=prep, on_partition=report,
+                   checkpoint=plan, restart=ck)
     rep = res["partition"]
     if rank == 0:
         if out:
@@ -104,6 +165,42 @@ def _main(args, comm) -> int:
         else:
             _print_summary(res, out)
     return 0
+
+
+CYCLES = Param("cycles", int, None, "", lo=1, hi=2 ** 31 - 1)
+
+
+def checkpoint_plan(args, cfg):
+    """When and where to write checkpoints (:class:`pdes.engine.CheckpointPlan`), or None when
+    there is no checkpoint file (neither ``--checkpoint`` nor an output file)."""
+    import os
+
+    from pdes.engine import CheckpointPlan
+    every = 0 if args.checkpoint_every is None else CYCLES.coerce(args.checkpoint_every,
+                                                                  "checkpoint-every")
+    stop_at = 0 if args.stop_at is None else CYCLES.coerce(args.stop_at, "stop-at")
+    out = cfg["output"]["file"]
+    path = args.checkpoint
+    if path is None and out:
+        path = (out[:-3] if out.endswith(".h5") else out) + ".ckpt.h5"
+    if path is None:
+        if every or stop_at:
+            raise ParameterError("checkpoint: give --checkpoint FILE or an output file (-o) to "
+                                 "write checkpoints to")
+        return None
+    check_output(path, "checkpoint")
+    if out and os.path.abspath(path) == os.path.abspath(out):
+        raise ParameterError(f"checkpoint: {path} is also the output file")
+    sp = cfg["measure"]["sample_period"]
+    return CheckpointPlan(path=path, every=-(-every // sp) * sp, stop_at=stop_at)
+
+
+def signal_name(signum: int) -> str:
+    import signal
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def read_config(args) -> tuple[dict, list[str]]:

@@ -1,0 +1,298 @@
+"""Checkpoint and restart: a run stopped at a sample boundary and continued from its checkpoint,
+on any number of parts or ranks, gives the result file of the uninterrupted run.
+
+In-process tests continue golden configs (tests/test_golden.py) and compare with their stored
+digests; CLI tests checkpoint under ``mpiexec -n 2`` and restart on 1, 3 and 4 ranks; the MPI
+tier (``--with-mpi``) restarts on the world communicator.
+"""
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from models.errors import ParameterError
+from pdes import checkpoint as K
+from pdes.engine import CheckpointPlan, CheckpointStop, prepare, run_local
+from pdes.kernels import cycle
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_golden import golden_cfg, result_digest, stored  # noqa: E402
+from test_hardening import _descendants  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CONFIGS = ("min", "ugal_l", "exchange")       # minimal, adaptive, a finite exchange
+
+
+def stop_at(cfg, prep, cycle_, path, owner=None):
+    """Run until the checkpoint at ``cycle_`` and return it opened."""
+    with pytest.raises(CheckpointStop) as exc:
+        run_local(cfg, owner=owner, prep=prep, checkpoint=CheckpointPlan(str(path), stop_at=cycle_))
+    assert exc.value.cycle == cycle_ and exc.value.signum == 0
+    return K.open_checkpoint(str(path))
+
+
+def parts(n, n_routers, shift=0):
+    return ((np.arange(n_routers) + shift) % n).astype(np.int32)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_restart_on_other_part_counts_equals_uninterrupted_run(name, tmp_path):
+    """Checkpoints at several cycles (warm-up, window, drain) written on 1 and 2 parts continue on
+    1, 2 and 3 parts to the golden digest of the uninterrupted run."""
+    cfg = golden_cfg(name)
+    prep = prepare(cfg)
+    R = prep.topo.n_routers
+    want = stored()[name]
+    for T, write, read in ((200, None, parts(3, R)), (300, parts(2, R), None),
+                           (500, parts(2, R), parts(2, R, shift=1))):
+        ck = stop_at(cfg, prep, T, tmp_path / f"{T}.ckpt.h5", owner=write)
+        res = run_local(cfg, owner=read, prep=prep, restart=ck)
+        assert res["restarted_from_cycle"] == T
+        assert result_digest(res, cfg) == want, (name, T)
+
+
+def test_checkpoint_file_does_not_depend_on_the_partition(tmp_path):
+    """The checkpoint of one cycle written by 1 part and by 3 parts is the same file, dataset by
+    dataset and attribute by attribute, outside /run."""
+    cfg = golden_cfg("ugal_l")
+    prep = prepare(cfg)
+    a = stop_at(cfg, prep, 300, tmp_path / "a.h5")
+    b = stop_at(cfg, prep, 300, tmp_path / "b.h5", owner=parts(3, prep.topo.n_routers))
+    fa, fb = flat(a.path), flat(b.path)
+    assert sorted(fa) == sorted(fb)
+    for k in fa:
+        assert np.array_equal(fa[k], fb[k]), k
+    with h5py.File(a.path) as f, h5py.File(b.path) as g:
+        assert dict(f.attrs) == dict(g.attrs)
+        assert f["run"].attrs["parts"] == 1 and g["run"].attrs["parts"] == 3
+
+
+def test_periodic_checkpoints_leave_results_unchanged(tmp_path):
+    """--checkpoint-every writes at every multiple and does not change the results."""
+    cfg = golden_cfg("min")
+    seen = []
+    plan = CheckpointPlan(str(tmp_path / "c.h5"), every=200, on_write=seen.append)
+    res = run_local(cfg, owner=parts(2, 50), checkpoint=plan)
+    assert seen == list(range(200, res["summary"]["cycles"], 200))
+    assert result_digest(res, cfg) == stored()["min"]
+    assert K.open_checkpoint(plan.path).cycle == seen[-1]
+
+
+def test_every_kernel_array_is_saved_or_rebuilt():
+    """Every array of the kernel's mutable state groups is in the checkpoint or is listed as
+    rebuilt/empty with a reason (a new state array must be added to the checkpoint)."""
+    static = set(cycle.Ports._fields) | set(cycle.Tables._fields) - {"snap"} | \
+        {"msg_off", "msg_dst", "msg_pkts"}
+    saved = {n for _, names in K.TABLES.values() for n in names}
+    saved |= {x for ring in K.RINGS.values() for x in ring[1:] if x is not None}
+    saved |= set(K.SHARED)
+    for G in cycle.GROUPS:
+        for f in G._fields:
+            assert f in static or f in saved or f in K.NOT_SAVED, f"{G.__name__}.{f}"
+
+
+def test_other_config_or_code_is_refused(tmp_path):
+    """A restart with a config that differs in a result-changing key names the key; keys that
+    change no result may differ; a checkpoint of other code is refused."""
+    cfg = golden_cfg("min")
+    prep = prepare(cfg)
+    ck = stop_at(cfg, prep, 200, tmp_path / "c.h5")
+    with pytest.raises(ParameterError, match=r"^restart: .*traffic\.load \(checkpoint 0\.5, given 0\.6\)"):
+        K.restart_config(ck, None, ["traffic.load=0.6"])
+    with pytest.raises(ParameterError, match=r"^restart: .*routing\.algorithm \(checkpoint \"min\""):
+        K.restart_config(ck, None, ["routing.algorithm=ugal_l"])
+    ok = K.restart_config(ck, None, ["run.partition=block", "output.file=x.h5"])
+    assert ok["run"]["partition"] == "block"
+    other = tmp_path / "other.h5"
+    shutil.copy(ck.path, other)
+    with h5py.File(other, "r+") as f:
+        f.attrs["source_digest"] = "0123456789abcdef"
+    with pytest.raises(ParameterError, match="another code version"):
+        K.open_checkpoint(str(other))
+
+
+# --------------------------------------------------------------------------- CLI
+FAST = ["--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=400",
+        "--set", "measure.sample_period=100", "--set", "measure.drain_cycles=1000"]
+CLI = {
+    "min": ["--set", "traffic.load=0.5"],
+    "ugal_l": ["--set", "routing.algorithm=ugal_l", "--set", "traffic.load=0.8"],
+    "exchange": ["--set", "traffic.pattern=alltoall", "--set", "traffic.message_packets=1",
+                 "--set", "routing.algorithm=ugal_l"],
+}
+
+
+def env():
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in e.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return e
+
+
+def mpiexec():
+    here = pathlib.Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
+
+
+def pdes(nranks, *args, cwd, timeout=600):
+    pre = [mpiexec(), "-n", str(nranks)] if nranks > 1 else []
+    return subprocess.run(pre + [sys.executable, "-m", "pdes", "run", "--quiet", *args],
+                          capture_output=True, text=True, cwd=cwd, env=env(), timeout=timeout)
+
+
+def flat(path) -> dict:
+    """Every dataset outside /run, by name."""
+    out = {}
+    with h5py.File(path) as f:
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and name.split("/")[0] != "run":
+                out[name] = obj[()]
+        f.visititems(visit)
+    return out
+
+
+def assert_same_results(ref, other):
+    """Equal dataset by dataset and in every root attribute, except /run and the output file
+    name (``/config/output/file`` and that line of ``config_toml``)."""
+    a, b = flat(ref), flat(other)
+    assert sorted(a) == sorted(b)
+    diff = [k for k in a if k != "config/output/file" and not np.array_equal(a[k], b[k])]
+    assert not diff, diff
+    with h5py.File(ref) as f, h5py.File(other) as g:
+        fa, ga = dict(f.attrs), dict(g.attrs)
+        for d in (fa, ga):
+            d["config_toml"] = [ln for ln in d["config_toml"].splitlines() if not ln.startswith("file =")]
+        assert fa == ga
+        assert g["run"].attrs["restarted_from_cycle"] > 0 and "restarted_from_cycle" not in f["run"].attrs
+
+
+@pytest.mark.parametrize("name", sorted(CLI))
+def test_cli_checkpoint_on_2_ranks_restart_on_1_3_4(name, tmp_path):
+    """`--stop-at` on 2 ranks exits 75 with a checkpoint; `--restart` on 1, 3 and 4 ranks writes
+    the file of the uninterrupted 1-rank run."""
+    args = FAST + CLI[name]
+    r = pdes(1, *args, "-o", "ref.h5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = pdes(2, *args, "-o", "a.h5", "--stop-at", "300", cwd=tmp_path)
+    assert r.returncode == K.EXIT_STOPPED, r.stderr
+    assert "checkpoint written to a.ckpt.h5" in r.stderr and not (tmp_path / "a.h5").exists()
+    for n in (1, 3, 4):
+        r = pdes(n, "--restart", "a.ckpt.h5", "-o", f"r{n}.h5", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert_same_results(tmp_path / "ref.h5", tmp_path / f"r{n}.h5")
+
+
+def test_sigterm_leaves_a_checkpoint_that_restarts_to_the_same_file(tmp_path):
+    """SIGTERM to one rank of a 2-rank run: exit 75, one message, a loadable checkpoint; its
+    restart writes the file of the uninterrupted run."""
+    args = [*FAST, "--set", "measure.measure_cycles=30000", "--set", "traffic.load=0.3"]
+    cmd = [mpiexec(), "-n", "2", sys.executable, "-m", "pdes", "run", *args, "-o", "s.h5"]
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                           env=env(), start_new_session=True)
+    try:
+        seen = []
+        for line in job.stderr:          # the partition line: the window loop starts next
+            seen.append(line)
+            if "] partition " in line:
+                break
+        ranks = _descendants(job.pid, "pdes run")
+        assert len(ranks) == 2, (ranks, seen)
+        os.kill(max(ranks), signal.SIGTERM)
+        _, err = job.communicate(timeout=300)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    assert job.returncode == K.EXIT_STOPPED, err
+    msgs = [ln for ln in err.splitlines() if ln.startswith("pdes:")]
+    assert len(msgs) == 1 and msgs[0].startswith("pdes: terminated by SIGTERM at cycle "), err
+    assert not (tmp_path / "s.h5").exists()
+    ck = K.open_checkpoint(str(tmp_path / "s.ckpt.h5"))
+    assert 0 < ck.cycle < 30000
+    r = pdes(1, "--restart", "s.ckpt.h5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = pdes(1, *args, "-o", "ref.h5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert_same_results(tmp_path / "ref.h5", tmp_path / "s.h5")
+
+
+def test_bad_restart_and_checkpoint_options_are_one_line_exit_2(tmp_path):
+    """Missing, malformed, truncated and foreign restart files, a restart into another config and
+    bad checkpoint options: one `pdes: error:` line naming the option, exit 2, no file written."""
+    r = pdes(1, *FAST, "-o", "res.h5", "--stop-at", "200", cwd=tmp_path)
+    assert r.returncode == K.EXIT_STOPPED, r.stderr
+    (tmp_path / "text.h5").write_text("not hdf5\n")
+    (tmp_path / "cut.h5").write_bytes((tmp_path / "res.ckpt.h5").read_bytes()[:4000])
+    with h5py.File(tmp_path / "res.ckpt.h5") as f, h5py.File(tmp_path / "part.h5", "w") as g:
+        for k, v in f.attrs.items():
+            g.attrs[k] = v
+        g.create_dataset("input_vcs/ib_cnt", data=f["input_vcs/ib_cnt"][()])
+    with h5py.File(tmp_path / "other.h5", "w") as g:
+        g.attrs["format"] = "pdes-results"
+    cases = [
+        (["--restart", "missing.h5"], "restart: file not found"),
+        (["--restart", "text.h5"], "restart: text.h5 is not an HDF5 file"),
+        (["--restart", "cut.h5"], "restart: cut.h5 is not an HDF5 file"),
+        (["--restart", "part.h5"], "restart: part.h5 is damaged: dataset /input_vcs/iv_ready is missing"),
+        (["--restart", "other.h5"], "restart: other.h5 is not a checkpoint (a result file)"),
+        (["--restart", "res.ckpt.h5", "--set", "traffic.load=0.7"], "restart: the config differs "
+         "from the checkpoint's in traffic.load (checkpoint 0.4, given 0.7)"),
+        (["--checkpoint-every", "0", "-o", "x.h5"], "checkpoint-every: must be in [1, "),
+        (["--checkpoint-every", "ten", "-o", "x.h5"], "checkpoint-every: expected an integer"),
+        (["--stop-at", "-1", "-o", "x.h5"], "stop-at: must be in [1, "),
+        (["--checkpoint-every", "100"], "checkpoint: give --checkpoint FILE or an output file"),
+        (["--checkpoint", "/dev/null"], "checkpoint: /dev/null exists and is not a regular file"),
+        (["-o", "x.h5", "--checkpoint", "x.h5"], "checkpoint: x.h5 is also the output file"),
+    ]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args, msg in cases:
+        r = pdes(1, *args, cwd=tmp_path)
+        lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("[pdes]")]
+        assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"pdes: error: {msg}"), \
+            (args, r.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+# --------------------------------------------------------------------------- MPI tier
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("name", CONFIGS)
+def test_checkpoint_on_the_world_restarts_anywhere(name, tmp_path):
+    """A checkpoint written on the world's ranks continues in one process, and one written in one
+    process continues on the world's ranks, both to the golden digest."""
+    from mpi4py import MPI
+
+    from pdes.engine import simulate
+    comm = MPI.COMM_WORLD
+    d = comm.bcast(str(tmp_path), root=0)
+    cfg = golden_cfg(name)
+    path = os.path.join(d, f"{name}.ckpt.h5")
+    with pytest.raises(CheckpointStop):
+        simulate(cfg, comm, checkpoint=CheckpointPlan(path, stop_at=300))
+    ck = K.open_checkpoint(path)
+    assert ck.cycle == 300
+    res = run_local(cfg, restart=ck)
+    assert result_digest(res, cfg) == stored()[name]
+    comm.Barrier()
+    path2 = os.path.join(d, f"{name}.one.h5")
+    if comm.Get_rank() == 0:
+        with pytest.raises(CheckpointStop):
+            run_local(cfg, checkpoint=CheckpointPlan(path2, stop_at=400))
+    comm.Barrier()
+    res = simulate(cfg, comm, restart=K.open_checkpoint(path2))
+    assert result_digest(res, cfg) == stored()[name]
+    comm.Barrier()
+
+
+def test_checkpoint_attrs_name_the_config_and_code(tmp_path):
+    """The checkpoint carries its config (JSON and TOML), the code version and its cycle."""
+    cfg = golden_cfg("min")
+    ck = stop_at(cfg, prepare(cfg), 200, tmp_path / "c.h5")
+    assert json.loads(ck.attrs["config_json"]) == json.loads(json.dumps(cfg))
+    assert (ck.attrs["pdes_version"], ck.attrs["source_digest"]) == K.code_version()
+    assert ck.cycle == 200 and ck.attrs["format"] == K.FORMAT
