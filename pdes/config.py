@@ -56,7 +56,7 @@ STATIC: dict[str, list[Param]] = {
         Param("buffer_flits", int, 64, "input buffer per port in flits, split evenly over the VCs",
               lo=1, hi=10 ** 7),
         Param("packet_size", int, 1, "flits per packet", lo=1, hi=4096),
-        Param("pipeline", str, "staged",
+        Param("pipeline", str, "booksim",
               "what the delay keys mean in cycles (docs/router-model.md): booksim = as in "
               "BookSim2's input-queued router (stages advance internal_speedup times per cycle, "
               "a channel is read the cycle after its latency); staged = each stage takes its "
