@@ -379,10 +379,18 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
     else:
         put("router.buffer_flits", _int("vc_buf_size", get("vc_buf_size"), 1) * vcs,
             "vc_buf_size", "num_vcs")
-    for key in ("credit_delay", "routing_delay", "vc_alloc_delay", "sw_alloc_delay"):
-        put(f"router.{key}", _int(key, get(key), 0), key)
-    put("router.st_delay", _int("st_prepare_delay", get("st_prepare_delay"), 0)
-        + _int("st_final_delay", get("st_final_delay"), 0), "st_prepare_delay", "st_final_delay")
+    # BookSim's timing of these keys (docs/router-model.md#pipeline-timing); its
+    # allocators take at least a cycle (iq_router.cpp refuses 0), and so does its crossbar
+    put("router.pipeline", "booksim", "router")
+    for key, lo in (("credit_delay", 0), ("routing_delay", 0), ("vc_alloc_delay", 1),
+                    ("sw_alloc_delay", 1)):
+        put(f"router.{key}", _int(key, get(key), lo), key)
+    crossbar = _int("st_prepare_delay", get("st_prepare_delay"), 0) \
+        + _int("st_final_delay", get("st_final_delay"), 0)
+    if crossbar < 1:
+        raise _error("st_final_delay", "st_prepare_delay + st_final_delay must be >= 1 (BookSim's "
+                     "crossbar takes at least one cycle)")
+    put("router.st_delay", crossbar, "st_prepare_delay", "st_final_delay")
     speedup = _float("internal_speedup", get("internal_speedup"))
     if speedup != int(speedup):
         notes.append(f"booksim.internal_speedup: pdes moves whole flits: {speedup:g} acts as "

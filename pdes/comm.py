@@ -54,7 +54,7 @@ class Mailbox:
         self._pack_args = (p.cut_out_channel, p.cut_in_channel, a["fo_rec"], a["fo_t"], a["fo_cnt"],
                            focap, a["co_t"], a["co_vc"], a["co_cnt"], cocap)
         self._unpack_args = (p.in_port_of_channel, p.out_port_of_channel, p.nv, p.rp.vc_flits,
-                             p.rp.routing_delay, a["rec"], a["rec_c"], a["rec_free"], a["rec_top"],
+                             p.rp.timing.head, a["rec"], a["rec_c"], a["rec_free"], a["rec_top"],
                              a["ib_id"], a["ib_rdy"], a["ib_head"], a["ib_cnt"], a["iv_ready"],
                              a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"], a["cr_t"],
                              a["cr_head"], a["cr_cnt"])

@@ -56,6 +56,11 @@ STATIC: dict[str, list[Param]] = {
         Param("buffer_flits", int, 64, "input buffer per port in flits, split evenly over the VCs",
               lo=1, hi=10 ** 7),
         Param("packet_size", int, 1, "flits per packet", lo=1, hi=4096),
+        Param("pipeline", str, "booksim",
+              "what the delay keys mean in cycles (docs/router-model.md): booksim = as in "
+              "BookSim2's input-queued router (stages advance internal_speedup times per cycle, "
+              "a channel is read the cycle after its latency); staged = each stage takes its "
+              "delay in whole cycles, one after the other", choices=("booksim", "staged")),
         Param("credit_delay", int, 2, "cycles for a credit to be processed (added to the link latency)",
               lo=0, hi=10 ** 4),
         Param("routing_delay", int, 1, "route computation cycles", lo=0, hi=10 ** 4),
@@ -240,13 +245,21 @@ def resolve(raw: dict | None = None, overrides: list[str] | None = None,
             out[section] = _resolve_chosen(section, given)
         else:
             out[section] = _resolve_static(section, given)
-    if "measure" in out and "run" in out:
-        check_relations(out)
+    check_relations(out)
     return out
 
 
 def check_relations(cfg: dict) -> None:
     """Rules between keys (each key's own range is declared with it)."""
+    if "router" in cfg and cfg["router"]["pipeline"] == "booksim":
+        r = cfg["router"]
+        for key, what in (("vc_alloc_delay", "VC allocation"), ("sw_alloc_delay", "switch allocation"),
+                          ("st_delay", "the crossbar")):
+            if r[key] < 1:
+                raise ConfigError(f"router.{key}: must be >= 1 with router.pipeline = \"booksim\" "
+                                  f"(BookSim's {what} takes at least one cycle), got {r[key]}")
+    if "measure" not in cfg or "run" not in cfg:
+        return
     m, run = cfg["measure"], cfg["run"]
     if m["sample_period"] > m["measure_cycles"]:
         raise ConfigError(f"measure.sample_period: must be <= measure.measure_cycles "

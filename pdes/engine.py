@@ -42,6 +42,8 @@ from pdes.kernels import plugin
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
 from pdes.kernels.rng import threshold53
 from pdes.state import PartState, RouterParams
+from pdes.timing import (channel_cycles, hop_cycles, kernel_timing, router_cycles,
+                         slot_round_trip)
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -183,9 +185,7 @@ def _routing(cfg, topo, dist, link_latency):
         rsec["seed"] = cfg["measure"]["seed"]
     plan = entry.func(topo, dist, **rsec)
     if plan.finalize is not None:
-        r = cfg["router"]
-        pipe = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
-        plan = plan.finalize(np.asarray(link_latency, dtype=np.int64) + pipe)
+        plan = plan.finalize(np.asarray(link_latency, dtype=np.int64) + hop_cycles(cfg["router"]))
     check_plan(alg, plan, cfg)
     nv = cfg["router"]["num_vcs"] or plan.vcs_needed
     if nv < plan.vcs_needed:
@@ -260,8 +260,8 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     check_connected(topo, dist)
     r = cfg["router"]
     if link_latency.size:
-        rtt = 2 * int(link_latency.max()) + r["credit_delay"] + r["routing_delay"] + \
-            r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"] + 2 * r["endpoint_latency"]
+        rtt = 2 * int(link_latency.max()) + r["credit_delay"] + 2 * r["endpoint_latency"] + \
+            3 * channel_cycles(r) + router_cycles(r)
         if rtt >= cfg["measure"]["watchdog_cycles"]:
             raise ParameterError(
                 f"measure.watchdog_cycles: must exceed the longest credit round trip of the network "
@@ -313,9 +313,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
 
     rp = RouterParams(
         num_vcs=nv, vc_flits=vc_flits, output_flits=r["output_buffer_flits"],
-        packet_size=r["packet_size"], credit_delay=r["credit_delay"],
-        routing_delay=r["routing_delay"], vc_alloc_delay=r["vc_alloc_delay"],
-        sw_alloc_delay=r["sw_alloc_delay"], st_delay=r["st_delay"],
+        packet_size=r["packet_size"], credit_delay=r["credit_delay"], timing=kernel_timing(r),
         speedup=max(1, int(math.floor(r["internal_speedup"]))),
         endpoint_latency=r["endpoint_latency"])
     return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
@@ -376,16 +374,16 @@ def check_memory(cfg: dict, key: str, nbytes: float, what: str) -> None:
 def buffer_note(prep) -> str:
     """A warning when a VC's share of the port buffer cannot cover its link's credit round trip.
 
-    A flit's buffer slot comes back to the sender ``2 * latency + credit_delay +
-    routing_delay + vc_alloc_delay + sw_alloc_delay`` cycles after it was sent at
-    the earliest, so one VC carries at most ``vc_flits / round trip`` flits per
-    cycle on that link.  Empty string when every link's round trip is covered.
+    A flit's buffer slot comes back to the sender ``2 * latency`` plus
+    :func:`pdes.timing.slot_round_trip` cycles after it was sent at the earliest,
+    so one VC carries at most ``vc_flits / round trip`` flits per cycle on that
+    link.  Empty string when every link's round trip is covered.
     """
     r = prep.cfg["router"]
     lat = np.asarray(prep.link_latency)
     if lat.size == 0:
         return ""
-    fixed = r["credit_delay"] + r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"]
+    fixed = slot_round_trip(r)
     rtt = 2 * lat + fixed
     vc = prep.rp.vc_flits
     slow = rtt > vc

@@ -21,6 +21,7 @@ import numpy as np
 from models.jit import njit
 from pdes.kernels import cycle, generate
 from pdes.kernels.layout import NF, NF_HOT, NSAMPLE, NSTAT
+from pdes.timing import KernelTiming
 
 
 def next_pow2(x: np.ndarray) -> np.ndarray:
@@ -37,10 +38,7 @@ class RouterParams:
     output_flits: int
     packet_size: int
     credit_delay: int
-    routing_delay: int
-    vc_alloc_delay: int
-    sw_alloc_delay: int
-    st_delay: int
+    timing: KernelTiming     # the pipeline's cycle offsets (pdes.timing)
     speedup: int
     endpoint_latency: int
 
@@ -206,10 +204,12 @@ class PartState:
         prm[cycle.PR_OQCAP] = rp.output_flits
         prm[cycle.PR_PKT] = rp.packet_size
         prm[cycle.PR_CD] = rp.credit_delay
-        prm[cycle.PR_RD] = rp.routing_delay
-        prm[cycle.PR_VAD] = rp.vc_alloc_delay
-        prm[cycle.PR_SAD] = rp.sw_alloc_delay
-        prm[cycle.PR_STD] = rp.st_delay
+        prm[cycle.PR_RD] = rp.timing.head
+        prm[cycle.PR_VAD] = rp.timing.va_to_sa
+        prm[cycle.PR_SAD] = rp.timing.sa_to_send
+        prm[cycle.PR_STD] = 0
+        prm[cycle.PR_CHX] = rp.timing.channel
+        prm[cycle.PR_ECD] = rp.timing.endpoint_credit
         prm[cycle.PR_SPEEDUP] = S
         prm[cycle.PR_ELAT] = elat
         prm[cycle.PR_HMAX] = hist_max

@@ -80,11 +80,25 @@ def test_every_mapped_key_resolves(tmp_path):
         (2, 2, 3, 4)
     assert r["st_delay"] == 1 + 2 and r["internal_speedup"] == 2.0
     assert r["link_latency"] == 1              # unweighted anynet channels: 1 cycle
+    assert r["pipeline"] == "booksim"          # the keys mean BookSim's cycles
     m = cfg["measure"]
     assert (m["sample_period"], m["warmup"], m["warmup_cycles"]) == (500, "fixed", 2 * 500)
     assert m["measure_cycles"] == (8 - 2) * 500 and m["seed"] == 7
-    assert all(given for key, _, given in used if key != "router.link_latency")
+    assert all(given for key, _, given in used if key not in ("router.link_latency",
+                                                              "router.pipeline"))
     assert any("print_activity" in n for n in notes) and any("watch_out" in n for n in notes)
+
+
+@pytest.mark.parametrize("stmt,key", [("vc_alloc_delay = 0;", "vc_alloc_delay"),
+                                      ("sw_alloc_delay = 0;", "sw_alloc_delay"),
+                                      ("st_final_delay = 0;", "st_final_delay")])
+def test_zero_allocator_or_crossbar_delay_is_refused(tmp_path, stmt, key):
+    """BookSim refuses allocators without delay (and asserts on a crossbar without): so does pdes."""
+    ring(tmp_path)
+    bs = booksim.parse("topology = anynet;\nnetwork_file = net.anynet;\nrouting_function = min;\n"
+                       + stmt, "x.cfg")
+    with pytest.raises(ParameterError, match=f"booksim.{key}: .*>= 1"):
+        booksim.to_pdes(bs, str(tmp_path))
 
 
 def test_booksim_defaults_fill_missing_keys(tmp_path):
@@ -221,9 +235,9 @@ def test_run_booksim_cfg_on_exported_anynet(tmp_path):
     import json
     s = json.loads(r.stdout)
     assert s["accepted_load"] == pytest.approx(0.05, rel=0.2) and not s["saturated"]
-    # zero-load: 2 endpoint channels + (H+1) router pipelines of 4 cycles + 2 cycles per link
+    # zero-load as in BookSim: each endpoint channel 1 + 1 cycles, each link 2 + 1, each router 1
     h = s["hops_mean"]
-    assert s["network_latency_mean"] == pytest.approx(2 + 4 * (h + 1) + 2 * h, abs=0.3)
+    assert s["network_latency_mean"] == pytest.approx(4 + 3 * h + (h + 1), abs=0.3)
 
 
 def test_id_patterns_need_the_files_node_ids(tmp_path):

@@ -9,6 +9,7 @@ from models.metrics import distance_matrix
 from pdes import config as C
 from pdes.engine import SimulationError, prepare, run_local, simulate
 from pdes.output import write_results
+from pdes.timing import channel_cycles, router_cycles
 
 RESULT_ARRAYS = ("hist_packet_latency", "hist_network_latency", "hist_hops", "link_flits",
                  "endpoint_injected", "endpoint_delivered", "series")
@@ -87,9 +88,8 @@ def test_record_pool_holds_each_flit_once():
 def analytic_zero_load(prep):
     """Mean network latency of uniform traffic at zero load (1-flit packets).
 
-    latency = 2 * endpoint_latency + (H + 1) * (routing + vc_alloc + sw_alloc + st)
-              + H * link_latency, averaged over all ordered pairs of distinct endpoints,
-    with H the router distance of the pair.
+    latency = pdes.timing.zero_load_latency over H links of link_latency, averaged
+    over all ordered pairs of distinct endpoints, with H the router distance of the pair.
     """
     topo = prep.topo
     r = prep.cfg["router"]
@@ -99,14 +99,16 @@ def analytic_zero_load(prep):
     pair = np.outer(p, p)
     np.fill_diagonal(pair, p * (p - 1))
     mean_h = float((pair * d).sum() / (E * (E - 1)))
-    per_router = r["routing_delay"] + r["vc_alloc_delay"] + r["sw_alloc_delay"] + r["st_delay"]
-    return 2 * r["endpoint_latency"] + (mean_h + 1) * per_router + mean_h * r["link_latency"], mean_h
+    x = channel_cycles(r)
+    return (2 * (r["endpoint_latency"] + x) + (mean_h + 1) * router_cycles(r)
+            + mean_h * (r["link_latency"] + x)), mean_h
 
 
 @pytest.mark.parametrize("sets", [
     ["topology.q=5", "router.link_latency=1"],
     ["topology.q=5", "router.link_latency=3", "router.routing_delay=2"],
     ["topology.name=dragonfly", "topology.h=2", "router.link_latency=2"],
+    ["topology.q=5", "router.link_latency=1", "router.pipeline=staged"],
 ])
 def test_zero_load_latency_matches_formula(sets):
     """At load 0.005 the mean network latency equals the hop-count formula within 2%."""

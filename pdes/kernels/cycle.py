@@ -72,11 +72,15 @@ outboxes; the orchestrator inserts them at the window boundary, and because
 the window is at most the smallest latency of a cut channel they are never
 needed before then.
 
-Pipeline timing per hop (all delays are config values, cycles):
-arrival ``a`` -> route ready ``a + routing_delay`` (VC allocation may succeed
-in that cycle) -> switch allocation from ``+ vc_alloc_delay`` -> in the output
-queue and sendable ``+ sw_alloc_delay + st_delay`` later -> next input at
-``+ link latency``.
+Pipeline timing per hop, in cycle offsets that :mod:`pdes.timing` derives from
+the config's delays for the chosen ``router.pipeline``: a flit sent in cycle
+``t`` over a link of latency ``L`` arrives in ``a = t + L + PR_CHX``; a head
+may win VC allocation from ``a + PR_RD``, switch allocation ``PR_VAD`` cycles
+after VC allocation, and is sendable ``PR_SAD + PR_STD`` cycles after switch
+allocation (a body flit may take part in switch allocation from ``a``).
+Ejection delivers ``endpoint latency + PR_CHX`` after sending; a credit sent
+back in cycle ``t`` counts from ``t + L + PR_CHX + credit delay`` (``PR_ECD``
+instead of the credit delay at a source endpoint).
 """
 from collections import namedtuple
 
@@ -140,10 +144,10 @@ PR_VCCAP = 1       # flits per input VC
 PR_OQCAP = 2       # flits per output queue
 PR_PKT = 3         # flits per packet
 PR_CD = 4          # credit delay
-PR_RD = 5          # routing delay
-PR_VAD = 6         # VC allocation delay
-PR_SAD = 7         # switch allocation delay
-PR_STD = 8         # switch traversal delay
+PR_RD = 5          # cycles from a head's arrival to its first VC allocation  } the pipeline's
+PR_VAD = 6         # cycles from VC allocation to switch allocation (>= 1)    } offsets
+PR_SAD = 7         # cycles from switch allocation to leaving the router      } (pdes.timing)
+PR_STD = 8         # added to PR_SAD (0: pdes.timing folds it in)
 PR_SPEEDUP = 9     # flits per cycle per input and per output of the crossbar
 PR_ELAT = 10       # endpoint channel latency
 PR_SEED = 11
@@ -163,7 +167,9 @@ PR_FINITE = 24     # 1 = finite workload: endpoints send the messages of msg_* i
 PR_SCHED = 25      # finite: 0 = all messages posted at once (packets interleaved round-robin),
                    #         1 = staggered (one message after the other, in table order)
 PR_NHMIN = 26      # 1 = tab.nh_min holds minimal next-hop masks (routing kernels that read them)
-NPRM = 27
+PR_CHX = 27        # cycles every channel (link, endpoint, credit) adds to its latency
+PR_ECD = 28        # credit delay of the credits returned to a source endpoint
+NPRM = 29
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
@@ -234,7 +240,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     nv, vccap, pkt, rdel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_RD]
     elat, seed, thr, m0, m1 = prm[PR_ELAT], prm[PR_SEED], prm[PR_THR], prm[PR_M0], prm[PR_M1]
     tkind, n_end, inject = prm[PR_TRAFFIC], prm[PR_E], prm[PR_INJECT]
-    frac_thr, finite, sched = prm[PR_FRAC_THR], prm[PR_FINITE], prm[PR_SCHED]
+    frac_thr, finite, sched, chx = prm[PR_FRAC_THR], prm[PR_FINITE], prm[PR_SCHED], prm[PR_CHX]
     nP = port_off[port_off.shape[0] - 1]
     nE = ep_gid.shape[0]
     nIV = nP * nv
@@ -343,7 +349,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
             ep_seq[e] += 1
             ep_cur_left[e] = pkt
         if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
-            arr = t + elat
+            arr = t + elat + chx
             rdy = arr + rdel if ep_cur_rec[e, F_FLIT] == 0 else arr
             top -= 1
             fid = rec_free[top]
@@ -392,7 +398,7 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     out_fill = scr.out_fill
     nv, vccap, oqcap, pkt = prm[PR_NV], prm[PR_VCCAP], prm[PR_OQCAP], prm[PR_PKT]
     cdel, sadel, stdel, speed = prm[PR_CD], prm[PR_SAD], prm[PR_STD], prm[PR_SPEEDUP]
-    cocap = prm[PR_COCAP]
+    cocap, chx, ecdel = prm[PR_COCAP], prm[PR_CHX], prm[PR_ECD]
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
     nK = cr_cnt.shape[0]
@@ -501,7 +507,7 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
                 cred[op * nv + ovc] -= 1
             # credit back to the sender of input port P
             s = in_sender[P]
-            carr = t + cdel + in_lat[P]
+            carr = t + in_lat[P] + chx + (cdel if P - plo >= nepk else ecdel)
             if s >= 0:
                 if not queue_credit(cr_t, cr_head, cr_cnt, nK, vccap, s * nv + vc, carr):
                     return ERR_CREDIT
@@ -545,7 +551,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
     ep_del = stats.ep_del
     nv, vccap, oqcap, pkt = prm[PR_NV], prm[PR_VCCAP], prm[PR_OQCAP], prm[PR_PKT]
     rdel, elat, m0, m1, hmax = prm[PR_RD], prm[PR_ELAT], prm[PR_M0], prm[PR_M1], prm[PR_HMAX]
-    focap, finite = prm[PR_FOCAP], prm[PR_FINITE]
+    focap, finite, chx = prm[PR_FOCAP], prm[PR_FINITE], prm[PR_CHX]
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
     n_hops_bins = hist_hops.shape[0]
@@ -576,7 +582,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
         e = out_ep[P]
         if e >= 0:
             # ejection: delivered after the endpoint channel latency
-            td = t + elat
+            td = t + elat + chx
             st[S_DELIVERED_FLITS] += 1
             st[S_INFLIGHT] -= 1
             smp[C_DELIVERED] += 1
@@ -614,7 +620,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
             continue
         # network link
         rec[fid, F_HOPS] += 1
-        arr = t + out_lat[P]
+        arr = t + out_lat[P] + chx
         if t >= m0 and t < m1:
             link_flits[P] += 1
         D = out_dest[P]
