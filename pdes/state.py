@@ -71,7 +71,7 @@ def min_next_hops(router_gid, port_off, n_epp, out_nbr, dist, out):
 
 
 @njit
-def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt):
+def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt, rtt):
     out = np.zeros(ports.shape[0], dtype=np.int32)
     for i in range(ports.shape[0]):
         q = 0
@@ -85,7 +85,8 @@ def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt):
                 c += 1
                 h = h + 1 if h + 1 < vccap else 0
             q += vccap - c
-        out[i] = q
+        q -= rtt[i]
+        out[i] = q if q > 0 else 0
     return out
 
 
@@ -346,15 +347,20 @@ class PartState:
         return int(self.prm[cycle.PR_FOCAP]), int(self.prm[cycle.PR_COCAP])
 
     def port_occupancy(self, t: int, out: np.ndarray) -> None:
-        """Write into ``out[channel]`` the occupancy of every local network output port.
+        """Write into ``out[channel]`` the backlog of every local network output port.
 
-        Occupancy = flits sent or queued on the port whose credits have not
-        arrived by cycle ``t`` (no state is changed).
+        Backlog = flits sent or queued on the port whose credits have not
+        arrived by cycle ``t``, minus the port's credit round trip (that many
+        are outstanding at full rate without any queue), at least 0.  No state
+        is changed.
         """
         a = self.arrays
+        prm = self.prm
         ports = np.nonzero(self.is_net)[0]
+        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[cycle.PR_CHX]) + prm[cycle.PR_SAD]
+               + prm[cycle.PR_STD] + prm[cycle.PR_CD])       # as credit_rtt of the routing kernels
         occ = _occupancy(ports, self.nv, self.rp.vc_flits, np.int64(t), a["cred"], a["cr_t"],
-                         a["cr_head"], a["cr_cnt"])
+                         a["cr_head"], a["cr_cnt"], rtt)
         out[self.out_channel[ports]] = occ
 
     # -------------------------------------------------------------- accounting

@@ -56,16 +56,22 @@ def test_unknown_traffic_kind_raises(monkeypatch):
 
 
 def test_every_registered_routing_passes_the_plan_check():
-    """Every registered algorithm's plan on a topology it supports names exactly its kernel's inputs."""
+    """Every registered algorithm's plan, on the first of a few topologies it accepts, names
+    exactly its kernel's inputs."""
     from pdes.engine import check_plan, plan_routing
-    sets = {"dragonfly_ugal": ["topology.name=dragonfly", "topology.h=2"],
-            "dragonfly_valiant": ["topology.name=dragonfly", "topology.h=2"],
-            "nar": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
-                    "topology.p=2"],
-            "nag": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
-                    "topology.p=2"],
-            "nal": ["topology.name=dragonfly", "topology.h=2"],
-            "anca": ["topology.name=fattree", "topology.k=4"]}
+    candidates = [[], ["topology.name=dragonfly", "topology.h=2"],
+                  ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+                   "topology.p=2"],
+                  ["topology.name=fattree", "topology.k=4"]]
     for alg in ROUTINGS.names():
-        _, _, plan, _ = plan_routing(cfg_of(f"routing.algorithm={alg}", *sets.get(alg, [])))
-        check_plan(alg, plan)
+        for sets in candidates:
+            try:
+                _, _, plan, _ = plan_routing(cfg_of(f"routing.algorithm={alg}", *sets))
+            except ParameterError as exc:
+                if str(exc).startswith(("routing.algorithm", "topology.g")):
+                    continue      # not for this topology
+                raise
+            check_plan(alg, plan)
+            break
+        else:
+            raise AssertionError(f"{alg}: no candidate topology accepted")

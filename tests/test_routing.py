@@ -71,6 +71,33 @@ def test_papers_shape_on_worst_case():
     assert acc["valiant"] > 3 * acc["min"] and acc["ugal_l"] > 3 * acc["min"]
 
 
+@pytest.mark.parametrize("alg,sets", [
+    ("ugal_l", []), ("ugal_g", []), ("dragonfly_ugal", ["topology.name=dragonfly", "topology.h=3"])])
+def test_ugal_is_minimal_at_low_load_with_long_links(alg, sets):
+    """With layout latencies (long links hold many flits in flight) UGAL at low uniform load
+    takes the minimal paths: the queue it compares is the backlog beyond each link's credit
+    round trip, not the flits a link carries at any load."""
+    base = ["measure.warmup_cycles=500", "measure.measure_cycles=1000",
+            "measure.sample_period=100", "measure.drain_cycles=1000", "traffic.load=0.1", *sets]
+    mn = run_local(C.resolve({}, base + (["routing.vc_scheme=dragonfly"] if sets else [])))
+    ug = run_local(C.resolve({}, base + [f"routing.algorithm={alg}"]))
+    assert ug["summary"]["hops_mean"] == pytest.approx(mn["summary"]["hops_mean"], abs=0.01)
+
+
+def test_dragonfly_ugal_spreads_the_worst_case():
+    """On a Dragonfly under the group-shift worst case UGAL-L accepts far above minimal
+    routing (one global link per group pair), near Valiant (Kim et al. 2008 Fig. 8)."""
+    acc = {}
+    for alg in ("min", "dragonfly_valiant", "dragonfly_ugal"):
+        res = run_local(cfg_of("topology.name=dragonfly", "topology.h=3", f"routing.algorithm={alg}",
+                               *(["routing.vc_scheme=dragonfly"] if alg == "min" else []),
+                               "traffic.pattern=worst_case", "traffic.load=0.3",
+                               "measure.measure_cycles=1500"))
+        acc[alg] = res["summary"]["accepted_load"]
+    assert acc["dragonfly_ugal"] > 4 * acc["min"], acc
+    assert acc["dragonfly_ugal"] > 0.75 * acc["dragonfly_valiant"], acc
+
+
 def test_ugal_l_goes_minimal_at_low_load():
     """UGAL-L with a threshold routes (almost) everything minimally at low uniform load."""
     res = run_local(cfg_of(*TOPOS["sf"], "routing.algorithm=ugal_l", "routing.threshold=0.5",

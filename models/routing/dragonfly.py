@@ -26,12 +26,12 @@ hop, a local hop to the target.
 import numpy as np
 
 from models.errors import ParameterError
-from models.jit import njit_inline, njit_kernel
+from models.jit import njit_kernel
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
-from models.routing.nonminimal import (KNOBS, MidTables, PARAMS, _ugal_checks, pack,
-                                       ugal_l_source, valiant_source)
-from models.routing.paths import eject_port, target_of
+from models.routing.nonminimal import (BIAS, KNOBS, UGAL, MidTables, PARAMS, _ugal_checks,
+                                       pack, ugal_l_source, valiant_source)
+from models.routing.paths import eject_port, group_port, target_of
 from pdes.kernels.layout import ERR_ROUTE, F_AUX2, NF_HOT, OK
 from pdes.kernels.plugin import RoutingKernel, register_kernel
 
@@ -56,24 +56,25 @@ def group_tables(topo):
 SCHEME = "dragonfly (Kim et al.): class = position in l-g-l-g-l // 2"
 
 
-def _plan(kernel, topo, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0):
+def _plan(kernel, topo, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0, bias=BIAS):
     grp, entry = group_tables(topo)
     if entry.shape[0] < 3:
         raise ParameterError("topology.g: Dragonfly non-minimal routing needs at least 3 groups")
     kp = {"max_hops_cap": 0}
     if kernel == "ugal_l":
-        _ugal_checks(n_indirect, c, threshold)
+        _ugal_checks(n_indirect, c, threshold, bias)
         kp.update(n_indirect=n_indirect, c=float(c), length_weighted=bool(length_weighted),
-                  threshold=float(threshold))
+                  threshold=float(threshold), bias=float(bias))
     return RoutingPlan(kernel="dragonfly_" + kernel, max_hops=5, vcs_needed=3, scheme="dragonfly",
                        vc_scheme=SCHEME, tables={"r_group": grp, "g_entry": entry,
                                                  "mid_cand": np.zeros(0, np.int32)},
                        kernel_params=kp)
 
 
-def dragonfly_ugal(topo, dist, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0):
+def dragonfly_ugal(topo, dist, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0,
+                   bias=BIAS):
     """Plan for Dragonfly UGAL-L with Kim et al.'s VC classes."""
-    return _plan("ugal_l", topo, n_indirect, c, length_weighted, threshold)
+    return _plan("ugal_l", topo, n_indirect, c, length_weighted, threshold, bias)
 
 
 def dragonfly_valiant(topo, dist):
@@ -82,24 +83,6 @@ def dragonfly_valiant(topo, dist):
 
 
 # ------------------------------------------------------------------------------ kernels
-@njit_inline
-def dragonfly_port(rg, target, net_lo, net_hi, out_nbr, r_group, g_entry):
-    """Next hop of Dragonfly-minimal routing (Kim et al.): to the target's group over the
-    direct global link between the groups (local hop to that link's router first), then
-    a local hop to the target."""
-    gc = r_group[rg]
-    gt = r_group[target]
-    if gc == gt:
-        nxt = target
-    else:
-        gw = g_entry[gc, gt]
-        nxt = g_entry[gt, gc] if rg == gw else gw
-    for P in range(net_lo, net_hi):
-        if out_nbr[P] == nxt:
-            return P
-    return -1
-
-
 @njit_kernel
 def dragonfly_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
                   fid):
@@ -109,7 +92,7 @@ def dragonfly_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab,
     target, phase = target_of(rg, rec, rec_c, fid)
     if target == rg:
         return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
-    op = dragonfly_port(rg, target, plo + nepk, phi, ports.out_nbr, ctx.r_group, ctx.g_entry)
+    op = group_port(rg, target, plo + nepk, phi, ports.out_nbr, ctx.r_group, ctx.g_entry)
     if op < 0:
         return ERR_ROUTE, op, 0
     seqpos = rec_c[fid, F_AUX2 - NF_HOT] + 1
@@ -152,6 +135,7 @@ ROUTINGS.register("dragonfly_ugal", dragonfly_ugal, params=[
     Param("length_weighted", bool, True, "cost = occupancy x path length"),
     Param("threshold", float, 0.0, "route minimally while the minimal port holds less than this "
           "fraction of a port's buffer (0 = off)"),
+    UGAL[-1],
 ], summary="Dragonfly UGAL-L through random intermediate groups, Kim et al.'s VC classes",
     reference="Kim et al. ISCA 2008; 000 Sec. V")
 ROUTINGS.register("dragonfly_valiant", dragonfly_valiant, params=[],

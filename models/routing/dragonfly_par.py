@@ -31,29 +31,29 @@ from models.errors import ParameterError
 from models.jit import njit_kernel
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
-from models.routing.dragonfly import SCHEME, dragonfly_hop, dragonfly_port, group_tables
-from models.routing.nonminimal import KNOBS, PARAMS, MidTables, _ugal_checks, pack
+from models.routing.dragonfly import SCHEME, dragonfly_hop, group_tables
+from models.routing.nonminimal import BIAS, KNOBS, PARAMS, UGAL, MidTables, _ugal_checks, pack
 from models.routing.nonminimal import ugal_l_source  # noqa: F401  (the kernel's source, by name)
-from models.routing.nonminimal import A_CMICRO, A_LENW, A_MAXHOPS, A_NIND, A_THRESH
-from models.routing.paths import draw_mid, port_queue
+from models.routing.nonminimal import A_BIAS, A_CMICRO, A_LENW, A_MAXHOPS, A_NIND, A_THRESH
+from models.routing.paths import credit_rtt, draw_mid, group_hops, group_port, port_backlog
 from pdes.kernels.cycle import PR_NV, PR_SEED, PR_VCCAP
 from pdes.kernels.layout import F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC, NF_HOT
 from pdes.kernels.plugin import RoutingKernel, register_kernel
 
 
-def dragonfly_par(topo, dist, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0):
+def dragonfly_par(topo, dist, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0, bias=BIAS):
     """Plan for PAR: UGAL-L at the source router, re-evaluated at the next router of the
     source group; Kim et al.'s VC classes with one more local class (four)."""
     grp, entry = group_tables(topo)
     if entry.shape[0] < 3:
         raise ParameterError("topology.g: Dragonfly non-minimal routing needs at least 3 groups")
-    _ugal_checks(n_indirect, c, threshold)
+    _ugal_checks(n_indirect, c, threshold, bias)
     return RoutingPlan(kernel="dragonfly_par", max_hops=6, vcs_needed=4, scheme="dragonfly",
                        vc_scheme=SCHEME + "; PAR's re-routed packets take l-l-g-l-g-l (4 classes)",
                        tables={"r_group": grp, "g_entry": entry, "mid_cand": np.zeros(0, np.int32)},
                        kernel_params={"max_hops_cap": 0, "n_indirect": int(n_indirect),
                                       "c": float(c), "length_weighted": bool(length_weighted),
-                                      "threshold": float(threshold)})
+                                      "threshold": float(threshold), "bias": float(bias)})
 
 
 @njit_kernel
@@ -68,11 +68,12 @@ def par_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
         seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
         nv, vccap = prm[PR_NV], prm[PR_VCCAP]
         cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
-        c_micro, length_w, n_ind = ap[A_CMICRO], ap[A_LENW], ap[A_NIND]
-        pm = dragonfly_port(rg, dstr, plo + nepk, phi, out_nbr, r_group, g_entry)
-        qm = port_queue(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+        c_micro, length_w, n_ind, bias = ap[A_CMICRO], ap[A_LENW], ap[A_NIND], ap[A_BIAS]
+        pm = group_port(rg, dstr, plo + nepk, phi, out_nbr, r_group, g_entry)
+        qm = port_backlog(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t,
+                          credit_rtt(prm, ports.out_lat[pm])) if pm >= 0 else 0
         if pm >= 0 and not (ap[A_THRESH] > 0 and qm < ap[A_THRESH]):
-            lm = np.int64(dist[dstr, rg])
+            lm = group_hops(rg, dstr, r_group, g_entry)
             best = qm * lm * 1000000 if length_w != 0 else qm * 1000000
             mid = -1
             for j in range(n_ind):
@@ -81,12 +82,13 @@ def par_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
                              n_ind + j, r_group, g_entry)
                 if m < 0:
                     continue
-                pi = dragonfly_port(rg, m, plo + nepk, phi, out_nbr, r_group, g_entry)
+                pi = group_port(rg, m, plo + nepk, phi, out_nbr, r_group, g_entry)
                 if pi < 0:
                     continue
-                qi = port_queue(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
-                li = np.int64(dist[m, rg]) + np.int64(dist[dstr, m])
-                cost = c_micro * qi * li if length_w != 0 else c_micro * qi
+                qi = port_backlog(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t,
+                                  credit_rtt(prm, ports.out_lat[pi]))
+                li = group_hops(rg, m, r_group, g_entry) + group_hops(m, dstr, r_group, g_entry)
+                cost = c_micro * qi * li + bias * lm if length_w != 0 else c_micro * qi + bias
                 if cost < best:
                     best = cost
                     mid = m
@@ -106,6 +108,7 @@ ROUTINGS.register("dragonfly_par", dragonfly_par, params=[
     Param("length_weighted", bool, True, "cost = occupancy x path length"),
     Param("threshold", float, 0.0, "route minimally while the minimal port holds less than this "
           "fraction of a port's buffer (0 = off)"),
+    UGAL[-1],
 ], summary="Dragonfly progressive adaptive routing (PAR): UGAL-L re-evaluated at the next router "
            "of the source group",
     reference="Jiang, Kim, Dally ISCA 2009; 000 Sec. V")

@@ -41,7 +41,8 @@ from models.jit import njit_kernel
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import SCHEME_DOC, check_scheme
-from models.routing.paths import draw_mid, min_port, minimal_hop, path_cost, port_queue
+from models.routing.paths import (credit_rtt, draw_mid, group_hops, group_port, min_port,
+                                  minimal_hop, path_cost, port_backlog)
 from pdes.kernels.cycle import PR_NV, PR_SEED, PR_VCCAP
 from pdes.kernels.layout import F_DSTR, F_MID, F_SEQ, F_SRC, NF_HOT, OK
 from pdes.kernels.plugin import RoutingKernel, register_kernel
@@ -93,7 +94,11 @@ def valiant(topo, dist, vc_scheme="hop", intermediates="auto", max_hops=0):
     return _plan("valiant", topo, dist, vc_scheme, intermediates, max_hops)
 
 
-def _ugal_checks(n_indirect, c, threshold=0.0):
+BIAS = 0.0
+"""Default of ``bias`` (flits added to every indirect path's cost)."""
+
+
+def _ugal_checks(n_indirect, c, threshold=0.0, bias=0.0):
     if n_indirect < 1:
         raise ParameterError(f"routing.n_indirect: must be >= 1, got {n_indirect}")
     if c <= 0:
@@ -101,24 +106,27 @@ def _ugal_checks(n_indirect, c, threshold=0.0):
     if not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"routing.threshold: must be in [0, 1] (fraction of a port's "
                              f"buffer), got {threshold}")
+    if not 0.0 <= bias <= 1e6:
+        raise ParameterError(f"routing.bias: must be in [0, 1e6] flits, got {bias}")
 
 
 def ugal_l(topo, dist, vc_scheme="hop", intermediates="auto", max_hops=0, n_indirect=4, c=1.0,
-           length_weighted=True, threshold=0.0):
+           length_weighted=True, threshold=0.0, bias=BIAS):
     """Plan for UGAL with local information."""
-    _ugal_checks(n_indirect, c, threshold)
+    _ugal_checks(n_indirect, c, threshold, bias)
     return _plan("ugal_l", topo, dist, vc_scheme, intermediates, max_hops, n_indirect=n_indirect,
-                 c=float(c), length_weighted=bool(length_weighted), threshold=float(threshold))
+                 c=float(c), length_weighted=bool(length_weighted), threshold=float(threshold),
+                 bias=float(bias))
 
 
 def ugal_g(topo, dist, vc_scheme="hop", intermediates="auto", max_hops=0, n_indirect=4, c=1.0,
-           epoch=10):
+           epoch=10, bias=BIAS):
     """Plan for UGAL with a global (snapshot) view of the output queues."""
-    _ugal_checks(n_indirect, c)
+    _ugal_checks(n_indirect, c, 0.0, bias)
     if epoch < 1:
         raise ParameterError(f"routing.epoch: must be >= 1 cycle, got {epoch}")
     plan = _plan("ugal_g", topo, dist, vc_scheme, intermediates, max_hops, n_indirect=n_indirect,
-                 c=float(c))
+                 c=float(c), bias=float(bias))
     return dataclasses.replace(plan, snapshot_every=int(epoch))
 
 
@@ -132,6 +140,9 @@ COMMON = [
 UGAL = [
     Param("n_indirect", int, 4, "random Valiant paths compared with the minimal one (000: 4)"),
     Param("c", float, 1.0, "penalty factor of indirect paths (001 Sec. 3.3 c, c_SF)"),
+    Param("bias", float, BIAS, "flits added to an indirect path's queue before the comparison: "
+          "non-minimal only when the minimal queue exceeds the (weighted) indirect one by more "
+          "(BookSim's adaptive threshold)"),
 ]
 
 ROUTINGS.register("valiant", valiant, params=list(COMMON),
@@ -157,9 +168,9 @@ one row, ``r_group``): intermediate groups instead (see :func:`models.routing.pa
 OPTIONAL = {"r_group": np.zeros(1, np.int32), "g_entry": np.zeros((1, 1), np.int32)}
 
 # kernel parameters (``ap``) of valiant / ugal_l / ugal_g
-A_PHASE, A_MAXHOPS, A_NIND, A_CMICRO, A_LENW, A_THRESH = range(6)
+A_PHASE, A_MAXHOPS, A_NIND, A_CMICRO, A_LENW, A_THRESH, A_BIAS = range(7)
 PARAMS = ("phase_classes", "max_hops_cap", "n_indirect", "c_micro", "length_weighted",
-          "threshold_flits")
+          "threshold_flits", "bias_micro")
 
 
 def pack(plan, cfg):
@@ -168,7 +179,8 @@ def pack(plan, cfg):
     return {"phase_classes": int(plan.scheme == "phase"), "max_hops_cap": kp["max_hops_cap"],
             "n_indirect": kp.get("n_indirect", 0), "c_micro": int(round(kp.get("c", 1.0) * 1_000_000)),
             "length_weighted": int(kp.get("length_weighted", True)),
-            "threshold_flits": int(math.ceil(kp.get("threshold", 0.0) * cfg["router"]["buffer_flits"]))}
+            "threshold_flits": int(math.ceil(kp.get("threshold", 0.0) * cfg["router"]["buffer_flits"])),
+            "bias_micro": int(round(kp.get("bias", 0.0) * 1_000_000))}
 
 
 @njit_kernel
@@ -184,33 +196,51 @@ def valiant_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec,
 
 @njit_kernel
 def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
-    """UGAL-L: the minimal path against ``n_indirect`` random Valiant paths, by the occupancy of
-    their first output port (times path length), indirect costs times ``c`` (000 Sec. IV-C2,
-    001 Sec. 3.3); with a threshold, minimal while the minimal port holds fewer flits."""
+    """UGAL-L: the minimal path against ``n_indirect`` random Valiant paths, by the backlog of
+    their first output port (:func:`models.routing.paths.port_backlog`) times path length,
+    indirect costs times ``c`` plus ``bias`` (000 Sec. IV-C2, 001 Sec. 3.3); with a
+    threshold, minimal while the minimal port's backlog is below it.  With a group table
+    (hierarchical topologies) ports and lengths are those of the group hierarchy's paths
+    (:func:`models.routing.paths.group_port`)."""
     dstr = rec[fid, F_DSTR]
     if dstr == rg:
         return
-    dist = tab.dist
+    dist, out_nbr, out_lat = tab.dist, ports.out_nbr, ports.out_lat
+    r_group, g_entry = ctx.r_group, ctx.g_entry
+    hier = g_entry.shape[0] > 1
     seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
     nv, vccap = prm[PR_NV], prm[PR_VCCAP]
     cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
-    c_micro, length_w, thresh = ap[A_CMICRO], ap[A_LENW], ap[A_THRESH]
-    lm = np.int64(dist[dstr, rg])
-    pm = min_port(rg, dstr, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
-    qm = port_queue(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    c_micro, length_w, thresh, bias = ap[A_CMICRO], ap[A_LENW], ap[A_THRESH], ap[A_BIAS]
+    if hier:
+        lm = group_hops(rg, dstr, r_group, g_entry)
+        pm = group_port(rg, dstr, plo + nepk, phi, out_nbr, r_group, g_entry)
+    else:
+        lm = np.int64(dist[dstr, rg])
+        pm = min_port(rg, dstr, plo + nepk, phi, out_nbr, dist, seed, src, seq, 0)
+    if pm < 0:
+        return
+    qm = port_backlog(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, credit_rtt(prm, out_lat[pm]))
     if thresh > 0 and qm < thresh:
         return
     best = qm * lm * 1000000 if length_w != 0 else qm * 1000000
     mid = -1
     for j in range(ap[A_NIND]):
-        m = draw_mid(ctx.mid_cand, rg, dstr, dist, ap[A_MAXHOPS], seed, src, seq, j, ctx.r_group,
-                     ctx.g_entry)
+        m = draw_mid(ctx.mid_cand, rg, dstr, dist, ap[A_MAXHOPS], seed, src, seq, j, r_group,
+                     g_entry)
         if m < 0:
             continue
-        pi = min_port(rg, m, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
-        qi = port_queue(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
-        li = np.int64(dist[m, rg]) + np.int64(dist[dstr, m])
-        cost = c_micro * qi * li if length_w != 0 else c_micro * qi
+        if hier:
+            pi = group_port(rg, m, plo + nepk, phi, out_nbr, r_group, g_entry)
+            li = group_hops(rg, m, r_group, g_entry) + group_hops(m, dstr, r_group, g_entry)
+        else:
+            pi = min_port(rg, m, plo + nepk, phi, out_nbr, dist, seed, src, seq, 0)
+            li = np.int64(dist[m, rg]) + np.int64(dist[dstr, m])
+        if pi < 0:
+            continue
+        qi = port_backlog(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t,
+                          credit_rtt(prm, out_lat[pi]))
+        cost = c_micro * qi * li + bias * lm if length_w != 0 else c_micro * qi + bias
         if cost < best:
             best = cost
             mid = m
@@ -235,7 +265,7 @@ def ugal_g_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
         if m < 0:
             continue
         cost = c_micro * (path_cost(rg, m, g_off, g_nbr, g_chan, dist, snap)
-                          + path_cost(m, dstr, g_off, g_nbr, g_chan, dist, snap))
+                          + path_cost(m, dstr, g_off, g_nbr, g_chan, dist, snap)) + ap[A_BIAS]
         if cost < best:
             best = cost
             mid = m
@@ -251,8 +281,8 @@ def mid_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
 
 
 KNOBS = {"valiant": ("max_hops_cap",),
-         "ugal_l": ("max_hops_cap", "n_indirect", "c", "length_weighted", "threshold"),
-         "ugal_g": ("max_hops_cap", "n_indirect", "c")}
+         "ugal_l": ("max_hops_cap", "n_indirect", "c", "length_weighted", "threshold", "bias"),
+         "ugal_g": ("max_hops_cap", "n_indirect", "c", "bias")}
 """Kernel parameters of the plans (``RoutingPlan.kernel_params``), per kernel."""
 for _name in ("valiant", "ugal_l", "ugal_g"):
     register_kernel(_name, RoutingKernel(module=__name__, hop="mid_hop", source=_name + "_source",

@@ -14,6 +14,7 @@ import numpy as np
 
 from models.jit import njit_inline
 from models.metrics import UNREACHABLE
+from pdes.kernels.cycle import PR_CD, PR_CHX, PR_SAD, PR_STD
 from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
 from pdes.kernels.rng import P_MID, P_ROUTE, below
 
@@ -190,3 +191,54 @@ def minimal_hop(rg, plo, nepk, phi, phase_classes, prm_seed, ports, dist, rec, r
     P = min_port(rg, target, plo + nepk, phi, ports.out_nbr, dist, prm_seed, rec[fid, F_SRC],
                  rec[fid, F_SEQ], rec[fid, F_HOPS])
     return P, hop_class(phase_classes, phase, rec, rec_c, fid)
+
+
+@njit_inline
+def port_backlog(op, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, rtt):
+    """Flits on output port ``op`` beyond what its link holds in flight at full rate: the
+    occupancy of :func:`port_queue` minus the port's credit round trip ``rtt`` (cycles),
+    at least 0.  A flit's credit cannot be back before one round trip, so at any load up
+    to one flit per cycle that many credits are outstanding without any queue; only the
+    excess is evidence of a queue at this router or downstream."""
+    q = port_queue(op, nv, vccap, cred, cr_t, cr_head, cr_cnt, t) - rtt
+    return q if q > 0 else 0
+
+
+@njit_inline
+def credit_rtt(prm, lat):
+    """Fewest cycles from a flit taking a credit (switch allocation here) to the credit's
+    return over a link of latency ``lat``: to the link, the link (and the channel's extra
+    cycle), switch allocation at the next router on arrival (a body flit), the credit
+    delay and the link back."""
+    return 2 * (lat + prm[PR_CHX]) + prm[PR_SAD] + prm[PR_STD] + prm[PR_CD]
+
+
+@njit_inline
+def group_port(rg, target, net_lo, net_hi, out_nbr, r_group, g_entry):
+    """Next hop towards ``target`` along a group hierarchy (Dragonfly-minimal, Kim et al.):
+    to the target's group over the direct global link between the groups (a local hop
+    to that link's router first), then a local hop to the target; -1 if no port leads
+    there.  ``g_entry[g_to, g_from]``: the router of ``g_to`` linked to ``g_from``."""
+    gc = r_group[rg]
+    gt = r_group[target]
+    if gc == gt:
+        nxt = target
+    else:
+        gw = g_entry[gc, gt]
+        nxt = g_entry[gt, gc] if rg == gw else gw
+    for P in range(net_lo, net_hi):
+        if out_nbr[P] == nxt:
+            return P
+    return -1
+
+
+@njit_inline
+def group_hops(a, b, r_group, g_entry):
+    """Hops of the path :func:`group_port` takes from router ``a`` to router ``b``."""
+    if a == b:
+        return 0
+    ga = r_group[a]
+    gb = r_group[b]
+    if ga == gb:
+        return 1
+    return (1 if a != g_entry[ga, gb] else 0) + 1 + (1 if g_entry[gb, ga] != b else 0)
