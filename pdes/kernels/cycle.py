@@ -20,10 +20,10 @@ holds the state layout and the stages every routing shares.
 
 Flits enter input VCs through :func:`pdes.kernels.buffers.enqueue_flit` and
 credits their sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`
-on every path.  The stages are compiled without reference counting
-(:func:`models.jit.njit_borrow`: they borrow the arrays of :func:`advance`
-and allocate nothing) and the per-router steps are inlined into them, so the
-split into functions costs no atomic operations per router or flit.
+on every path.  The stages and :func:`switch_allocation` are compiled without
+reference counting (:func:`models.jit.njit_borrow`: they borrow the arrays of
+``advance`` and allocate nothing), so calling them costs no atomic operations
+per router or flit, and they are compiled once for every routing kernel.
 
 A flit sent on a link is written at once into the receiving VC buffer (its
 room was reserved by a credit), stamped with the cycle from which it may be
@@ -377,7 +377,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     pool.rec_top[0] = top
 
 
-@njit_inline
+@njit_borrow
 def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     """Switch allocation at router ``k`` (separable, input first, round-robin) of packets that
     hold an output VC; the granted flits move into the output queues, their credits go back
