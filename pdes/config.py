@@ -102,8 +102,8 @@ STATIC: dict[str, list[Param]] = {
               lo=0.0, hi=1.0),
         Param("watchdog_cycles", int, 5000, "cycles without any flit movement, while flits are in "
               "flight, that are reported as a deadlock", lo=1, hi=2 ** 30),
-        Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins up to this value "
-              "plus one overflow bin", lo=1, hi=2 ** 22),
+        Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins below this value "
+              "and 16 bins per octave above it", lo=1, hi=2 ** 22),
     ],
     "output": [
         Param("file", str, "", "HDF5 result file; empty = no file (the CLI's -o sets it)"),

@@ -33,6 +33,7 @@ from models.errors import ParameterError
 from pdes import config as C
 from pdes.kernels import cycle
 from pdes.kernels.layout import (
+    HIST_OCTAVES, HIST_SUB,
     C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_VC_ORDER, ERR_ROUTE, ERR_VC, NSAMPLE,
     S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
     S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
@@ -423,7 +424,7 @@ def memory_estimate(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) ->
     state = records * 4 + ports * nv * 48 + ports * 96 + eps * 160
     # touched as buffers fill (allocated up front, resident only where flits have been)
     buffers = records * 64 + slots * 8 + ports * oq * 8 + (ports + eps) * nv * vcf * 4
-    hist = 4 * (prep.cfg["measure"]["latency_hist_max"] + 1) * 8
+    hist = 3 * (prep.cfg["measure"]["latency_hist_max"] + HIST_SUB * HIST_OCTAVES) * 8 + 64 * 8
     tables = _arrays_nbytes(prep.plan.tables) + _arrays_nbytes(prep.traffic)
     network = _arrays_nbytes(topo) + 2 * topo.n_links * (8 * 3 + 4)   # + per-channel maps
     per_rank = int(state + hist + tables + network)
@@ -839,11 +840,13 @@ class Engine:
         if M == 0:
             raise SimulationError("the run ended before the measurement window started")
 
+        edges = hist_edges(prep.cfg["measure"]["latency_hist_max"])
+
         def pct(hist, q):
             tot = hist.sum()
             if tot == 0:
                 return -1
-            return int(np.searchsorted(np.cumsum(hist), math.ceil(q * tot)))
+            return int(edges[np.searchsorted(np.cumsum(hist), math.ceil(q * tot))])
 
         offered = int(st[S_CREATED_WIN_FLITS]) / (M * n_act)
         accepted = int(st[S_DELIVERED_WIN]) / (M * n_act)
@@ -872,11 +875,11 @@ class Engine:
                 "total_flits": created_flits,
                 "processes": n_act,
                 "effective_throughput": created_flits / (M * n_act),
-                "message_latency_mean": float((hist_m * np.arange(hist_m.size)).sum() / hist_m.sum())
+                "message_latency_mean": float((hist_m * edges).sum() / hist_m.sum())
                 if hist_m.sum() else float("nan"),
                 "message_latency_p50": pct(hist_m, 0.5),
                 "message_latency_p99": pct(hist_m, 0.99),
-                "message_latency_max": int(np.nonzero(hist_m)[0].max()) if hist_m.sum() else -1,
+                "message_latency_max": int(edges[np.nonzero(hist_m)[0].max()]) if hist_m.sum() else -1,
             })
         summary.update({
             "offered_load_config": float(prep.cfg["traffic"]["load"]),
@@ -912,6 +915,7 @@ class Engine:
             "summary": summary,
             "counters": sums,
             "hist_packet_latency": hist_p,
+            "hist_latency_edges": edges,
             "hist_network_latency": hist_n,
             "hist_hops": hist_h,
             "hist_message_latency": hist_m if finite else None,
@@ -925,6 +929,15 @@ class Engine:
             "window": self.window,
             "lookahead": self.lookahead,
         }
+
+
+def hist_edges(hmax: int) -> np.ndarray:
+    """Lower edge (cycles) of every latency histogram bin (:func:`pdes.kernels.cycle.hist_bin`):
+    ``0 .. hmax - 1``, then ``HIST_SUB`` bins per octave ``[hmax 2^k, hmax 2^(k+1))``."""
+    k = np.repeat(np.arange(HIST_OCTAVES, dtype=np.int64), HIST_SUB)
+    j = np.tile(np.arange(HIST_SUB, dtype=np.int64), HIST_OCTAVES)
+    base = np.int64(hmax) << k
+    return np.concatenate([np.arange(hmax, dtype=np.int64), base + (base * j) // HIST_SUB])
 
 
 def backlog_growth(series, m0: int, m1: int, packet_size: int) -> float | None:

@@ -74,6 +74,7 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     h.create_dataset("packet_latency", data=res["hist_packet_latency"])
     h.create_dataset("network_latency", data=res["hist_network_latency"])
     h.create_dataset("hops", data=res["hist_hops"])
+    h.create_dataset("latency_edges", data=res["hist_latency_edges"])
     if res.get("hist_message_latency") is not None:
         h.create_dataset("message_latency", data=res["hist_message_latency"])
     ln = f.create_group("links")

@@ -20,7 +20,7 @@ import numpy as np
 
 from models.jit import njit
 from pdes.kernels import cycle, generate
-from pdes.kernels.layout import NF, NF_HOT, NSAMPLE, NSTAT
+from pdes.kernels.layout import HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NSAMPLE, NSTAT
 from pdes.timing import KernelTiming
 
 
@@ -271,10 +271,10 @@ class PartState:
             co_t=np.zeros(nC * cocap, dtype=np.int64), co_vc=np.zeros(nC * cocap, dtype=np.int64),
             co_cnt=np.zeros(nC, dtype=np.int64),
             st=np.zeros(NSTAT, dtype=np.int64), smp=np.zeros(NSAMPLE, dtype=np.int64),
-            hist_plat=np.zeros(hist_max + 1, dtype=np.int64),
-            hist_nlat=np.zeros(hist_max + 1, dtype=np.int64),
+            hist_plat=np.zeros(hist_max + HIST_SUB * HIST_OCTAVES, dtype=np.int64),
+            hist_nlat=np.zeros(hist_max + HIST_SUB * HIST_OCTAVES, dtype=np.int64),
             hist_hops=np.zeros(n_hop_bins, dtype=np.int64),
-            hist_msg=np.zeros(hist_max + 1, dtype=np.int64),
+            hist_msg=np.zeros(hist_max + HIST_SUB * HIST_OCTAVES, dtype=np.int64),
             ep_cur_msg=np.zeros(nE, dtype=np.int64),
             link_flits=np.zeros(nP, dtype=np.int64),
             ep_inj=np.zeros(nE, dtype=np.int64), ep_del=np.zeros(nE, dtype=np.int64),

@@ -302,3 +302,20 @@ def test_growing_backlog_is_reported_saturated(load, saturated):
     if saturated:
         assert s["accepted_load"] >= s["offered_load"] * (1 - 0.02)     # hidden from that test
         assert s["saturated_reason"].startswith("source queues grew by")
+
+
+def test_percentiles_above_the_histogram_cap_are_measured():
+    """Latencies above measure.latency_hist_max land in log bins (16 per octave): percentiles
+    there are within 1/16 of the exact ones (from 1-cycle bins), never the cap itself."""
+    base = ["measure.warmup_cycles=300", "measure.measure_cycles=600", "measure.drain_cycles=3000",
+            "traffic.load=0.9"]
+    exact = run_local(C.resolve({}, base))
+    coarse = run_local(C.resolve({}, base + ["measure.latency_hist_max=64"]))
+    for key in ("packet_latency_p50", "packet_latency_p99", "network_latency_p99"):
+        e, c = exact["summary"][key], coarse["summary"][key]
+        assert e > 64 and c > 64, (key, e, c)
+        assert e - e / 16 - 1 <= c <= e, (key, e, c)
+    assert coarse["summary"]["packet_latency_max"] == exact["summary"]["packet_latency_max"]
+    assert coarse["hist_packet_latency"].sum() == exact["hist_packet_latency"].sum()
+    edges = coarse["hist_latency_edges"]
+    assert edges.size == coarse["hist_packet_latency"].size and edges[64] == 64

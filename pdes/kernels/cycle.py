@@ -92,7 +92,7 @@ from pdes.kernels.layout import (
     ERR_VC_ORDER,
     F_CTIME, F_DST,
     F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
-    NF, NF_HOT, NF_USED, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
+    HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from pdes.kernels.buffers import enqueue_flit, queue_credit
@@ -154,7 +154,7 @@ PR_SEED = 11
 PR_THR = 12        # 53-bit threshold of the per-cycle packet generation draw
 PR_M0 = 13         # measurement window [M0, M1) (creation / delivery cycle)
 PR_M1 = 14
-PR_HMAX = 15       # latency histogram size - 1 (last bin = overflow)
+PR_HMAX = 15       # latency histogram: 1-cycle bins below this, log bins above (hist_bin)
 PR_TRAFFIC = 16    # traffic kind
 PR_E = 17          # endpoints in the whole network
 PR_FOCAP = 18      # flit outbox capacity per cut channel
@@ -533,6 +533,25 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     return OK
 
 
+@njit_inline
+def hist_bin(v, hmax):
+    """Histogram bin of latency ``v``: ``v`` itself below ``hmax``; above, bin
+    ``hmax + HIST_SUB * k + j`` for ``v`` in the ``j``-th of ``HIST_SUB`` equal parts of the
+    octave ``[hmax * 2^k, hmax * 2^(k+1))`` (:func:`pdes.engine.hist_edges` gives the lower
+    edges)."""
+    if v < hmax:
+        return v
+    k = 0
+    base = np.int64(hmax)
+    while base * 2 <= v and k < HIST_OCTAVES - 1:
+        base *= 2
+        k += 1
+    j = ((v - base) * HIST_SUB) // base
+    if j >= HIST_SUB:
+        j = HIST_SUB - 1
+    return hmax + HIST_SUB * k + j
+
+
 @njit_borrow
 def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
     """3. Output ports: one flit per port onto its link or to its endpoint (ejection)."""
@@ -597,7 +616,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
                     msg_recv[m] += 1
                     if msg_recv[m] == msg_pkts[m]:
                         # message complete: its latency is the completion cycle (posted at 0)
-                        hist_msg[td if td < hmax else hmax] += 1
+                        hist_msg[hist_bin(td, hmax)] += 1
                 ct = rec_c[fid, F_CTIME - NF_HOT]
                 if ct >= m0 and ct < m1:
                     plat = td - ct
@@ -612,8 +631,8 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
                         st[S_MAX_PLAT] = plat
                     if nlat > st[S_MAX_NLAT]:
                         st[S_MAX_NLAT] = nlat
-                    hist_plat[plat if plat < hmax else hmax] += 1
-                    hist_nlat[nlat if nlat < hmax else hmax] += 1
+                    hist_plat[hist_bin(plat, hmax)] += 1
+                    hist_nlat[hist_bin(nlat, hmax)] += 1
                     hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
             rec_free[top] = fid
             top += 1

@@ -66,3 +66,9 @@ ERR_OUTBOX = 2      # outbox overflow (engine bug: window longer than lookahead)
 ERR_ROUTE = 3       # routing found no output port (disconnected destination)
 ERR_CREDIT = 4      # credit FIFO overflow (engine bug: more credits than buffer slots)
 ERR_VC_ORDER = 5    # a hop asked for a lower VC class than the one it arrived on
+
+
+# latency histograms: 1-cycle bins below ``latency_hist_max`` (H), then HIST_SUB log bins per
+# octave [H 2^k, H 2^(k+1)) for k < HIST_OCTAVES (pdes.kernels.cycle.hist_bin)
+HIST_SUB = 16
+HIST_OCTAVES = 32
