@@ -477,7 +477,7 @@ def layer_path_lengths(topo, tab, lay):
 def test_layered_construction_properties(topo):
     """Layers >= 1 route every pair along a loop-free path of length dist or dist + 1 (almost
     minimal where a path was found: a fraction of the pairs in every layer), the plan's
-    statistics agree with the tables, and layers = 1 is exactly minimal routing."""
+    statistics agree with the tables, and layers = 1 is exactly (graph-)minimal routing."""
     topo_, dist, plan, nv = plan_routing(cfg_of(*LAYER_TOPOS[topo], "routing.algorithm=layered"))
     tab = plan.tables["lay_port"]
     assert tab.dtype == np.int16 and tab.shape == (3, topo_.n_routers, topo_.n_routers)
@@ -489,8 +489,8 @@ def test_layered_construction_properties(topo):
         assert 0.2 < st["almost_minimal"] / st["pairs"] < 1.0
         assert st["inserted"] <= st["almost_minimal"]
     assert 0.2 < plan.info["almost_minimal_fraction"] < 1.0
-    cfg_min = cfg_of(*LAYER_TOPOS[topo], "routing.algorithm=min", "traffic.load=0.5",
-                     "router.num_vcs=3")
+    cfg_min = cfg_of(*LAYER_TOPOS[topo], "routing.algorithm=min", "routing.vc_scheme=hop",
+                     "traffic.load=0.5", "router.num_vcs=3")
     cfg_l1 = cfg_of(*LAYER_TOPOS[topo], "routing.algorithm=layered", "routing.layers=1",
                     "traffic.load=0.5", "router.num_vcs=3")
     a, b = run_local(cfg_min), run_local(cfg_l1)
@@ -568,3 +568,18 @@ def test_layered_beats_minimal_under_the_slim_fly_worst_case():
                                "traffic.load=1.0", "router.num_vcs=3"))
         acc[alg] = res["summary"]["accepted_load"]
     assert acc["layered"] > 1.3 * acc["min"], acc
+
+
+def test_min_on_a_dragonfly_is_booksims_hierarchical_route():
+    """`min` on a Dragonfly is the local-global-local route (BookSim's min there); graph-minimal
+    routing is `vc_scheme = hop` (some paths through a third group)."""
+    _, dist, plan, _ = plan_routing(cfg_of(*DF, "routing.algorithm=min"))
+    assert (plan.kernel, plan.scheme, plan.vcs_needed, plan.max_hops) == \
+        ("dragonfly_min", "dragonfly", 2, 3)
+    _, _, hop, _ = plan_routing(cfg_of(*DF, "routing.algorithm=min", "routing.vc_scheme=hop"))
+    assert (hop.kernel, hop.scheme) == ("min", "hop")
+    a = run_local(cfg_of(*DF, "routing.algorithm=min", "traffic.load=0.3"))
+    b = run_local(cfg_of(*DF, "routing.algorithm=min", "routing.vc_scheme=hop", "traffic.load=0.3"))
+    assert a["summary"]["hops_mean"] > b["summary"]["hops_mean"]    # l-g-l is not always shortest
+    _, _, sf, _ = plan_routing(cfg_of("routing.algorithm=min"))
+    assert (sf.kernel, sf.scheme) == ("min", "hop")

@@ -75,7 +75,7 @@ def fastest(topo, dist):
     if topo.n_routers > MAX_ROUTERS:
         raise ParameterError(f"routing.algorithm: 'fastest' keeps an R x R latency table; "
                              f"{topo.n_routers} routers is above {MAX_ROUTERS}")
-    base = minimal(topo, dist)
+    base = minimal(topo, dist, "hop")
 
     def finalize(link_weight):
         W = weighted_distances(topo, link_weight)
@@ -131,6 +131,6 @@ register_kernel("fastest", RoutingKernel(module=__name__, hop="fastest_hop", tab
 ROUTINGS.register("fastest", fastest, params=[],
                   summary="lowest-latency paths (router pipeline + link latency), 002's FR",
                   reference="002 Sec. II-E")
-ROUTINGS.register("nearest", lambda topo, dist: minimal(topo, dist), params=[],
+ROUTINGS.register("nearest", lambda topo, dist: minimal(topo, dist, "hop"), params=[],
                   summary="fewest-hop paths (002's NR; the same as min)",
                   reference="002 Sec. II-E")

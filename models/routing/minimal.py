@@ -46,8 +46,18 @@ def check_scheme(vc_scheme: str) -> None:
         raise ParameterError(f"routing.vc_scheme: '{vc_scheme}' is not one of hop, phase")
 
 
-def minimal(topo, dist, vc_scheme="hop"):
-    """Plan for minimal routing: ``max_hops`` = endpoint diameter."""
+def hierarchical(topo) -> bool:
+    """Whether a topology is a Dragonfly (groups joined by global links, Kim et al.), on which
+    minimal routing means the local-global-local route (BookSim's ``min``)."""
+    return topo.name == "dragonfly" and tuple(topo.link_class_names) == ("local", "global")
+
+
+def minimal(topo, dist, vc_scheme="auto"):
+    """Plan for minimal routing: ``max_hops`` = endpoint diameter.  ``auto``: the Dragonfly's
+    local-global-local routes with Kim et al.'s classes on a Dragonfly (what BookSim's
+    ``min`` is there), graph-minimal routes with hop-index classes elsewhere."""
+    if vc_scheme == "auto":
+        vc_scheme = "dragonfly" if hierarchical(topo) else "hop"
     if vc_scheme == "dragonfly":
         from models.routing.dragonfly import dragonfly_min_plan
         return dragonfly_min_plan(topo, dist)
@@ -91,9 +101,11 @@ ROUTINGS.register("anca", anca,
                   summary="fat tree ANCA: adaptive up, deterministic down",
                   reference="000 Sec. V; Gomez et al. (ANCA)")
 ROUTINGS.register("min", minimal,
-                  params=[Param("vc_scheme", str, "hop", SCHEME_DOC + "; dragonfly = Kim et al.'s "
-                                "local/global classes (dragonfly topologies)",
-                                choices=("hop", "phase", "dragonfly"))],
+                  params=[Param("vc_scheme", str, "auto", SCHEME_DOC + "; dragonfly = the Dragonfly's "
+                                "local-global-local routes with Kim et al.'s classes (BookSim's min "
+                                "there); auto = dragonfly on a Dragonfly, hop elsewhere (hop on a "
+                                "Dragonfly: graph-minimal routes, some through a third group)",
+                                choices=("auto", "hop", "phase", "dragonfly"))],
                   summary="minimal routing, uniform random choice among minimal next hops",
                   reference="000 Sec. IV-A, IV-D; 001 Sec. 3.1")
 
