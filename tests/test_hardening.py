@@ -251,3 +251,23 @@ def test_memory_estimate_is_printed_and_scales_with_buffers():
     assert a["distances"] == small.topo.n_routers ** 2
     r = subprocess.run(_cmd(1, []), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "[pdes] memory estimate: " in r.stderr and "per node at start" in r.stderr
+
+
+@pytest.mark.parametrize("name,params,key", [
+    ("fattree", {"k": 20000}, "topology.k"),
+    ("mlfm", {"h": 5000}, "topology.h"),
+    ("oft", {"k": 10008}, "topology.k"),
+    ("skywalk", {"z": 64, "c": 10 ** 7, "d_i": 7, "d_o": 4}, "topology.c"),
+    ("dln", {"routers": 10 ** 8, "shortcuts": 4}, "topology.routers"),
+    ("random_regular", {"routers": 10 ** 8, "degree": 8}, "topology.routers"),
+    ("hypercube", {"n": 28}, "topology.n"),
+    ("slimfly", {"q": 10007}, "topology.q"),
+    ("bdf", {"u": 4099}, "topology.u"),
+    ("galaxyfly", {"n": 41, "q": 10007, "a": 4, "p": 10}, "topology.q"),
+])
+def test_every_family_refuses_a_size_that_cannot_fit_before_building(name, params, key):
+    """Each family checks the router and link counts its parameters imply before it builds
+    anything: a ParameterError naming the size parameter, not a MemoryError."""
+    from models.topology import build
+    with pytest.raises(ParameterError, match=key):
+        build(name, params)

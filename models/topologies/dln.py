@@ -5,7 +5,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 from .random_regular import _check_int, balanced_p, regular_edges
 
 
@@ -76,6 +76,7 @@ def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int =
     if (routers * shortcuts) % 2:
         raise ParameterError(f"topology.shortcuts: DLN routers*shortcuts = {routers}*{shortcuts} "
                              "must be even")
+    check_build(routers, routers * (2 + shortcuts) // 2, "topology.routers")
     p = balanced_p(2 + shortcuts) if p is None else _check_int(fam, "p", p, 0)
     seed = _check_int(fam, "seed", seed, 0)
     group_size = _check_int(fam, "group_size", group_size, 1)

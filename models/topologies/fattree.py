@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def _int(key: str, value, lo: int) -> int:
@@ -112,6 +112,7 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     u = k // (oversub + 1)
     p = k - u
     half = k // 2
+    check_build(pods * k + half * half, pods * k * k, "topology.k")
 
     if levels == 2:
         n_leaf, n_spine = pods, u

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 RACK_BITS = 4
 """Routers sharing all id bits above the lowest ``RACK_BITS`` share a rack (16 routers)."""
@@ -55,6 +55,7 @@ def hypercube(n: int = 6, p: int = 1) -> Topology:
     if isinstance(p, bool) or not isinstance(p, Integral) or p < 0:
         raise ParameterError(f"topology.p: hypercube p must be an integer >= 0, got {p!r}")
     p = int(p)
+    check_build(1 << n, n << max(n - 1, 0), "topology.n")
     n_r = 1 << n
     ids = np.arange(n_r, dtype=np.int64)
     bits = np.arange(n, dtype=np.int64)

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def mlfm(h: int = 4) -> Topology:
@@ -57,6 +57,7 @@ def mlfm(h: int = 4) -> Topology:
     if isinstance(h, bool) or not isinstance(h, Integral) or h < 1:
         raise ParameterError(f"topology.h: MLFM h must be >= 1, got {h!r}")
     h = int(h)
+    check_build(3 * h * (h + 1) // 2, h * h * (h + 1), "topology.h")
     n_lr = h * (h + 1)
     i, j = np.triu_indices(h + 1, 1)
     n_gr = i.size

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def _prime_power(q: int) -> tuple[int, int] | None:
@@ -130,6 +130,7 @@ def oft(k: int = 4) -> Topology:
     if isinstance(k, bool) or not isinstance(k, Integral) or k < 3:
         raise ParameterError(f"topology.k: OFT k must be an integer >= 3, got {k!r}")
     k = int(k)
+    check_build(3 * (k * (k - 1) + 1), 2 * k * (k * (k - 1) + 1), "topology.k")
     if _prime_power(k - 1) is None:
         raise ParameterError(
             f"topology.k: OFT k-1 = {k - 1} must be prime (001 Sec. 2.2.4: ML3B/MOLS procedure "

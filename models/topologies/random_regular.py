@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 
 def _check_int(family: str, key: str, value, lo: int) -> int:
@@ -178,6 +178,7 @@ def random_regular(routers: int = 64, degree: int = 8, p: int | None = None, see
     fam = "random_regular"
     routers = _check_int(fam, "routers", routers, 2)
     degree = _check_int(fam, "degree", degree, 1)
+    check_build(routers, routers * min(degree, routers) // 2, "topology.routers")
     if degree >= routers:
         raise ParameterError(f"topology.degree: random_regular degree = {degree} must be < "
                              f"routers = {routers} (simple graph)")

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..registry import Param, TOPOLOGIES
-from ..topology import Topology, from_edges
+from ..topology import Topology, check_build, from_edges
 
 CABINET_WIDTH_M = 0.6
 """Cabinet pitch along a row (002 Sec. III-A)."""
@@ -251,6 +251,7 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     if d_i > z - 1:
         raise ParameterError(f"topology.d_i: Skywalk d_i = {d_i} > d_imax = z-1 = {z - 1}")
     d_o = _int("d_o", d_o, 0)
+    check_build(z * c, z * c * (d_i + d_o) // 2, "topology.c")
     p = _int("p", p, 0)
     seed = _int("seed", seed, 0)
     tries = _int("tries", tries, 1)
