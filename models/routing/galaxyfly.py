@@ -439,6 +439,8 @@ def dependency_graph(topo, dist, plan, scheme: str | None = None, nonmin: bool =
 
 # ------------------------------------------------------------------ plans
 def _plan(alg, topo, dist, max_hops, th_min, th_nonmin, vc_scheme):
+    if vc_scheme == "auto":
+        vc_scheme = "sequence"
     if vc_scheme not in ("sequence", "hop", "count"):
         raise ParameterError(f"routing.vc_scheme: '{vc_scheme}' is not one of sequence, hop, count")
     if not 0.0 <= th_min <= 1.0:
@@ -519,7 +521,7 @@ def _params(cap):
         Param("vc_scheme", str, "sequence", "VC classes: sequence = positions in a canonical "
               "local/global link sequence (deadlock-free); hop = hop index; count = class = "
               "earlier hops of the same link type (004 Sec. 4.3 literally; can deadlock, refused "
-              "by the check)", choices=("sequence", "hop", "count")),
+              "by the check); auto = sequence", choices=("auto", "sequence", "hop", "count")),
     ]
 
 

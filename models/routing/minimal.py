@@ -30,7 +30,7 @@ from pdes.kernels.plugin import RoutingKernel, register_kernel
 from pdes.kernels.rng import P_ROUTE, below
 
 SCHEME_DOC = ("VC classes: hop = one class per hop (000 Sec. IV-D); phase = one class before and "
-              "one after the intermediate router (001 Sec. 3.4)")
+              "one after the intermediate router (001 Sec. 3.4); auto = the algorithm's default")
 
 
 def endpoint_diameter(topo, dist) -> int:
@@ -42,8 +42,9 @@ def endpoint_diameter(topo, dist) -> int:
 
 
 def check_scheme(vc_scheme: str) -> None:
-    if vc_scheme not in ("hop", "phase"):
-        raise ParameterError(f"routing.vc_scheme: '{vc_scheme}' is not one of hop, phase")
+    """``hop`` or ``phase``; ``auto`` (every algorithm's own default, here ``hop``) also passes."""
+    if vc_scheme not in ("auto", "hop", "phase"):
+        raise ParameterError(f"routing.vc_scheme: '{vc_scheme}' is not one of auto, hop, phase")
 
 
 def hierarchical(topo) -> bool:
@@ -72,8 +73,9 @@ def minimal(topo, dist, vc_scheme="auto"):
 
 
 def min_adaptive(topo, dist, vc_scheme="hop"):
-    """Plan for adaptive minimal routing: same paths and VC classes as ``min``."""
-    plan = minimal(topo, dist, vc_scheme)
+    """Plan for adaptive minimal routing: same paths and VC classes as ``min`` (graph-minimal;
+    ``auto`` = ``hop``)."""
+    plan = minimal(topo, dist, "hop" if vc_scheme == "auto" else vc_scheme)
     return RoutingPlan(kernel="min_adaptive", max_hops=plan.max_hops, vcs_needed=plan.vcs_needed,
                        scheme=plan.scheme, vc_scheme=plan.vc_scheme)
 
@@ -89,15 +91,15 @@ def anca(topo, dist, vc_scheme="phase"):
     if topo.name != "fattree":
         raise ParameterError(f"routing.algorithm: 'anca' is for fat trees (topology is "
                              f"'{topo.name}'); use 'min_adaptive' elsewhere")
-    return min_adaptive(topo, dist, vc_scheme)
+    return min_adaptive(topo, dist, "phase" if vc_scheme == "auto" else vc_scheme)
 
 
 ROUTINGS.register("min_adaptive", min_adaptive,
-                  params=[Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("hop", "phase"))],
+                  params=[Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("auto", "hop", "phase"))],
                   summary="adaptive minimal: the minimal next hop with the least occupied output",
                   reference="000 Sec. V (ANCA on fat trees); Kim et al. minimal adaptive")
 ROUTINGS.register("anca", anca,
-                  params=[Param("vc_scheme", str, "phase", SCHEME_DOC, choices=("hop", "phase"))],
+                  params=[Param("vc_scheme", str, "phase", SCHEME_DOC, choices=("auto", "hop", "phase"))],
                   summary="fat tree ANCA: adaptive up, deterministic down",
                   reference="000 Sec. V; Gomez et al. (ANCA)")
 ROUTINGS.register("min", minimal,

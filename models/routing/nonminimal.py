@@ -131,7 +131,7 @@ def ugal_g(topo, dist, vc_scheme="hop", intermediates="auto", max_hops=0, n_indi
 
 
 COMMON = [
-    Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("hop", "phase")),
+    Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("auto", "hop", "phase")),
     Param("intermediates", str, "auto", "routers eligible as intermediates: auto (all on direct "
           "topologies, endpoint routers on indirect ones, 001 Sec. 3.2), all, endpoint_routers",
           choices=("auto", "all", "endpoint_routers")),
