@@ -158,7 +158,7 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
 @njit_borrow
 def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx, ap):
     """2. Routers: switch allocation, then route computation and VC allocation, per router."""
-    port_off, in_cap, iv_deep = ports.port_off, ports.in_cap, ports.iv_deep
+    port_off = ports.port_off
     nh_min = tab.nh_min
     rec = pool.rec
     ib_id, ib_head, ib_cnt, iv_alloc = inb.ib_id, inb.ib_head, inb.ib_cnt, inb.iv_alloc
@@ -173,29 +173,26 @@ def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx
         if k + 2 * PF_ROUTERS < nR:
             # the front records of the input VCs a few routers ahead and, for a VC
             # whose packet may leave this cycle, the record behind it (routed in the
-            # same cycle)
+            # same cycle).  Only slots in the hot planes are looked at: a VC whose front
+            # (or next) slot lies beyond them prefetches its slot 0 instead, a wrong
+            # guess but no branch and no read outside the planes
             k2 = k + 2 * PF_ROUTERS
-            for P in range(port_off[k2], port_off[k2 + 1]):
-                cap = in_cap[P]
-                for ivc in range(P * nv, P * nv + nv):
-                    h = ib_head[ivc]
-                    h2 = h + 1 if h + 1 < cap else 0
-                    behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
-                    h2 = h2 if behind else h
-                    prefetch(rec, ib_id[h * nIV + ivc if h < hot else iv_deep[ivc] + h])
-                    prefetch(rec, ib_id[h2 * nIV + ivc if h2 < hot else iv_deep[ivc] + h2])
+            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
+                h = ib_head[ivc]
+                h = h if h < hot else 0
+                h2 = h + 1 if h + 1 < hot else 0
+                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
+                prefetch(rec, ib_id[h * nIV + ivc])
+                prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
         if use_nh != 0 and k + PF_ROUTERS < nR:
             # ... and, nearer, the next-hop masks those records will read
             k2 = k + PF_ROUTERS
-            for P in range(port_off[k2], port_off[k2 + 1]):
-                cap = in_cap[P]
-                for ivc in range(P * nv, P * nv + nv):
-                    h = ib_head[ivc]
-                    h2 = h + 1 if h + 1 < cap else 0
-                    behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
-                    h2 = h2 if behind else h
-                    prefetch2(nh_min, k2,
-                              rec[ib_id[h2 * nIV + ivc if h2 < hot else iv_deep[ivc] + h2], F_DSTR])
+            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
+                h = ib_head[ivc]
+                h = h if h < hot else 0
+                h2 = h + 1 if h + 1 < hot else 0
+                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
+                prefetch2(nh_min, k2, rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR])
         status = switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr)
         if status != OK:
             return status
