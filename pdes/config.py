@@ -53,7 +53,7 @@ STATIC: dict[str, list[Param]] = {
     "router": [
         Param("num_vcs", int, 0, "virtual channels per port; 0 = the minimum the routing needs",
               lo=0, hi=127),
-        Param("buffer_flits", int, 64, "input buffer per port in flits, split evenly over the "
+        Param("buffer_flits", int, 0, "input buffer per port in flits, split evenly over the "
               "VCs; 0 (with vc_buffer_flits = 0) = automatic: every VC of a port covers the "
               "credit round trip of the port's own link (docs/router-model.md#buffers)",
               lo=0, hi=10 ** 7),

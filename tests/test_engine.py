@@ -297,10 +297,11 @@ def test_backlog_growth_is_the_trend_over_the_window():
 
 @pytest.mark.parametrize("load,saturated", [(0.7, False), (0.79, True)])
 def test_growing_backlog_is_reported_saturated(load, saturated):
-    """Just past saturation (SF q=5, min, capacity near 0.78) the accepted load stays within
-    the tolerance but the source queues grow: the run is saturated with that reason."""
+    """Just past saturation (SF q=5, min, 64-flit port buffers: capacity near 0.78) the accepted
+    load stays within the tolerance but the source queues grow: the run is saturated with
+    that reason."""
     cfg = C.resolve({}, [f"traffic.load={load}", "measure.warmup_cycles=1000",
-                         "measure.measure_cycles=6000"])
+                         "measure.measure_cycles=6000", "router.buffer_flits=64"])
     s = run_local(cfg)["summary"]
     assert s["saturated"] is saturated
     if saturated:
