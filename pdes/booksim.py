@@ -377,8 +377,7 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
                          f"flits, got {buf}")
         put("router.buffer_flits", buf // vcs * vcs, "buf_size", "num_vcs")
     else:
-        put("router.buffer_flits", _int("vc_buf_size", get("vc_buf_size"), 1) * vcs,
-            "vc_buf_size", "num_vcs")
+        put("router.vc_buffer_flits", _int("vc_buf_size", get("vc_buf_size"), 1), "vc_buf_size")
     # BookSim's timing of these keys (docs/router-model.md#pipeline-timing); its
     # allocators take at least a cycle (iq_router.cpp refuses 0), and so does its crossbar
     put("router.pipeline", "booksim", "router")

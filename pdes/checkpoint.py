@@ -20,7 +20,7 @@ that wrote it and loads onto any other:
 Ring buffers (input VCs, output queues, credit FIFOs) are stored as their
 contents, front first, concatenated in key order; the flit records behind
 them are stored with them (the record pool is rebuilt on restore, records
-taken from its free list).  Counters reduced over ranks (``st``, histograms)
+taken anew from the pool).  Counters reduced over ranks (``st``, histograms)
 are stored reduced; on restore the sums go to the part that owns router 0
 and the maxima to every part, so any partition reduces to the same totals.
 The random draws are keyed by (seed, entity, cycle, purpose) and need no
@@ -35,7 +35,9 @@ import numpy as np
 
 from models.errors import ParameterError
 from pdes.engine import LoopState
+from pdes.kernels import cycle
 from pdes.kernels.layout import NF, NF_HOT, NF_USED, NSTAT, STAT_MAX
+from pdes.state import ring_positions
 
 FORMAT = "pdes-checkpoint"
 FORMAT_VERSION = 1
@@ -73,7 +75,8 @@ REDUCED = ("hist_plat", "hist_nlat", "hist_hops", "hist_msg")
 
 NOT_SAVED = {
     "rec": "rebuilt from the ring contents", "rec_c": "rebuilt", "rec_free": "rebuilt",
-    "rec_top": "rebuilt", "ib_head": "rings restart at slot 0", "oq_head": "rings restart at slot 0",
+    "rec_top": "rebuilt", "rec_next": "rebuilt", "ib_head": "rings restart at slot 0",
+    "oq_head": "rings restart at slot 0",
     "cr_head": "rings restart at slot 0",
     "fo_rec": "outboxes are empty at a sample boundary", "fo_t": "empty", "fo_cnt": "empty",
     "co_t": "empty", "co_vc": "empty", "co_cnt": "empty",
@@ -126,19 +129,28 @@ def global_index(part, port_off) -> dict:
             "key": (sender[:, None] * nv + vcs).ravel(), "ep": part.ep_gid.astype(np.int64)}
 
 
-def _ring_slots(head, cnt, cap):
-    """(ring, position from the front, flat slot) of every element of slot-major rings."""
+def _ring_slots(head, cnt, layout):
+    """(ring, position from the front, array index) of every element of the rings of one
+    group (``layout``: capacity per ring, hot slots, deep offsets; see
+    :func:`pdes.state.ring_layout`)."""
+    cap, hot, deep = layout
     n = cnt.shape[0]
     cnt = cnt.astype(np.int64)
     ring = np.repeat(np.arange(n, dtype=np.int64), cnt)
     j = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    slot = ((head.astype(np.int64)[ring] + j) % cap) * n + ring
-    return ring, j, slot
+    w = (head.astype(np.int64)[ring] + j) % cap[ring]
+    return ring, j, ring_positions(w, ring, n, hot, deep)
 
 
-def _caps(part) -> dict:
-    return {"input_vcs": part.rp.vc_flits, "ports": part.rp.output_flits,
-            "credits": part.rp.vc_flits}
+def _layouts(part) -> dict:
+    """Per ring group: (capacity of every ring, hot slots, deep offsets).  Input VCs and
+    credit FIFOs have their port's capacity; output queues are all alike."""
+    a = part.arrays
+    nv, hot = part.nv, int(part.prm[cycle.PR_HOT])
+    oq = part.rp.output_flits
+    return {"input_vcs": (np.repeat(a["in_cap"].astype(np.int64), nv), hot, a["iv_deep"]),
+            "ports": (np.full(part.nP, oq, dtype=np.int64), oq, np.zeros(part.nP, np.int64)),
+            "credits": (np.repeat(a["cr_cap"].astype(np.int64), nv), hot, a["cr_deep"])}
 
 
 # --------------------------------------------------------------------------- capture
@@ -155,9 +167,9 @@ def capture(part, port_off, n_endpoints: int) -> dict:
             elif name == "ov_owner":
                 v = np.where(v >= 0, idx["vc"][np.maximum(v, 0)], -1).astype(v.dtype)
             out[f"{group}/{name}"] = v
-    caps = _caps(part)
+    layouts = _layouts(part)
     for group, (space, ids, rdy, head, cnt) in RINGS.items():
-        ring, j, slot = _ring_slots(a[head], a[cnt], caps[group])
+        ring, j, slot = _ring_slots(a[head], a[cnt], layouts[group])
         out[f"{group}/gid"] = idx[space][ring]
         out[f"{group}/j"] = j
         out[f"{group}/ready"] = a[rdy][slot]
@@ -511,23 +523,26 @@ def _restore_part(part, G: dict, port_off, nv: int, starts: dict) -> None:
                                          "(damaged file)")
                 v = np.where(v >= 0, loc if name == "iv_out" else loc * nv + np.maximum(v, 0) % nv, -1)
             a[name][...] = v
-    caps = _caps(part)
+    layouts = _layouts(part)
     for group, (space, ids, rdy, head, cnt) in RINGS.items():
         n = a[cnt].shape[0]
         c = a[cnt].astype(np.int64)
         ring = np.repeat(np.arange(n, dtype=np.int64), c)
         j = np.arange(int(c.sum()), dtype=np.int64) - np.repeat(np.cumsum(c) - c, c)
-        if c.size and c.max() > caps[group]:
+        cap, hot, deep = layouts[group]
+        if np.any(c > cap):
             raise ParameterError(f"restart: /{group} holds more entries than a ring's capacity")
         src = starts[group][idx[space]][ring] + j
-        slot = j * n + ring
+        slot = ring_positions(j, ring, n, hot, deep)     # rings restart at slot 0
         a[head][...] = 0
         a[rdy][slot] = G[f"{group}/ready"][src]
         if ids is not None:
-            top = int(a["rec_top"][0])
             k = src.size
-            fid = a["rec_free"][top - k:top][::-1].astype(np.int64)
-            a["rec_top"][0] = top - k
+            part.reserve_records(k)
+            a = part.arrays                       # the pool may have grown
+            nxt = int(a["rec_next"][0])
+            fid = np.arange(nxt, nxt + k, dtype=np.int64)
+            a["rec_next"][0] = nxt + k
             rec = G[f"{group}/record"][src]
             a["rec"][fid] = rec[:, :NF_HOT]
             a["rec_c"][fid, :NF_USED - NF_HOT] = rec[:, NF_HOT:]

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from pdes.kernels import exchange as X
+from pdes.kernels.cycle import PR_HOT
 
 
 class Mailbox:
@@ -51,13 +52,9 @@ class Mailbox:
             self.recv_buf[q] = np.zeros(cap, dtype=np.int32)
         a = p.arrays
         focap, cocap = p.outbox_caps()
+        self.part = p
         self._pack_args = (p.cut_out_channel, p.cut_in_channel, a["fo_rec"], a["fo_t"], a["fo_cnt"],
                            focap, a["co_t"], a["co_vc"], a["co_cnt"], cocap)
-        self._unpack_args = (p.in_port_of_channel, p.out_port_of_channel, p.nv, p.rp.vc_flits,
-                             p.rp.timing.head, a["rec"], a["rec_c"], a["rec_free"], a["rec_top"],
-                             a["ib_id"], a["ib_rdy"], a["ib_head"], a["ib_cnt"], a["iv_ready"],
-                             a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"], a["iv_va_at"], a["cr_t"],
-                             a["cr_head"], a["cr_cnt"])
 
     def pack(self, q) -> np.ndarray:
         """The block for neighbour ``q`` (a view of the send buffer); clears those outboxes."""
@@ -66,7 +63,14 @@ class Mailbox:
 
     def unpack(self, block) -> None:
         """Insert a block received from a neighbour."""
-        if not X.unpack_block(block, *self._unpack_args):
+        p = self.part
+        a = p.arrays          # looked up each time: the record pool grows between windows
+        if not X.unpack_block(block, p.in_port_of_channel, p.out_port_of_channel, p.nv,
+                              p.prm[PR_HOT], a["in_cap"], a["cr_cap"], a["iv_deep"], a["cr_deep"],
+                              p.rp.timing.head, a["rec"], a["rec_c"], a["rec_free"], a["rec_top"],
+                              a["rec_next"], a["ib_id"], a["ib_rdy"], a["ib_head"], a["ib_cnt"],
+                              a["iv_ready"], a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"],
+                              a["iv_va_at"], a["cr_t"], a["cr_head"], a["cr_cnt"]):
             raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
 

@@ -53,8 +53,12 @@ STATIC: dict[str, list[Param]] = {
     "router": [
         Param("num_vcs", int, 0, "virtual channels per port; 0 = the minimum the routing needs",
               lo=0, hi=127),
-        Param("buffer_flits", int, 64, "input buffer per port in flits, split evenly over the VCs",
-              lo=1, hi=10 ** 7),
+        Param("buffer_flits", int, 0, "input buffer per port in flits, split evenly over the "
+              "VCs; 0 (with vc_buffer_flits = 0) = automatic: every VC of a port covers the "
+              "credit round trip of the port's own link (docs/router-model.md#buffers)",
+              lo=0, hi=10 ** 7),
+        Param("vc_buffer_flits", int, 0, "flits per VC of every input port (BookSim's "
+              "vc_buf_size); 0 = from buffer_flits", lo=0, hi=32767),
         Param("packet_size", int, 1, "flits per packet", lo=1, hi=4096),
         Param("pipeline", str, "booksim",
               "what the delay keys mean in cycles (docs/router-model.md): booksim = as in "

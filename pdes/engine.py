@@ -80,14 +80,18 @@ MAX_VCS = 127
 MAX_VC_FLITS = 32767
 MAX_VCS_PER_ROUTER = 32767
 
+MIN_AUTO_VC_FLITS = 16
+"""The smallest VC the automatic buffers give (BookSim's default ``vc_buf_size`` is 8): a
+VC on a short link still holds a few packets' worth of flits for bursts."""
+
 
 def _check_router(cfg) -> None:
     r = cfg["router"]
-    for key in ("buffer_flits", "packet_size", "output_buffer_flits", "endpoint_latency"):
+    for key in ("packet_size", "output_buffer_flits", "endpoint_latency"):
         if r[key] < 1:
             raise ParameterError(f"router.{key}: must be >= 1 (got {r[key]})")
-    for key in ("credit_delay", "routing_delay", "vc_alloc_delay", "sw_alloc_delay", "st_delay",
-                "link_latency", "num_vcs"):
+    for key in ("buffer_flits", "vc_buffer_flits", "credit_delay", "routing_delay",
+                "vc_alloc_delay", "sw_alloc_delay", "st_delay", "link_latency", "num_vcs"):
         if r[key] < 0:
             raise ParameterError(f"router.{key}: must be >= 0 (got {r[key]})")
     if r["internal_speedup"] < 1.0:
@@ -287,15 +291,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     # classes each class owns nv // classes VCs and VC allocation picks a free one
     if nv > MAX_VCS:   # given, or the minimum the routing needs (num_vcs = 0)
         raise ParameterError(f"router.num_vcs: at most {MAX_VCS} (got {nv})")
-    vc_flits = r["buffer_flits"] // nv
-    if vc_flits < r["packet_size"]:
-        raise ParameterError(
-            f"router.buffer_flits: {r['buffer_flits']} flits over {nv} VCs gives {vc_flits} per VC, "
-            f"smaller than a packet ({r['packet_size']} flits)")
-    if vc_flits > MAX_VC_FLITS:
-        raise ParameterError(
-            f"router.buffer_flits: {r['buffer_flits']} flits over {nv} VCs gives {vc_flits} per VC, "
-            f"more than the engine's {MAX_VC_FLITS}")
+    link_caps, ep_cap = vc_capacities(r, link_latency, nv)
     radix = int((topo.degree + topo.endpoints).max())
     if radix * nv > MAX_VCS_PER_ROUTER:
         raise ParameterError(
@@ -313,12 +309,63 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         raise ParameterError(f"traffic.pattern: '{pattern}' leaves no endpoint active")
 
     rp = RouterParams(
-        num_vcs=nv, vc_flits=vc_flits, output_flits=r["output_buffer_flits"],
+        num_vcs=nv, vc_flits=int(max(link_caps.max(initial=0), ep_cap)),
+        output_flits=r["output_buffer_flits"],
         packet_size=r["packet_size"], credit_delay=r["credit_delay"], timing=kernel_timing(r),
         speedup=max(1, int(math.floor(r["internal_speedup"]))),
-        endpoint_latency=r["endpoint_latency"])
+        endpoint_latency=r["endpoint_latency"], link_vc_flits=link_caps, endpoint_vc_flits=ep_cap)
     return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
                     plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, keep=keep)
+
+
+def buffers_fixed(r: dict) -> bool:
+    """Whether the ``[router]`` section ``r`` fixes the buffers (else they are automatic)."""
+    return bool(r["buffer_flits"] or r["vc_buffer_flits"])
+
+
+def vc_capacities(r: dict, link_latency, nv: int) -> tuple[np.ndarray, int]:
+    """(flits per VC of the input ports of every link, of the endpoint ports).
+
+    ``router.vc_buffer_flits`` gives every VC that depth, ``router.buffer_flits`` every
+    port that buffer split over its ``nv`` VCs (both given: they must agree); with
+    neither (both 0) every port's VCs cover the port's own credit round trip:
+    ``max(packet_size, MIN_AUTO_VC_FLITS, 2 * latency + slot_round_trip)`` with the
+    link's latency, or the endpoint channel's for the ports endpoints inject into.
+    """
+    lat = np.asarray(link_latency, dtype=np.int64)
+    bf, vbf, pkt = r["buffer_flits"], r["vc_buffer_flits"], r["packet_size"]
+    if bf and vbf and bf // nv != vbf:
+        raise ParameterError(
+            f"router.vc_buffer_flits: {vbf} flits per VC, but router.buffer_flits = {bf} over {nv} "
+            f"VCs gives {bf // nv} per VC; give one of them (or make buffer_flits = {vbf * nv})")
+    if vbf or bf:
+        key, cap = ("vc_buffer_flits", vbf) if vbf else ("buffer_flits", bf // nv)
+        what = (f"{vbf} flits per VC" if vbf else
+                f"{bf} flits over {nv} VCs gives {cap} per VC")
+        if cap < pkt:
+            raise ParameterError(f"router.{key}: {what}, smaller than a packet ({pkt} flits)")
+        if cap > MAX_VC_FLITS:
+            raise ParameterError(f"router.{key}: {what}, more than the engine's {MAX_VC_FLITS}")
+        return np.full(lat.size, cap, dtype=np.int64), int(cap)
+    fixed = slot_round_trip(r)
+    floor = max(pkt, MIN_AUTO_VC_FLITS)
+    caps = np.maximum(2 * lat + fixed, floor)
+    ep = max(2 * r["endpoint_latency"] + fixed, floor)
+    top = int(max(caps.max(initial=0), ep))
+    if top > MAX_VC_FLITS:
+        raise ParameterError(
+            f"router.buffer_flits: the automatic buffers would give {top} flits per VC to cover "
+            f"the longest credit round trip ({int(lat.max(initial=0))}-cycle links), more than the "
+            f"engine's {MAX_VC_FLITS}; set router.vc_buffer_flits or router.buffer_flits")
+    return caps, int(ep)
+
+
+def buffer_depths(prep) -> tuple[int, int]:
+    """(smallest, largest) flits per VC of any input port of the run."""
+    rp = prep.rp
+    cap = rp.link_capacity(prep.topo.n_links)
+    e = rp.endpoint_capacity()
+    return int(min(cap.min(initial=e), e)), int(max(cap.max(initial=e), e))
 
 
 def _network(cfg: dict, comm, keep: list):
@@ -373,28 +420,35 @@ def check_memory(cfg: dict, key: str, nbytes: float, what: str) -> None:
 
 
 def buffer_note(prep) -> str:
-    """A warning when a VC's share of the port buffer cannot cover its link's credit round trip.
+    """A warning when buffers fixed by the user leave a VC smaller than its link's credit
+    round trip.
 
     A flit's buffer slot comes back to the sender ``2 * latency`` plus
     :func:`pdes.timing.slot_round_trip` cycles after it was sent at the earliest,
-    so one VC carries at most ``vc_flits / round trip`` flits per cycle on that
-    link.  Empty string when every link's round trip is covered.
+    so one VC carries at most ``capacity / round trip`` flits per cycle on that
+    link.  Empty string when every link's round trip is covered, as it always is
+    with the automatic buffers.
     """
     r = prep.cfg["router"]
-    lat = np.asarray(prep.link_latency)
-    if lat.size == 0:
+    lat = np.asarray(prep.link_latency, dtype=np.int64)
+    if lat.size == 0 or not buffers_fixed(r):
         return ""
-    fixed = slot_round_trip(r)
-    rtt = 2 * lat + fixed
-    vc = prep.rp.vc_flits
+    rtt = 2 * lat + slot_round_trip(r)
+    vc = prep.rp.link_capacity(lat.size)
     slow = rtt > vc
     if not slow.any():
         return ""
     nv = prep.rp.num_vcs
-    return (f"note: router.buffer_flits = {r['buffer_flits']} gives {vc} flits per VC ({nv} VCs), "
-            f"less than the credit round trip of {100 * float(slow.mean()):.0f}% of the links "
-            f"(longest {int(rtt.max())} cycles): one VC cannot carry a flit every cycle there "
-            f"(every link at full rate needs buffer_flits >= {nv * int(rtt.max())})")
+    share = (f"of {100 * float(slow.mean()):.0f}% of the links (longest {int(rtt.max())} cycles): "
+             "one VC cannot carry a flit every cycle there")
+    auto = "; router.buffer_flits = 0 and vc_buffer_flits = 0 size every port for its own link"
+    if r["vc_buffer_flits"]:
+        return (f"note: router.vc_buffer_flits = {r['vc_buffer_flits']} flits per VC ({nv} VCs) "
+                f"is less than the credit round trip {share} (every link at full rate needs "
+                f"vc_buffer_flits >= {int(rtt.max())}{auto})")
+    return (f"note: router.buffer_flits = {r['buffer_flits']} gives {int(vc.max())} flits per VC "
+            f"({nv} VCs), less than the credit round trip {share} (every link at full rate needs "
+            f"buffer_flits >= {nv * int(rtt.max())}{auto})")
 
 
 def _arrays_nbytes(obj) -> int:
@@ -409,21 +463,27 @@ def memory_estimate(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) ->
 
     The kernel state is sized for the rank's share of the ports, with the
     partition's allowed imbalance.  The buffers (every input VC, output queue and
-    credit FIFO at capacity, and the flit records behind them) are allocated up
-    front but become resident only as flits pass, so they are counted apart
-    (``buffers``, ``per_node_full``); tables and topology are held by every rank.
+    credit FIFO at its port's capacity, and the flit records behind them) become
+    resident only as flits pass: the rings are allocated for every slot but their
+    pages are mapped on first use, and the record pool grows with the records in use.
+    They are counted apart (``buffers``, ``per_node_full``: every buffer full at once).
     """
     rp, topo = prep.rp, prep.topo
     share = min(1.0, prep.cfg["run"]["max_imbalance"] / nranks)
     ports = (2 * topo.n_links + topo.n_endpoints) * share
     eps = topo.n_endpoints * share
-    nv, vcf, oq = rp.num_vcs, rp.vc_flits, rp.output_flits
-    slots = ports * nv * vcf
+    nv, oq = rp.num_vcs, rp.output_flits
+    ecap = rp.endpoint_capacity()
+    # input VC slots (every port at its capacity); credit FIFOs: one per sender and VC, as
+    # deep as the input VC they count for (ejection ports' and endpoints' included)
+    slots = nv * (2 * float(rp.link_capacity(topo.n_links).sum()) + topo.n_endpoints * ecap) * share
+    credit_slots = slots + 2 * nv * eps * ecap
     records = slots + ports * oq
-    # touched at start: the free list of flit records, per-VC, per-port and per-endpoint state
-    state = records * 4 + ports * nv * 48 + ports * 96 + eps * 160
-    # touched as buffers fill (allocated up front, resident only where flits have been)
-    buffers = records * 64 + slots * 8 + ports * oq * 8 + (ports + eps) * nv * vcf * 4
+    # resident at start: per-VC, per-port and per-endpoint state
+    state = ports * nv * 64 + ports * 96 + eps * (160 + 24 * nv)
+    # resident as buffers fill: records (two 32-byte halves and a free-stack entry), ring
+    # slots (record index and ready cycle; credit arrival cycles), output queue slots
+    buffers = records * 68 + slots * 8 + credit_slots * 4 + ports * oq * 8
     hist = 3 * (prep.cfg["measure"]["latency_hist_max"] + HIST_SUB * HIST_OCTAVES) * 8 + 64 * 8
     tables = _arrays_nbytes(prep.plan.tables) + _arrays_nbytes(prep.traffic)
     network = _arrays_nbytes(topo) + 2 * topo.n_links * (8 * 3 + 4)   # + per-channel maps
@@ -928,7 +988,15 @@ class Engine:
                        "exchange_s": exchange_s, **prep.timings},
             "window": self.window,
             "lookahead": self.lookahead,
+            "peak_rss_mb": self._peak_rss_mb(),
         }
+
+    def _peak_rss_mb(self) -> float:
+        """The largest peak resident memory of any rank's process so far, in MB (10^6 bytes)."""
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak *= 1 if sys.platform == "darwin" else 1024          # bytes on macOS, KiB on Linux
+        return int(self.group.max(np.array([peak], np.int64))[0]) / 1e6
 
 
 def hist_edges(hmax: int) -> np.ndarray:

@@ -31,7 +31,14 @@ def next_pow2(x: np.ndarray) -> np.ndarray:
 
 @dataclass
 class RouterParams:
-    """Integer router/endpoint parameters (cycles, flits) used by the kernel."""
+    """Integer router/endpoint parameters (cycles, flits) used by the kernel.
+
+    Buffers: every VC of an input port holds the same number of flits, the
+    port's capacity: ``link_vc_flits[l]`` for the two input ports of link ``l``
+    (a link's two ends are alike), ``endpoint_vc_flits`` for the ports that
+    endpoints inject into; ``None`` / 0 mean ``vc_flits`` everywhere, which is
+    also the largest capacity of any port.
+    """
 
     num_vcs: int
     vc_flits: int
@@ -41,6 +48,23 @@ class RouterParams:
     timing: KernelTiming     # the pipeline's cycle offsets (pdes.timing)
     speedup: int
     endpoint_latency: int
+    link_vc_flits: np.ndarray | None = None
+    endpoint_vc_flits: int = 0
+
+    def link_capacity(self, n_links: int) -> np.ndarray:
+        """Flits per VC of the input ports of every link."""
+        if self.link_vc_flits is None:
+            return np.full(n_links, self.vc_flits, dtype=np.int64)
+        return np.asarray(self.link_vc_flits, dtype=np.int64)
+
+    def endpoint_capacity(self) -> int:
+        """Flits per VC of the ports endpoints inject into."""
+        return int(self.endpoint_vc_flits or self.vc_flits)
+
+    def hot_slots(self, n_links: int) -> int:
+        """The smallest capacity of any port: the slots every ring keeps in planes."""
+        cap = self.link_capacity(n_links)
+        return int(min(cap.min(), self.endpoint_capacity())) if cap.size else self.endpoint_capacity()
 
 
 def _line_aligned_zeros(shape):
@@ -71,28 +95,47 @@ def min_next_hops(router_gid, port_off, n_epp, out_nbr, dist, out):
 
 
 @njit
-def _occupancy(ports, nv, vccap, t, cred, cr_t, cr_head, cr_cnt, rtt):
+def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, rtt):
     out = np.zeros(ports.shape[0], dtype=np.int32)
+    nK = cr_cnt.shape[0]
     for i in range(ports.shape[0]):
         q = 0
+        cap = cr_cap[ports[i]]
         for v in range(nv):
             kk = ports[i] * nv + v
             c = cred[kk]
             h = cr_head[kk]
             for j in range(cr_cnt[kk]):
-                if cr_t[h * cr_cnt.shape[0] + kk] > t:
+                if cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] > t:
                     break
                 c += 1
-                h = h + 1 if h + 1 < vccap else 0
-            q += vccap - c
+                h = h + 1 if h + 1 < cap else 0
+            q += cap - c
         q -= rtt[i]
         out[i] = q if q > 0 else 0
     return out
 
 
+def ring_layout(cap_per_ring: np.ndarray, hot: int) -> tuple[np.ndarray, int]:
+    """(``deep``, array size) of rings with these capacities (all >= ``hot``): slot ``w`` of
+    ring ``i`` is at ``w * n + i`` for ``w < hot`` (``n`` rings), else at ``deep[i] + w``."""
+    cap = np.asarray(cap_per_ring, dtype=np.int64)
+    n = cap.size
+    extra = cap - hot
+    start = hot * n + np.cumsum(extra) - extra
+    return start - hot, int(hot * n + extra.sum())
+
+
+def ring_positions(w: np.ndarray, ring: np.ndarray, n: int, hot: int, deep: np.ndarray) -> np.ndarray:
+    """Array positions of slots ``w`` of rings ``ring`` (see :func:`ring_layout`)."""
+    w = np.asarray(w, dtype=np.int64)
+    ring = np.asarray(ring, dtype=np.int64)
+    return np.where(w < hot, w * n + ring, deep[ring] + w)
+
+
 _KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "hist_msg", "link_flits",
-                         "ep_inj",
-                         "ep_del", "ep_seq", "ep_pending"})
+                         "ep_inj", "ep_del", "ep_seq", "ep_pending", "iv_deep", "cr_deep",
+                         "rec_top", "rec_next"})
 
 # per-VC and per-port state touched at random by the cycle loop, in the narrowest type its
 # range allows, so that more of it stays in the core's caches (the limits are checked in
@@ -188,11 +231,23 @@ class PartState:
         self.out_port_of_channel[out_ch[is_net]] = np.nonzero(is_net)[0]
         self.out_channel = out_ch
 
+        # --- buffer capacities (flits per VC): an input port's from its link (both ends of a
+        # link are alike) or the endpoints'; a sender's credits count the input VCs at the
+        # other end of its link, an endpoint's those of the port it injects into
+        ecap = rp.endpoint_capacity()
+        in_cap = np.full(nP, ecap, dtype=np.int64)
+        in_cap[is_net] = rp.link_capacity(topo.n_links)[out_ch[is_net] // 2]
+        cr_cap = np.concatenate([in_cap, np.full(nE, ecap, dtype=np.int64)])
+        hot = rp.hot_slots(topo.n_links)
+        iv_deep, n_ib = ring_layout(np.repeat(in_cap, nv), hot)
+        cr_deep, n_cr = ring_layout(np.repeat(cr_cap, nv), hot)
+        self.in_cap, self.cr_cap = in_cap, cr_cap
+
         # --- credits: a counter and a FIFO of arrival cycles per (sender, VC)
         nS = nP + nE
-        cred = np.zeros((nP + nE) * nv, dtype=np.int32)
-        cred.reshape(-1, nv)[:nP][is_net] = rp.vc_flits
-        cred.reshape(-1, nv)[nP:, :] = rp.vc_flits   # endpoints inject into any VC
+        cred = np.zeros(nS * nv, dtype=np.int32)
+        cred.reshape(-1, nv)[:nP][is_net] = in_cap[is_net, None]
+        cred.reshape(-1, nv)[nP:, :] = ecap            # endpoints inject into any VC
 
         S = rp.speedup
         maxp = int(nports.max()) if nR else 1
@@ -219,10 +274,14 @@ class PartState:
         prm[cycle.PR_INJECT] = 1
         prm[cycle.PR_M0] = np.iinfo(np.int32).max
         prm[cycle.PR_M1] = np.iinfo(np.int32).max
+        prm[cycle.PR_HOT] = hot
         self.prm = prm
 
         i32 = np.int32
-        n_rec = nP * nv * rp.vc_flits + nP * rp.output_flits
+        # every input VC and output queue slot full: the most records the part can hold
+        self.max_records = int(nv * in_cap.sum() + nP * rp.output_flits)
+        self.records_per_cycle = nE + nC      # at most one new flit per endpoint and cut channel
+        n_rec = min(self.max_records, 1024)   # grown by reserve_records
         a = self.arrays = {}
         a.update(
             port_off=port_off, n_epp=p.astype(np.int64), router_gid=self.router_gid,
@@ -231,21 +290,26 @@ class PartState:
             out_lat=out_lat, out_ltype=out_ltype, out_dest=out_dest, out_cut=out_cut, out_nbr=out_nbr, out_ep=out_ep,
             ep_gid=ep_gid, ep_port=ep_port,
             ep_active=np.asarray(ep_active, dtype=np.int8)[ep_gid] if nE else np.zeros(0, np.int8),
-            cr_t=np.zeros(nS * nv * rp.vc_flits, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
+            in_cap=in_cap, cr_cap=cr_cap, iv_deep=iv_deep, cr_deep=cr_deep,
+            # the rings are allocated for every slot, but only the pages a flit or credit
+            # has used become resident (np.zeros maps zero pages lazily; nothing here
+            # writes them)
+            cr_t=np.zeros(n_cr, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
             cr_cnt=np.zeros(nS * nv, dtype=i32), cred=cred,
             # flit records live in one pool and stay put while the flit crosses a router:
             # buffers and queues hold record indices, so a hop moves one int32, not a
-            # record; every buffer and queue slot can hold one flit, so the pool (sized
-            # for all of them) never runs out.  rec_free[0:rec_top[0]] are the free records.
+            # record.  rec_free[0:rec_top[0]] are the freed records, records from
+            # rec_next[0] on were never used; reserve_records grows the pool (up to
+            # max_records: every buffer and queue slot full) before it can run out.
             # Fields 0..NF_HOT-1 (read at every hop) and the others are in two arrays of
             # 32-byte rows, so the records of the flits in the network take half the cache
             rec=_line_aligned_zeros((n_rec, NF_HOT)), rec_c=_line_aligned_zeros((n_rec, NF_HOT)),
-            rec_free=np.arange(n_rec - 1, -1, -1, dtype=i32),
-            rec_top=np.full(1, n_rec, dtype=np.int64),
-            ib_id=np.zeros(nP * nv * rp.vc_flits, dtype=i32),
+            rec_free=np.zeros(n_rec, dtype=i32),
+            rec_top=np.zeros(1, dtype=np.int64), rec_next=np.zeros(1, dtype=np.int64),
+            ib_id=np.zeros(n_ib, dtype=i32),
             # ready cycle of each buffered flit, beside the records: a dense array the
             # pops read without touching the (much larger) record of the next flit
-            ib_rdy=np.zeros(nP * nv * rp.vc_flits, dtype=i32),
+            ib_rdy=np.zeros(n_ib, dtype=i32),
             ib_head=np.zeros(nP * nv, dtype=i32), ib_cnt=np.zeros(nP * nv, dtype=i32),
             iv_ready=np.zeros(nP * nv, dtype=np.int64),
             iv_out=np.full(nP * nv, -1, dtype=np.int64), iv_ovc=np.zeros(nP * nv, dtype=np.int64),
@@ -334,7 +398,35 @@ class PartState:
         self._args = None
         return True
 
+    def reserve_records(self, n: int) -> None:
+        """Grow the record pool, if needed, so that ``n`` more records can be taken (never
+        beyond :attr:`max_records`, which the credits keep the part from exceeding).
+
+        :meth:`advance` calls it with what its cycles may bring in (one flit per endpoint
+        and per incoming cut channel per cycle, the latter unpacked after the window), a
+        restore with the records it places; a pool that grows doubles, and only its
+        records in use are copied.
+        """
+        a = self.arrays
+        have = a["rec"].shape[0]
+        used = int(a["rec_next"][0])
+        if int(a["rec_top"][0]) + have - used >= n or have >= self.max_records:
+            return
+        size = min(self.max_records, max(2 * have, used + n))
+        for name in ("rec", "rec_c"):
+            new = _line_aligned_zeros((size, NF_HOT))
+            new[:used] = a[name][:used]
+            a[name] = new
+        free = np.zeros(size, dtype=np.int32)
+        top = int(a["rec_top"][0])
+        free[:top] = a["rec_free"][:top]
+        a["rec_free"] = free
+        self._args = None
+
     def advance(self, t0: int, t1: int) -> int:
+        """Run cycles ``t0 .. t1-1`` (a status code): first make room in the record pool for
+        every flit these cycles and the exchange after them may bring into the part."""
+        self.reserve_records(self.records_per_cycle * (t1 - t0))
         if self._args is None:   # the kernel's grouped state (views of self.arrays)
             a = self.arrays
             self._args = tuple(G(**{f: a[f] for f in G._fields}) for G in cycle.GROUPS) + (a["scr"],)
@@ -359,8 +451,8 @@ class PartState:
         ports = np.nonzero(self.is_net)[0]
         rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[cycle.PR_CHX]) + prm[cycle.PR_SAD]
                + prm[cycle.PR_STD] + prm[cycle.PR_CD])       # as credit_rtt of the routing kernels
-        occ = _occupancy(ports, self.nv, self.rp.vc_flits, np.int64(t), a["cred"], a["cr_t"],
-                         a["cr_head"], a["cr_cnt"], rtt)
+        occ = _occupancy(ports, self.nv, prm[cycle.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
+                         a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt)
         out[self.out_channel[ports]] = occ
 
     # -------------------------------------------------------------- accounting

@@ -75,7 +75,7 @@ def test_every_mapped_key_resolves(tmp_path):
     assert cfg["traffic"]["pattern"] == "randperm"
     assert cfg["traffic"]["load"] == pytest.approx(0.05 * 4)       # packets -> flits per cycle
     r = cfg["router"]
-    assert (r["packet_size"], r["num_vcs"], r["buffer_flits"]) == (4, 4, 4 * 32)
+    assert (r["packet_size"], r["num_vcs"], r["vc_buffer_flits"]) == (4, 4, 32)
     assert (r["credit_delay"], r["routing_delay"], r["vc_alloc_delay"], r["sw_alloc_delay"]) == \
         (2, 2, 3, 4)
     assert r["st_delay"] == 1 + 2 and r["internal_speedup"] == 2.0
@@ -108,7 +108,7 @@ def test_booksim_defaults_fill_missing_keys(tmp_path):
                                     "routing_function": "min"}, str(tmp_path))
     cfg = C.resolve(raw)
     r, m = cfg["router"], cfg["measure"]
-    assert (r["num_vcs"], r["buffer_flits"], r["credit_delay"], r["st_delay"]) == (16, 128, 0, 1)
+    assert (r["num_vcs"], r["vc_buffer_flits"], r["credit_delay"], r["st_delay"]) == (16, 8, 0, 1)
     assert r["internal_speedup"] == 1.0 and r["link_latency"] == 0   # weights: file latencies
     assert cfg["traffic"] == {"pattern": "uniform", "load": pytest.approx(0.1)}
     assert (m["sample_period"], m["warmup_cycles"], m["measure_cycles"], m["seed"]) == \
@@ -212,7 +212,7 @@ def test_cli_print_config_and_overrides(tmp_path):
     r = pdes_cmd("run", "--booksim", "b.cfg", "--set", "measure.seed=9", "--print-config",
                  cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "seed = 9" in r.stdout and "buffer_flits = 128" in r.stdout
+    assert "seed = 9" in r.stdout and "vc_buffer_flits = 32" in r.stdout
     assert "--set router.st_delay=3" in r.stderr and "BookSim config b.cfg read as:" in r.stderr
     q = pdes_cmd("run", "b.cfg", "--print-config", "--quiet", cwd=tmp_path)
     assert q.returncode == 0 and q.stderr == "" and "seed = 7" in q.stdout

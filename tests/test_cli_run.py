@@ -42,7 +42,11 @@ def test_print_config_round_trips(tmp_path):
     (["--set", "traffic.load=-0.1"], "traffic.load"),
     (["--set", "traffic.load=1.5"], "traffic.load"),
     (["--set", "router.num_vcs=1"], "router.num_vcs"),
-    (["--set", "router.packet_size=40"], "router.buffer_flits"),
+    (["--set", "router.packet_size=40", "--set", "router.buffer_flits=64"], "router.buffer_flits"),
+    (["--set", "router.packet_size=40", "--set", "router.vc_buffer_flits=32"],
+     "router.vc_buffer_flits"),
+    (["--set", "router.buffer_flits=64", "--set", "router.vc_buffer_flits=16"],
+     "router.vc_buffer_flits"),
     (["--set", "traffic.pattern=nosuch"], "traffic.pattern"),
     (["--set", "routing.algorithm=nosuch"], "routing.algorithm"),
     (["--set", "topology.name=nosuch"], "topology.name"),
@@ -124,7 +128,7 @@ def test_buffer_note_compares_a_vcs_share_with_the_round_trip(tmp_path):
     also under --quiet, and stored in the result file; none when every link is covered."""
     from pdes import config as C
     from pdes.engine import buffer_note, prepare
-    cfg = C.resolve({}, ["topology.q=13", "topology.p=9"])
+    cfg = C.resolve({}, ["topology.q=13", "topology.p=9", "router.buffer_flits=64"])
     prep = prepare(cfg)
     # credit delay, a channel's extra cycle for the flit and for its credit, and switch
     # allocation to sending (0 with BookSim's timing at speedup 2; defaults)
@@ -136,7 +140,8 @@ def test_buffer_note_compares_a_vcs_share_with_the_round_trip(tmp_path):
     cfg["router"]["buffer_flits"] = 2 * rtt
     assert buffer_note(prepare(cfg)) == ""
     out = tmp_path / "o.h5"
-    r = run("--quiet", *FAST, "--set", "router.link_latency=40", "-o", str(out))
+    r = run("--quiet", *FAST, "--set", "router.link_latency=40", "--set", "router.buffer_flits=64",
+            "-o", str(out))
     assert r.returncode == 0 and r.stderr.count("note: router.buffer_flits") == 1
     with h5py.File(out) as f:
         assert f.attrs["buffer_note"].startswith("note: router.buffer_flits = 64 gives 32")

@@ -8,6 +8,7 @@ import pytest
 from models.metrics import distance_matrix
 from pdes import config as C
 from pdes.engine import SimulationError, prepare, run_local, simulate
+from pdes.kernels import cycle
 from pdes.output import write_results
 from pdes.timing import channel_cycles, router_cycles
 
@@ -50,12 +51,15 @@ def test_split_in_one_process_is_bit_identical(sets):
 def _records_in_use(part):
     """Record indices held by the occupied input-VC and output-queue slots of a part."""
     a = part.arrays
-    vccap, oqcap = part.rp.vc_flits, part.rp.output_flits
+    oqcap = part.rp.output_flits
     nIV, nP = a["ib_head"].shape[0], a["oq_head"].shape[0]
+    hot = int(part.prm[cycle.PR_HOT])
     ids = []
     for ivc in range(nIV):
+        cap = int(a["in_cap"][ivc // part.nv])
         for j in range(int(a["ib_cnt"][ivc])):
-            ids.append(int(a["ib_id"][((int(a["ib_head"][ivc]) + j) % vccap) * nIV + ivc]))
+            w = (int(a["ib_head"][ivc]) + j) % cap
+            ids.append(int(a["ib_id"][w * nIV + ivc if w < hot else a["iv_deep"][ivc] + w]))
     for P in range(nP):
         for j in range(int(a["oq_cnt"][P])):
             ids.append(int(a["oq_id"][((int(a["oq_head"][P]) + j) % oqcap) * nP + P]))
@@ -80,7 +84,7 @@ def test_record_pool_holds_each_flit_once():
         free = a["rec_free"][:int(a["rec_top"][0])].tolist()
         assert len(used) == len(set(used))
         assert not set(used) & set(free)
-        assert len(used) + len(free) == a["rec"].shape[0]
+        assert len(used) + len(free) == int(a["rec_next"][0]) <= a["rec"].shape[0]
         held += len(used)
     assert held > 100
 
@@ -293,10 +297,11 @@ def test_backlog_growth_is_the_trend_over_the_window():
 
 @pytest.mark.parametrize("load,saturated", [(0.7, False), (0.79, True)])
 def test_growing_backlog_is_reported_saturated(load, saturated):
-    """Just past saturation (SF q=5, min, capacity near 0.78) the accepted load stays within
-    the tolerance but the source queues grow: the run is saturated with that reason."""
+    """Just past saturation (SF q=5, min, 64-flit port buffers: capacity near 0.78) the accepted
+    load stays within the tolerance but the source queues grow: the run is saturated with
+    that reason."""
     cfg = C.resolve({}, [f"traffic.load={load}", "measure.warmup_cycles=1000",
-                         "measure.measure_cycles=6000"])
+                         "measure.measure_cycles=6000", "router.buffer_flits=64"])
     s = run_local(cfg)["summary"]
     assert s["saturated"] is saturated
     if saturated:

@@ -35,8 +35,9 @@ from models.routing.dragonfly import SCHEME, dragonfly_hop, group_tables
 from models.routing.nonminimal import BIAS, KNOBS, PARAMS, UGAL, MidTables, _ugal_checks, pack
 from models.routing.nonminimal import ugal_l_source  # noqa: F401  (the kernel's source, by name)
 from models.routing.nonminimal import A_BIAS, A_CMICRO, A_LENW, A_MAXHOPS, A_NIND, A_THRESH
-from models.routing.paths import credit_rtt, draw_mid, group_hops, group_port, port_backlog
-from pdes.kernels.cycle import PR_NV, PR_SEED, PR_VCCAP
+from models.routing.paths import (buffer_share, credit_rtt, draw_mid, group_hops, group_port,
+                                  port_backlog)
+from pdes.kernels.cycle import PR_SEED
 from pdes.kernels.layout import F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC, NF_HOT
 from pdes.kernels.plugin import RoutingKernel, register_kernel
 
@@ -66,13 +67,12 @@ def par_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
             and rec_c[fid, F_AUX2 - NF_HOT] == 0 and r_group[rg] != r_group[dstr]):
         dist, out_nbr, g_entry = tab.dist, ports.out_nbr, ctx.g_entry
         seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
-        nv, vccap = prm[PR_NV], prm[PR_VCCAP]
-        cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
         c_micro, length_w, n_ind, bias = ap[A_CMICRO], ap[A_LENW], ap[A_NIND], ap[A_BIAS]
         pm = group_port(rg, dstr, plo + nepk, phi, out_nbr, r_group, g_entry)
-        qm = port_backlog(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t,
+        qm = port_backlog(pm, prm, ports, crd, t,
                           credit_rtt(prm, ports.out_lat[pm])) if pm >= 0 else 0
-        if pm >= 0 and not (ap[A_THRESH] > 0 and qm < ap[A_THRESH]):
+        if pm >= 0 and not (ap[A_THRESH] > 0 and
+                            qm * 1000000 < buffer_share(pm, prm, ports, ap[A_THRESH])):
             lm = group_hops(rg, dstr, r_group, g_entry)
             best = qm * lm * 1000000 if length_w != 0 else qm * 1000000
             mid = -1
@@ -85,8 +85,7 @@ def par_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
                 pi = group_port(rg, m, plo + nepk, phi, out_nbr, r_group, g_entry)
                 if pi < 0:
                     continue
-                qi = port_backlog(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t,
-                                  credit_rtt(prm, ports.out_lat[pi]))
+                qi = port_backlog(pi, prm, ports, crd, t, credit_rtt(prm, ports.out_lat[pi]))
                 li = group_hops(rg, m, r_group, g_entry) + group_hops(m, dstr, r_group, g_entry)
                 cost = c_micro * qi * li + bias * lm if length_w != 0 else c_micro * qi + bias
                 if cost < best:

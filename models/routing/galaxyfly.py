@@ -45,7 +45,6 @@ the cap.  On diameter-5 Galaxyfly it gives the paper's counts.
 """
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -56,8 +55,8 @@ from models.metrics import order_by_distance
 from models.vcseq import seq_hop, seq_length
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
-from models.routing.paths import MAX_TRIES, min_port, minimal_hop, port_queue
-from pdes.kernels.cycle import PR_NV, PR_SEED, PR_VCCAP
+from models.routing.paths import MAX_TRIES, buffer_share, min_port, minimal_hop, port_queue
+from pdes.kernels.cycle import PR_SEED
 from pdes.kernels.layout import (ERR_VC, ERR_VC_ORDER, F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC,
                                  NF_HOT, OK)
 from pdes.kernels.plugin import RoutingKernel, register_kernel
@@ -549,11 +548,12 @@ SCHEME_IDS = {"hop": 0, "sequence": 1, "count": 2}
 
 
 def pack(plan, cfg):
-    """``Th_min`` in flits (``floor(th_min * buffer)``), ``th_nonmin`` in millionths."""
+    """``th_min`` (a fraction of the buffer behind the port,
+    :func:`models.routing.paths.buffer_share`) and ``th_nonmin`` in millionths."""
     kp = plan.kernel_params
     return {"variant": ALG_IDS[plan.info["galaxy_alg"]], "scheme": SCHEME_IDS[plan.scheme],
             "max_hops_cap": kp["max_hops_cap"],
-            "th_min_flits": int(math.floor(kp["th_min"] * cfg["router"]["buffer_flits"])),
+            "th_min_micro": int(round(kp["th_min"] * 1_000_000)),
             "th_nonmin_micro": int(round(kp["th_nonmin"] * 1_000_000)), "lseq": kp["lseq"]}
 
 
@@ -647,7 +647,8 @@ def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
 
     004 Sec. 4.2: non-minimal iff ``Q_min > Th_min`` and ``Q_nonmin < Th_nonmin``, with
     ``Q_min`` the occupancy of the minimal output port (the one the packet would take),
-    ``Q_nonmin`` that of the first port towards the candidate, ``Th_min`` in flits and
+    ``Q_nonmin`` that of the first port towards the candidate, ``Th_min = th_min`` times the
+    buffer behind the minimal port (its VCs times their capacity) and
     ``Th_nonmin = th_nonmin * Q_min``.  The candidate is drawn only when the minimal port
     is busy.
     """
@@ -656,13 +657,11 @@ def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
         return
     dist = tab.dist
     seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
-    nv, vccap = prm[PR_NV], prm[PR_VCCAP]
-    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
     pm = min_port(rg, dstr, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
     if pm < 0:
         return
-    qm = port_queue(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
-    if qm <= ap[A_THMIN]:
+    qm = port_queue(pm, prm, ports, crd, t)
+    if qm * 1000000 <= buffer_share(pm, prm, ports, ap[A_THMIN]):
         return
     m = galaxy_mid(ap[A_ALG], rg, dstr, dist, ap[A_CAP], seed, src, seq, ctx.r_group,
                    ctx.grp_rtr, ctx.grp_nb, ctx.grp_cl)
@@ -671,7 +670,7 @@ def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
     pi = min_port(rg, m, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
     if pi < 0:
         return
-    qi = port_queue(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+    qi = port_queue(pi, prm, ports, crd, t)
     if qi * 1000000 < ap[A_THNON] * qm:
         rec_c[fid, F_MID - NF_HOT] = m
 
@@ -722,5 +721,5 @@ for _name in ("nar", "nal", "nag"):
     register_kernel(_name, RoutingKernel(
         module=__name__, hop="galaxy_hop", source="galaxy_source", tables=GroupTables,
         schemes=("sequence", "hop", "count"),
-        params=("variant", "scheme", "max_hops_cap", "th_min_flits", "th_nonmin_micro", "lseq"),
+        params=("variant", "scheme", "max_hops_cap", "th_min_micro", "th_nonmin_micro", "lseq"),
         knobs=("max_hops_cap", "th_min", "th_nonmin", "lseq"), pack=pack, monotone=lambda plan: plan.scheme == "hop"))

@@ -24,7 +24,7 @@ from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.paths import eject_port, hop_class, min_port_adaptive, target_of
 from pdes.kernels.bits import popcount, trailing_zeros
-from pdes.kernels.cycle import PR_NHMIN, PR_NV, PR_SEED, PR_VCCAP
+from pdes.kernels.cycle import PR_NHMIN, PR_SEED
 from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_SEQ, F_SRC, OK
 from pdes.kernels.plugin import RoutingKernel, register_kernel
 from pdes.kernels.rng import P_ROUTE, below
@@ -173,8 +173,8 @@ def adaptive_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, 
     if target == rg:
         return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
     op = min_port_adaptive(rg, target, plo + nepk, phi, ports.out_nbr, tab.dist, prm[PR_SEED],
-                           rec[fid, F_SRC], rec[fid, F_SEQ], rec[fid, F_HOPS], prm[PR_NV],
-                           prm[PR_VCCAP], crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, t)
+                           rec[fid, F_SRC], rec[fid, F_SEQ], rec[fid, F_HOPS], prm, ports, crd,
+                           t)
     return OK, op, hop_class(ap[0], phase, rec, rec_c, fid)
 
 

@@ -31,7 +31,6 @@ VC classes: ``hop`` (default; 000 Sec. IV-D: class = hops taken, so
 valid on MLFM/OFT/fat trees whose minimal routes are acyclic).
 """
 import dataclasses
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -42,8 +41,8 @@ from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import SCHEME_DOC, check_scheme
 from models.routing.paths import (credit_rtt, draw_mid, group_hops, group_port, min_port,
-                                  minimal_hop, path_cost, port_backlog)
-from pdes.kernels.cycle import PR_NV, PR_SEED, PR_VCCAP
+                                  minimal_hop, path_cost, port_backlog, buffer_share)
+from pdes.kernels.cycle import PR_SEED
 from pdes.kernels.layout import F_DSTR, F_MID, F_SEQ, F_SRC, NF_HOT, OK
 from pdes.kernels.plugin import RoutingKernel, register_kernel
 
@@ -170,16 +169,17 @@ OPTIONAL = {"r_group": np.zeros(1, np.int32), "g_entry": np.zeros((1, 1), np.int
 # kernel parameters (``ap``) of valiant / ugal_l / ugal_g
 A_PHASE, A_MAXHOPS, A_NIND, A_CMICRO, A_LENW, A_THRESH, A_BIAS = range(7)
 PARAMS = ("phase_classes", "max_hops_cap", "n_indirect", "c_micro", "length_weighted",
-          "threshold_flits", "bias_micro")
+          "threshold_micro", "bias_micro")
 
 
 def pack(plan, cfg):
-    """Integer kernel parameters: ``c`` in millionths, ``threshold`` in flits of a port's buffer."""
+    """Integer kernel parameters: ``c``, ``threshold`` (a fraction of the buffer behind the
+    port, :func:`models.routing.paths.buffer_share`) and ``bias`` in millionths."""
     kp = plan.kernel_params
     return {"phase_classes": int(plan.scheme == "phase"), "max_hops_cap": kp["max_hops_cap"],
             "n_indirect": kp.get("n_indirect", 0), "c_micro": int(round(kp.get("c", 1.0) * 1_000_000)),
             "length_weighted": int(kp.get("length_weighted", True)),
-            "threshold_flits": int(math.ceil(kp.get("threshold", 0.0) * cfg["router"]["buffer_flits"])),
+            "threshold_micro": int(round(kp.get("threshold", 0.0) * 1_000_000)),
             "bias_micro": int(round(kp.get("bias", 0.0) * 1_000_000))}
 
 
@@ -209,8 +209,6 @@ def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
     r_group, g_entry = ctx.r_group, ctx.g_entry
     hier = g_entry.shape[0] > 1
     seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
-    nv, vccap = prm[PR_NV], prm[PR_VCCAP]
-    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
     c_micro, length_w, thresh, bias = ap[A_CMICRO], ap[A_LENW], ap[A_THRESH], ap[A_BIAS]
     if hier:
         lm = group_hops(rg, dstr, r_group, g_entry)
@@ -220,8 +218,8 @@ def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
         pm = min_port(rg, dstr, plo + nepk, phi, out_nbr, dist, seed, src, seq, 0)
     if pm < 0:
         return
-    qm = port_backlog(pm, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, credit_rtt(prm, out_lat[pm]))
-    if thresh > 0 and qm < thresh:
+    qm = port_backlog(pm, prm, ports, crd, t, credit_rtt(prm, out_lat[pm]))
+    if thresh > 0 and qm * 1000000 < buffer_share(pm, prm, ports, thresh):
         return
     best = qm * lm * 1000000 if length_w != 0 else qm * 1000000
     mid = -1
@@ -238,8 +236,7 @@ def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
             li = np.int64(dist[m, rg]) + np.int64(dist[dstr, m])
         if pi < 0:
             continue
-        qi = port_backlog(pi, nv, vccap, cred, cr_t, cr_head, cr_cnt, t,
-                          credit_rtt(prm, out_lat[pi]))
+        qi = port_backlog(pi, prm, ports, crd, t, credit_rtt(prm, out_lat[pi]))
         cost = c_micro * qi * li + bias * lm if length_w != 0 else c_micro * qi + bias
         if cost < best:
             best = cost

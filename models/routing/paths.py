@@ -7,14 +7,15 @@ choice is drawn from the counter-based generator keyed by the packet id
 (source endpoint, sequence number), so it is the same whichever rank routes
 the packet.  Queue occupancy of an output port is the number of flits sent
 or queued on it whose credits have not come back, i.e. ``sum over VCs
-(vc_flits - credits)`` after absorbing the credits that have arrived -- a
-function of the router's own state only.
+(capacity - credits)`` after absorbing the credits that have arrived, with the
+capacity of the input VCs at the other end of the port's link -- a function of
+the router's own state only.
 """
 import numpy as np
 
 from models.jit import njit_inline
 from models.metrics import UNREACHABLE
-from pdes.kernels.cycle import PR_CD, PR_CHX, PR_SAD, PR_STD
+from pdes.kernels.cycle import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_SAD, PR_STD
 from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
 from pdes.kernels.rng import P_MID, P_ROUTE, below
 
@@ -83,22 +84,36 @@ def draw_mid(cand, rg, dstr, dist, max_hops, seed, src, seq, j, r_group, g_entry
 
 
 @njit_inline
-def port_queue(op, nv, vccap, cred, cr_t, cr_head, cr_cnt, t):
-    """Flits sent or queued on output port ``op`` whose credits have not returned."""
+def port_queue(op, prm, ports, crd, t):
+    """Flits sent or queued on output port ``op`` whose credits have not returned (the
+    credits that have arrived by cycle ``t`` are absorbed)."""
+    nv, hot = prm[PR_NV], prm[PR_HOT]
+    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
+    cr_deep = ports.cr_deep
+    cap = ports.cr_cap[op]
+    nK = cr_cnt.shape[0]
     q = 0
     for v in range(nv):
         kk = op * nv + v
         n = cr_cnt[kk]
         if n > 0:
             h = cr_head[kk]
-            while n > 0 and cr_t[h * cr_cnt.shape[0] + kk] <= t:
+            while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
                 cred[kk] += 1
                 n -= 1
-                h = h + 1 if h + 1 < vccap else 0
+                h = h + 1 if h + 1 < cap else 0
             cr_cnt[kk] = n
             cr_head[kk] = h if n > 0 else 0
-        q += vccap - cred[kk]
+        q += cap - cred[kk]
     return q
+
+
+@njit_inline
+def buffer_share(op, prm, ports, frac_micro):
+    """``frac_micro`` millionths of the input buffer at the other end of port ``op`` (its
+    VCs times their capacity), in millionths of a flit: a threshold that a flit count
+    ``q`` is compared with exactly as ``q * 1000000``."""
+    return frac_micro * prm[PR_NV] * ports.cr_cap[op]
 
 
 @njit_inline
@@ -121,8 +136,8 @@ def path_cost(a, b, g_off, g_nbr, g_chan, dist, snap):
 
 
 @njit_inline
-def min_port_adaptive(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop, nv, vccap,
-                      cred, cr_t, cr_head, cr_cnt, t):
+def min_port_adaptive(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop, prm, ports,
+                      crd, t):
     """The minimal next-hop port with the least occupied output (random among ties)."""
     d = np.int64(dist[target, rg])
     if d == UNREACHABLE or d == 0:
@@ -132,7 +147,7 @@ def min_port_adaptive(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq,
     cnt = 0
     for P in range(net_lo, net_hi):
         if np.int64(dist[target, out_nbr[P]]) == d - 1:
-            q = port_queue(P, nv, vccap, cred, cr_t, cr_head, cr_cnt, t)
+            q = port_queue(P, prm, ports, crd, t)
             if q < bq:
                 bq = q
                 best = P
@@ -144,7 +159,7 @@ def min_port_adaptive(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq,
     j = below(cnt, seed, src, seq, P_ROUTE + 64 * hop)
     for P in range(net_lo, net_hi):
         if np.int64(dist[target, out_nbr[P]]) == d - 1:
-            if port_queue(P, nv, vccap, cred, cr_t, cr_head, cr_cnt, t) == bq:
+            if port_queue(P, prm, ports, crd, t) == bq:
                 if j == 0:
                     return P
                 j -= 1
@@ -194,13 +209,13 @@ def minimal_hop(rg, plo, nepk, phi, phase_classes, prm_seed, ports, dist, rec, r
 
 
 @njit_inline
-def port_backlog(op, nv, vccap, cred, cr_t, cr_head, cr_cnt, t, rtt):
+def port_backlog(op, prm, ports, crd, t, rtt):
     """Flits on output port ``op`` beyond what its link holds in flight at full rate: the
     occupancy of :func:`port_queue` minus the port's credit round trip ``rtt`` (cycles),
     at least 0.  A flit's credit cannot be back before one round trip, so at any load up
     to one flit per cycle that many credits are outstanding without any queue; only the
     excess is evidence of a queue at this router or downstream."""
-    q = port_queue(op, nv, vccap, cred, cr_t, cr_head, cr_cnt, t) - rtt
+    q = port_queue(op, prm, ports, crd, t) - rtt
     return q if q > 0 else 0
 
 

@@ -24,7 +24,8 @@ from models.errors import ParameterError
 from models.registry import Param
 from pdes.checkpoint import EXIT_STOPPED
 from pdes.cli.common import StopRequest, check_output, compile_notice, mpi_main, say_fn
-from pdes.engine import buffer_note, check_run_memory, describe_memory, size_text
+from pdes.engine import (buffer_depths, buffer_note, buffers_fixed, check_run_memory,
+                         describe_memory, size_text)
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
 
@@ -131,6 +132,12 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
             f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
         for note in prep.notes:
             say(note)
+        lo, hi = buffer_depths(prep)
+        say(f"buffers: {lo}" + (f" to {hi}" if hi > lo else "") + " flits per VC"
+            + (" (router.buffer_flits, vc_buffer_flits)" if buffers_fixed(cfg["router"]) else
+               " (automatic: each port's VCs cover its own link's credit round trip)")
+            + f"; {size_text(memory['buffers'])} per rank with every buffer full, resident only as "
+            "flits use them")
         say(f"memory estimate: {size_text(memory['per_node'])} per node at start, up to "
             f"{size_text(memory['per_node_full'])} with every buffer full ({describe_memory(memory)})")
         tm = prep.timings
@@ -254,6 +261,8 @@ def _print_summary(res, out):
                                 " cycles"),
             ("hops", f"mean {s['hops_mean']:.3f}"),
         ]
+        if res.get("peak_rss_mb") is not None:
+            rows.append(("peak memory", f"{res['peak_rss_mb']:.0f} MB resident (the largest rank)"))
         if out:
             rows.append(("results", out))
         w = max(len(k) for k, _ in rows)
@@ -272,6 +281,8 @@ def _print_summary(res, out):
                              f" {s['cycles']} cycles simulated)"),
         ("saturated", "yes: " + s["saturated_reason"] if s["saturated"] else "no"),
     ]
+    if res.get("peak_rss_mb") is not None:
+        rows.append(("peak memory", f"{res['peak_rss_mb']:.0f} MB resident (the largest rank)"))
     if out:
         rows.append(("results", out))
     w = max(len(k) for k, _ in rows)

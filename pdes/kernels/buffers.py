@@ -10,26 +10,28 @@ taking arrays costs atomic reference counts per flit (3-4x slower for the
 exchange unpacking), and inlining at Numba IR level was measured 25-45%
 slower for the whole kernel; a borrowing call costs nothing measurable.
 
-Buffers are slot-major rings (see :mod:`pdes.kernels.cycle`): slot ``w`` of
-input VC ``ivc`` is ``ib_id[w * nIV + ivc]``, credit ``w`` of key ``k`` is
-``cr_t[w * nK + k]``.
+Buffers are rings with a capacity of their own (see :mod:`pdes.kernels.cycle`):
+slot ``w`` of input VC ``ivc`` is ``ib_id[w * nIV + ivc]`` below ``hot`` and
+``ib_id[iv_deep[ivc] + w]`` from there on; credit ``w`` of key ``k`` is
+``cr_t[w * nK + k]``, or ``cr_t[cr_deep[k] + w]``.
 """
 from models.jit import njit_borrow
 
 
 @njit_borrow
 def enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
-                 iv_va_at, nIV, vccap, ivc, fid, rdy):
-    """Append pool record ``fid`` to input VC ``ivc``, processable from cycle ``rdy``.
+                 iv_va_at, nIV, hot, iv_deep, cap, ivc, fid, rdy):
+    """Append pool record ``fid`` to input VC ``ivc`` (``cap`` slots), processable from
+    cycle ``rdy``.
 
     Room was reserved by a credit.  A flit arriving at an empty VC sets the
     VC's next decision cycle: switch allocation if the VC holds an output VC
     (a body flit), VC allocation otherwise (a head).
     """
     w = ib_head[ivc] + ib_cnt[ivc]
-    if w >= vccap:
-        w -= vccap
-    pos = w * nIV + ivc
+    if w >= cap:
+        w -= cap
+    pos = w * nIV + ivc if w < hot else iv_deep[ivc] + w
     ib_id[pos] = fid
     ib_rdy[pos] = rdy
     if ib_cnt[ivc] == 0:
@@ -42,15 +44,16 @@ def enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready
 
 
 @njit_borrow
-def queue_credit(cr_t, cr_head, cr_cnt, nK, vccap, k, arr):
-    """Queue a credit for (sender port, VC) key ``k`` arriving in cycle ``arr``;
-    False if the key's FIFO is full (more credits than buffer slots: an engine bug)."""
+def queue_credit(cr_t, cr_head, cr_cnt, nK, hot, cr_deep, cap, k, arr):
+    """Queue a credit for (sender port, VC) key ``k`` (a FIFO of ``cap`` slots: the
+    capacity of the input VC it counts for) arriving in cycle ``arr``; False if the
+    FIFO is full (more credits than buffer slots: an engine bug)."""
     n = cr_cnt[k]
-    if n >= vccap:
+    if n >= cap:
         return False
     w = cr_head[k] + n
-    if w >= vccap:
-        w -= vccap
-    cr_t[w * nK + k] = arr
+    if w >= cap:
+        w -= cap
+    cr_t[w * nK + k if w < hot else cr_deep[k] + w] = arr
     cr_cnt[k] = n + 1
     return True

@@ -34,10 +34,14 @@ about a VC looks only at its front flit's ready cycle, so a flit that is
 sender needs the exact count.  Nothing is swept per cycle for flits or credits
 in transit, which keeps the per-cycle working set small.
 
-Flit records live in a per-part pool (free list ``rec_free``); input VCs and
-output queues hold record indices, so a flit crossing a router moves one
-int32 and its record stays put until it leaves the part (ejection or an
-outbox), when the record is freed.  The pool keeps a record's first
+Flit records live in a per-part pool; input VCs and output queues hold record
+indices, so a flit crossing a router moves one int32 and its record stays put
+until it leaves the part (ejection or an outbox), when the record is freed
+onto the stack ``rec_free[0:rec_top]``.  A new record comes from that stack,
+or, when it is empty, is the first one never used (``rec_next``), so only as
+many records as were ever in the part at once are touched: the pool's memory
+follows the flits present (it grows between windows,
+:meth:`pdes.state.PartState.reserve_records`).  The pool keeps a record's first
 ``NF_HOT`` fields (those minimal routing reads at every hop) in ``rec`` and
 the others in ``rec_c``, both in 32-byte rows: the records of the flits in
 the network take half the cache they would as whole 64-byte records.
@@ -46,7 +50,14 @@ Ring buffers (input VCs, output queues, credit FIFOs) are stored slot-major:
 slot ``w`` of every VC lies in one contiguous plane (``ib_id[w * nIV + ivc]``).
 A ring rewinds to slot 0 whenever it empties, so below saturation nearly all
 traffic goes through plane 0, which is dense and fits in cache, instead of
-one cache line per VC scattered over the whole buffer array.
+one cache line per VC scattered over the whole buffer array.  Each input port
+has its own capacity per VC (``ports.in_cap``; a credit FIFO that of the input
+VC it counts for, ``ports.cr_cap``) and its rings wrap there.  Only the first
+``PR_HOT`` slots (the smallest capacity in the network) are planes; a ring's
+slots from ``PR_HOT`` on lie together after the planes, slot ``w`` of VC
+``ivc`` at ``iv_deep[ivc] + w`` (credit key ``kk``: ``cr_deep[kk] + w``), so
+the arrays hold exactly the slots of every port and a deep VC touches only
+its own pages.  With one capacity for every port there are no such slots.
 
 Credit counts are read where they decide something, and no more often:
 
@@ -104,8 +115,10 @@ from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 Ports = namedtuple("Ports", ['port_off', 'n_epp', 'router_gid', 'port_router', 'in_lat',
                              'in_sender', 'in_cut', 'out_lat', 'out_dest', 'out_cut', 'out_nbr',
                              'out_ep', 'out_ltype', 'ep_gid', 'ep_port', 'ep_active', 'ep_first',
-                             'ep_router'])
-Ports.__doc__ = "the part's routers and ports: CSR offsets, link ends and latencies, endpoints"
+                             'ep_router', 'in_cap', 'cr_cap', 'iv_deep', 'cr_deep'])
+Ports.__doc__ = ("the part's routers and ports: CSR offsets, link ends and latencies, endpoints; "
+                 "buffer capacities (flits per VC of each input port, credits per VC of each "
+                 "sender) and where the slots of each ring beyond the hot planes lie")
 Tables = namedtuple("Tables", ['dest_table', 'dest_table2', 'dest_set_a', 'dest_set_b', 'dist',
                                'nh_min', 'g_off', 'g_nbr', 'g_chan', 'snap'])
 Tables.__doc__ = ("global tables: traffic destinations, distances, minimal next-hop masks, the "
@@ -115,8 +128,9 @@ Messages = namedtuple("Messages", ['msg_off', 'msg_dst', 'msg_pkts', 'msg_left',
 Messages.__doc__ = "finite workloads: message tables and per-endpoint progress"
 Credits = namedtuple("Credits", ['cr_t', 'cr_head', 'cr_cnt', 'cred'])
 Credits.__doc__ = "per (sender port, VC): credit count and FIFO of credits on their way back"
-Pool = namedtuple("Pool", ['rec', 'rec_c', 'rec_free', 'rec_top'])
-Pool.__doc__ = "flit records (hot and cold halves) and their free list"
+Pool = namedtuple("Pool", ['rec', 'rec_c', 'rec_free', 'rec_top', 'rec_next'])
+Pool.__doc__ = ("flit records (hot and cold halves), the stack of freed records and the first "
+                "record never used")
 InputVCs = namedtuple("InputVCs", ['ib_id', 'ib_rdy', 'ib_head', 'ib_cnt', 'iv_ready', 'iv_out',
                                    'iv_ovc', 'iv_alloc', 'iv_sa_ready', 'iv_sa_at', 'iv_va_at'])
 InputVCs.__doc__ = "input VC rings (slot-major) and each VC's allocation state"
@@ -140,7 +154,7 @@ GROUPS = (Ports, Tables, Messages, Credits, Pool, InputVCs, Outputs, Sources, Ou
 
 # ---- indices into the int64 parameter vector ``prm``
 PR_NV = 0          # VCs per port
-PR_VCCAP = 1       # flits per input VC
+PR_VCCAP = 1       # most flits of an input VC (each port's own: ports.in_cap, ports.cr_cap)
 PR_OQCAP = 2       # flits per output queue
 PR_PKT = 3         # flits per packet
 PR_CD = 4          # credit delay
@@ -169,7 +183,8 @@ PR_SCHED = 25      # finite: 0 = all messages posted at once (packets interleave
 PR_NHMIN = 26      # 1 = tab.nh_min holds minimal next-hop masks (routing kernels that read them)
 PR_CHX = 27        # cycles every channel (link, endpoint, credit) adds to its latency
 PR_ECD = 28        # credit delay of the credits returned to a source endpoint
-NPRM = 29
+PR_HOT = 29        # hot planes of the rings: slots below it are slot-major (every VC has them)
+NPRM = 30
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
@@ -230,6 +245,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     dest_set_b = tab.dest_set_b
     msg_off, msg_dst, msg_left = msgs.msg_off, msgs.msg_dst, msgs.msg_left
     ep_msg_ptr, ep_cur_msg = msgs.ep_msg_ptr, msgs.ep_cur_msg
+    in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
     cr_t, cr_head, cr_cnt, cred = crd
     rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
     ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
@@ -237,7 +253,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
     ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq = srcs
     st, smp, ep_inj = stats.st, stats.smp, stats.ep_inj
-    nv, vccap, pkt, rdel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_RD]
+    nv, pkt, rdel, hot = prm[PR_NV], prm[PR_PKT], prm[PR_RD], prm[PR_HOT]
     elat, seed, thr, m0, m1 = prm[PR_ELAT], prm[PR_SEED], prm[PR_THR], prm[PR_M0], prm[PR_M1]
     tkind, n_end, inject = prm[PR_TRAFFIC], prm[PR_E], prm[PR_INJECT]
     frac_thr, finite, sched, chx = prm[PR_FRAC_THR], prm[PR_FINITE], prm[PR_SCHED], prm[PR_CHX]
@@ -245,7 +261,8 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     nE = ep_gid.shape[0]
     nIV = nP * nv
     nK = cr_cnt.shape[0]
-    top = pool.rec_top[0]          # free records: rec_free[0:top]
+    top = pool.rec_top[0]          # freed records: rec_free[0:top]
+    nxt = pool.rec_next[0]         # records from nxt on were never used
     n_gen = 0      # packets generated by the Bernoulli draws of this cycle
     # ---------------------------------------------------------- 1. endpoints
     for e in range(nE):
@@ -293,17 +310,18 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
         # injection-port VCs are separate from the network VCs routing assigns
         if ep_cur_left[e] == 0 and ep_pending[e] == 0:
             continue
+        ccap = cr_cap[s]
         for vc in range(nv):
             # absorb the credits of key s * nv + vc that have arrived (written out, as in
-            # VC allocation below: an inline="always" helper measured 5% slower overall)
+            # VC allocation: an inline="always" helper measured 5% slower overall)
             kk = s * nv + vc
             n = cr_cnt[kk]
             if n > 0:
                 h = cr_head[kk]
-                while n > 0 and cr_t[h * nK + kk] <= t:
+                while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
                     cred[kk] += 1
                     n -= 1
-                    h = h + 1 if h + 1 < vccap else 0
+                    h = h + 1 if h + 1 < ccap else 0
                 cr_cnt[kk] = n
                 cr_head[kk] = h if n > 0 else 0
         bvc = 0
@@ -351,14 +369,19 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
         if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
             arr = t + elat + chx
             rdy = arr + rdel if ep_cur_rec[e, F_FLIT] == 0 else arr
-            top -= 1
-            fid = rec_free[top]
+            if top > 0:
+                top -= 1
+                fid = rec_free[top]
+            else:
+                fid = nxt
+                nxt += 1
             for f in range(NF_HOT):
                 rec[fid, f] = ep_cur_rec[e, f]
             for f in range(NF_HOT, NF_USED):
                 rec_c[fid, f - NF_HOT] = ep_cur_rec[e, f]
             enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
-                         iv_sa_at, iv_va_at, nIV, vccap, ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
+                         iv_sa_at, iv_va_at, nIV, hot, iv_deep, in_cap[ep_port[e]],
+                         ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
             cred[s * nv + ep_cur_vc[e]] -= 1
             ep_cur_rec[e, F_FLIT] += 1
             ep_cur_left[e] -= 1
@@ -375,6 +398,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
         st[S_CREATED_MEAS] += n_gen
         st[S_CREATED_WIN_FLITS] += pkt * n_gen
     pool.rec_top[0] = top
+    pool.rec_next[0] = nxt
 
 
 @njit_borrow
@@ -384,6 +408,7 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     to the sender, tails free their output VC."""
     port_off, n_epp, in_lat = ports.port_off, ports.n_epp, ports.in_lat
     in_sender, in_cut = ports.in_sender, ports.in_cut
+    in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
     cr_t, cr_head, cr_cnt, cred = crd
     rec = pool.rec
     ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
@@ -396,7 +421,7 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     req_ivc, req_pin, req_out, bucket = scr.req_ivc, scr.req_pin, scr.req_out, scr.bucket
     out_nreq, out_list, out_start = scr.out_nreq, scr.out_list, scr.out_start
     out_fill = scr.out_fill
-    nv, vccap, oqcap, pkt = prm[PR_NV], prm[PR_VCCAP], prm[PR_OQCAP], prm[PR_PKT]
+    nv, oqcap, pkt, hot = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT]
     cdel, sadel, stdel, speed = prm[PR_CD], prm[PR_SAD], prm[PR_STD], prm[PR_SPEEDUP]
     cocap, chx, ecdel = prm[PR_COCAP], prm[PR_CHX], prm[PR_ECD]
     nP = port_off[port_off.shape[0] - 1]
@@ -475,7 +500,8 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
             # ---- move the front flit of ivc into the output queue
             P = plo + req_pin[best]
             vc = ivc - P * nv
-            fid = ib_id[ib_head[ivc] * nIV + ivc]
+            h = ib_head[ivc]
+            fid = ib_id[h * nIV + ivc if h < hot else iv_deep[ivc] + h]
             ovc = iv_ovc[ivc]
             w = oq_head[op] + oq_cnt[op]
             if w >= oqcap:
@@ -493,10 +519,9 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
                 ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
                 iv_sa_at[ivc] = NEVER
             else:
-                ib_head[ivc] += 1
-                if ib_head[ivc] == vccap:
-                    ib_head[ivc] = 0
-                r = ib_rdy[ib_head[ivc] * nIV + ivc]
+                h = h + 1 if h + 1 < in_cap[P] else 0
+                ib_head[ivc] = h
+                r = ib_rdy[h * nIV + ivc if h < hot else iv_deep[ivc] + h]
                 iv_ready[ivc] = r
                 if tail:
                     iv_sa_at[ivc] = NEVER
@@ -509,7 +534,8 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
             s = in_sender[P]
             carr = t + in_lat[P] + chx + (cdel if P - plo >= nepk else ecdel)
             if s >= 0:
-                if not queue_credit(cr_t, cr_head, cr_cnt, nK, vccap, s * nv + vc, carr):
+                if not queue_credit(cr_t, cr_head, cr_cnt, nK, hot, cr_deep, cr_cap[s],
+                                    s * nv + vc, carr):
                     return ERR_CREDIT
             else:
                 cc = in_cut[P]
@@ -556,7 +582,7 @@ def hist_bin(v, hmax):
 def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
     """3. Output ports: one flit per port onto its link or to its endpoint (ejection)."""
     port_off, out_lat, out_dest = ports.port_off, ports.out_lat, ports.out_dest
-    out_cut, out_ep = ports.out_cut, ports.out_ep
+    out_cut, out_ep, in_cap, iv_deep = ports.out_cut, ports.out_ep, ports.in_cap, ports.iv_deep
     msg_pkts, msg_recv = msgs.msg_pkts, msgs.msg_recv
     rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
     ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
@@ -568,7 +594,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
     st, smp, hist_plat, hist_nlat = stats.st, stats.smp, stats.hist_plat, stats.hist_nlat
     hist_hops, hist_msg, link_flits = stats.hist_hops, stats.hist_msg, stats.link_flits
     ep_del = stats.ep_del
-    nv, vccap, oqcap, pkt = prm[PR_NV], prm[PR_VCCAP], prm[PR_OQCAP], prm[PR_PKT]
+    nv, oqcap, pkt, hot = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT]
     rdel, elat, m0, m1, hmax = prm[PR_RD], prm[PR_ELAT], prm[PR_M0], prm[PR_M1], prm[PR_HMAX]
     focap, finite, chx = prm[PR_FOCAP], prm[PR_FINITE], prm[PR_CHX]
     nP = port_off[port_off.shape[0] - 1]
@@ -646,7 +672,8 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
         if D >= 0:
             rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
             enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
-                         iv_sa_at, iv_va_at, nIV, vccap, D * nv + rec[fid, F_VC], fid, rdy)
+                         iv_sa_at, iv_va_at, nIV, hot, iv_deep, in_cap[D], D * nv + rec[fid, F_VC],
+                         fid, rdy)
         else:
             cc = out_cut[P]
             n = fo_cnt[cc]

@@ -20,7 +20,7 @@ room for the whole packet (virtual cut-through).
 """
 from models.jit import njit, njit_borrow, njit_inline
 from pdes.kernels.cycle import (
-    NEVER, PF_ROUTERS, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT, PR_VAD, PR_VCCAP,
+    NEVER, PF_ROUTERS, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT, PR_VAD,
     endpoint_stage, make_scratch, output_stage, switch_allocation)
 from pdes.kernels.layout import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_DSTR, F_HOPS, F_PHASE, OK)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
@@ -33,6 +33,7 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
     """Route computation and VC allocation at router ``k`` (after the switch, so an output
     VC freed by a tail this cycle can be re-used)."""
     port_off, n_epp, router_gid = ports.port_off, ports.n_epp, ports.router_gid
+    cr_cap, iv_deep, cr_deep = ports.cr_cap, ports.iv_deep, ports.cr_deep
     cr_t, cr_head, cr_cnt, cred = crd
     rec, rec_c = pool.rec, pool.rec_c
     ib_id, ib_head, iv_ready, iv_out = inb.ib_id, inb.ib_head, inb.iv_ready, inb.iv_out
@@ -41,7 +42,7 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
     ov_owner, rr_va = outq.ov_owner, outq.rr_va
     va_best, va_who, touched, cand_ivc = scr.va_best, scr.va_who, scr.touched, scr.cand_ivc
     cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
-    nv, vccap, pkt, vadel = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_VAD]
+    nv, pkt, vadel, hot = prm[PR_NV], prm[PR_PKT], prm[PR_VAD], prm[PR_HOT]
     ncls, mono = prm[PR_NCLS], prm[PR_MONO]
     kcls = nv // ncls
     nP = port_off[port_off.shape[0] - 1]
@@ -67,7 +68,8 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
         P = cand_p[ci]
         vc = ivc - P * nv
         if iv_out[ivc] < 0:
-            fid = ib_id[ib_head[ivc] * nIV + ivc]
+            h = ib_head[ivc]
+            fid = ib_id[h * nIV + ivc if h < hot else iv_deep[ivc] + h]
             if HAS_SOURCE and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
                 # first router of the packet: the algorithm's decision (routing words)
                 route_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec,
@@ -94,6 +96,7 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
             lo = iv_ovc[ivc] * kcls
             ovc = -1
             bc = -1
+            ccap = cr_cap[op]
             for v in range(lo, lo + kcls):
                 kk = op * nv + v
                 if ov_owner[kk] >= 0:
@@ -109,10 +112,10 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
                 n = cr_cnt[kk]
                 if n > 0:
                     h = cr_head[kk]
-                    while n > 0 and cr_t[h * nK + kk] <= t:
+                    while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
                         cred[kk] += 1
                         n -= 1
-                        h = h + 1 if h + 1 < vccap else 0
+                        h = h + 1 if h + 1 < ccap else 0
                     cr_cnt[kk] = n
                     cr_head[kk] = h if n > 0 else 0
                 if cred[kk] >= pkt and cred[kk] > bc:
@@ -159,7 +162,7 @@ def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx
     nh_min = tab.nh_min
     rec = pool.rec
     ib_id, ib_head, ib_cnt, iv_alloc = inb.ib_id, inb.ib_head, inb.ib_cnt, inb.iv_alloc
-    nv, vccap, pkt, use_nh = prm[PR_NV], prm[PR_VCCAP], prm[PR_PKT], prm[PR_NHMIN]
+    nv, pkt, use_nh, hot = prm[PR_NV], prm[PR_PKT], prm[PR_NHMIN], prm[PR_HOT]
     nR = port_off.shape[0] - 1
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
@@ -170,11 +173,14 @@ def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx
         if k + 2 * PF_ROUTERS < nR:
             # the front records of the input VCs a few routers ahead and, for a VC
             # whose packet may leave this cycle, the record behind it (routed in the
-            # same cycle)
+            # same cycle).  Only slots in the hot planes are looked at: a VC whose front
+            # (or next) slot lies beyond them prefetches its slot 0 instead, a wrong
+            # guess but no branch and no read outside the planes
             k2 = k + 2 * PF_ROUTERS
             for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
                 h = ib_head[ivc]
-                h2 = h + 1 if h + 1 < vccap else 0
+                h = h if h < hot else 0
+                h2 = h + 1 if h + 1 < hot else 0
                 behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
                 prefetch(rec, ib_id[h * nIV + ivc])
                 prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
@@ -183,7 +189,8 @@ def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx
             k2 = k + PF_ROUTERS
             for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
                 h = ib_head[ivc]
-                h2 = h + 1 if h + 1 < vccap else 0
+                h = h if h < hot else 0
+                h2 = h + 1 if h + 1 < hot else 0
                 behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
                 prefetch2(nh_min, k2, rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR])
         status = switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr)

@@ -1,0 +1,142 @@
+"""Buffers: the kernel's speed with per-port capacities, and the 100K-endpoint runs.
+
+    python run_scripts/bench_buffers.py speed --other DIR [--rounds 5] [--load 0.5]
+    python run_scripts/bench_buffers.py large [--instances bdf19,gf41] [--ranks 2]
+                                              [--warmup 1000] [--measure 1000]
+
+``speed`` runs Slim Fly q=13 p=9 (minimal, uniform, 2 VCs, link latency 1,
+``router.buffer_flits = 64`` given) alternately with this checkout and with the
+one in ``DIR`` (another version, e.g. ``git archive`` of an older commit
+unpacked there), each run in a fresh process that first compiles or loads its
+kernels on a throw-away state, and prints the CPU time (``time.process_time``)
+of the window loop per cycle for every run and the median of each version.
+
+``large`` runs the 100K-endpoint instances of ``run_scripts/scaling.py`` with
+the default (automatic) buffers, uniform traffic at load 0.3 and minimal
+routing, under ``mpiexec -n RANKS python -m pdes run`` (a fixed number of
+cycles, no drain: compare the accepted and offered loads), and prints the
+start report's buffer and memory lines, accepted against offered load, the
+peak RSS of the largest rank and the wall time per cycle of the window loop.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTANCES = {
+    "bdf19": ("BDF u=19 p=13", ["topology.name=bdf", "topology.u=19", "topology.p=13"]),
+    "gf41": ("Galaxyfly GF(41,61,4,10)", ["topology.name=galaxyfly", "topology.n=41",
+                                          "topology.q=61", "topology.a=4", "topology.p=10"]),
+}
+
+
+def speed_child(load: float, warmup: int, measure: int) -> dict:
+    import numpy as np
+
+    from pdes import config as C
+    from pdes.comm import LocalGroup
+    from pdes.engine import Engine, make_parts, prepare
+
+    cfg = C.resolve({}, ["topology.q=13", "topology.p=9", "router.num_vcs=2",
+                         "router.link_latency=1", "router.buffer_flits=64", f"traffic.load={load}",
+                         f"measure.warmup_cycles={warmup}", f"measure.measure_cycles={measure}",
+                         "measure.drain_cycles=0"])
+    prep = prepare(cfg)
+    owner = np.zeros(prep.topo.n_routers, np.int32)
+    W = cfg["measure"]["sample_period"]
+    make_parts(prep, owner, [0], W)[0].advance(0, 1)      # compile or load the kernels
+    parts = make_parts(prep, owner, [0], W)
+    c = time.process_time()
+    res = Engine(prep, LocalGroup(parts), W, 0).run()
+    cpu = time.process_time() - c
+    cycles = res["summary"]["cycles"]
+    return {"cpu_s": cpu, "cycles": cycles, "ms_per_cycle": 1e3 * cpu / cycles,
+            "accepted": res["summary"]["accepted_load"],
+            "moves": int(res["series"][:, 4].sum())}
+
+
+def speed(args) -> None:
+    trees = {"this": ROOT, "other": Path(args.other).resolve()}
+    runs = {k: [] for k in trees}
+    for i in range(args.rounds):
+        for name in (("this", "other") if i % 2 else ("other", "this")):
+            env = dict(os.environ, PYTHONPATH=str(trees[name]))
+            out = subprocess.run([sys.executable, __file__, "speed-child", "--load", str(args.load),
+                                  "--warmup", str(args.warmup), "--measure", str(args.measure)],
+                                 capture_output=True, text=True, env=env, cwd=trees[name], check=True)
+            row = json.loads(out.stdout.strip().splitlines()[-1])
+            runs[name].append(row)
+            print(f"{name:5s} round {i}: {row['ms_per_cycle']:.4f} ms CPU per cycle, "
+                  f"accepted {row['accepted']:.4f}, moves {row['moves']}", flush=True)
+    med = {k: statistics.median(r["ms_per_cycle"] for r in v) for k, v in runs.items()}
+    print(f"median ms CPU per cycle: this {med['this']:.4f}, other {med['other']:.4f} "
+          f"({100 * (med['this'] / med['other'] - 1):+.1f}%)")
+    same = {json.dumps([r["moves"] for r in v]) for v in runs.values()}
+    print("same flit movements in every run" if len(same) == 1 else "runs differ in flit movements")
+
+
+def large(args) -> None:
+    for key in args.instances.split(","):
+        title, sets = INSTANCES[key]
+        sets = sets + ["traffic.load=0.3", "routing.algorithm=min",
+                       f"measure.warmup_cycles={args.warmup}",
+                       f"measure.measure_cycles={args.measure}", "measure.drain_cycles=0",
+                       "measure.sample_period=200", "measure.watchdog_cycles=100000"]
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.h5")
+            cmd = ["mpiexec", "-n", str(args.ranks), sys.executable, "-m", "pdes", "run", "--json",
+                   "-o", out] + [x for s in sets for x in ("--set", s)]
+            t = time.perf_counter()
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+            wall = time.perf_counter() - t
+            if r.returncode != 0:
+                print(f"{title}: failed\n{r.stderr}")
+                continue
+            s = json.loads(r.stdout.strip().splitlines()[-1])
+            import h5py
+            with h5py.File(out) as f:
+                run = dict(f["run"].attrs)
+        loop = run["wall_warmup_s"] + run["wall_measure_s"] + run["wall_drain_s"]
+        print(f"{title} on {args.ranks} ranks ({wall:.0f} s in all):")
+        for line in r.stderr.splitlines():
+            if "buffers:" in line or "memory estimate" in line or "note:" in line:
+                print("  " + line.replace("[pdes] ", ""))
+        print(f"  offered {s['offered_load']:.4f}, accepted {s['accepted_load']:.4f}; peak RSS "
+              f"{run['peak_rss_mb']:.0f} MB (largest rank); {1e3 * loop / s['cycles']:.1f} ms per "
+              f"cycle (window loop, {s['cycles']} cycles), kernel {run['kernel_s']:.1f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--other", required=True, help="another checkout to compare with")
+    sp.add_argument("--rounds", type=int, default=5)
+    for p in (sp, sub.add_parser("speed-child")):
+        p.add_argument("--load", type=float, default=0.5)
+        p.add_argument("--warmup", type=int, default=1000)
+        p.add_argument("--measure", type=int, default=5000)
+    lp = sub.add_parser("large")
+    lp.add_argument("--instances", default="bdf19,gf41")
+    lp.add_argument("--ranks", type=int, default=2)
+    lp.add_argument("--warmup", type=int, default=1000)
+    lp.add_argument("--measure", type=int, default=1000)
+    args = ap.parse_args()
+    if args.what == "speed-child":
+        print(json.dumps(speed_child(args.load, args.warmup, args.measure)))
+    elif args.what == "speed":
+        speed(args)
+    else:
+        large(args)
+
+
+if __name__ == "__main__":
+    main()
