@@ -81,8 +81,8 @@ MAX_VC_FLITS = 32767
 MAX_VCS_PER_ROUTER = 32767
 
 MIN_AUTO_VC_FLITS = 16
-"""The smallest VC the automatic buffers give (BookSim's default ``vc_buf_size`` is 8): a
-VC on a short link still holds a few packets' worth of flits for bursts."""
+"""The queue the automatic buffers give every VC beyond its link's round trip, and their
+smallest round-trip part (BookSim's default ``vc_buf_size`` is 8)."""
 
 
 def _check_router(cfg) -> None:
@@ -328,9 +328,10 @@ def vc_capacities(r: dict, link_latency, nv: int) -> tuple[np.ndarray, int]:
 
     ``router.vc_buffer_flits`` gives every VC that depth, ``router.buffer_flits`` every
     port that buffer split over its ``nv`` VCs (both given: they must agree); with
-    neither (both 0) every port's VCs cover the port's own credit round trip:
-    ``max(packet_size, MIN_AUTO_VC_FLITS, 2 * latency + slot_round_trip)`` with the
-    link's latency, or the endpoint channel's for the ports endpoints inject into.
+    neither (both 0) every port's VCs cover the port's own credit round trip and hold a
+    queue of ``m = max(packet_size, MIN_AUTO_VC_FLITS)`` flits beyond it:
+    ``max(m, 2 * latency + slot_round_trip) + m`` with the link's latency, or the endpoint
+    channel's for the ports endpoints inject into.
     """
     lat = np.asarray(link_latency, dtype=np.int64)
     bf, vbf, pkt = r["buffer_flits"], r["vc_buffer_flits"], r["packet_size"]
@@ -349,8 +350,11 @@ def vc_capacities(r: dict, link_latency, nv: int) -> tuple[np.ndarray, int]:
         return np.full(lat.size, cap, dtype=np.int64), int(cap)
     fixed = slot_round_trip(r)
     floor = max(pkt, MIN_AUTO_VC_FLITS)
-    caps = np.maximum(2 * lat + fixed, floor)
-    ep = max(2 * r["endpoint_latency"] + fixed, floor)
+    # the round trip, and room for a queue beyond it: adaptive routing reads congestion as
+    # the credits in use beyond the round trip (models.routing.paths.port_backlog), which a
+    # VC of exactly one round trip could never show
+    caps = np.maximum(2 * lat + fixed, floor) + floor
+    ep = max(2 * r["endpoint_latency"] + fixed, floor) + floor
     top = int(max(caps.max(initial=0), ep))
     if top > MAX_VC_FLITS:
         raise ParameterError(

@@ -43,9 +43,10 @@ def test_automatic_depth_covers_each_ports_own_link():
     r = cfg["router"]
     lat = np.asarray(prep.link_latency, np.int64)
     fixed = slot_round_trip(r)
-    want = np.maximum(2 * lat + fixed, max(2, MIN_AUTO_VC_FLITS))
+    m = max(2, MIN_AUTO_VC_FLITS)
+    want = np.maximum(2 * lat + fixed, m) + m
     assert np.array_equal(prep.rp.link_capacity(prep.topo.n_links), want)
-    assert prep.rp.endpoint_capacity() == max(2 * r["endpoint_latency"] + fixed, MIN_AUTO_VC_FLITS)
+    assert prep.rp.endpoint_capacity() == max(2 * r["endpoint_latency"] + fixed, m) + m
     assert lat.max() > lat.min() and want.max() > want.min()       # the layout's cables differ
     part = one_part(prep)
     a = part.arrays
@@ -110,7 +111,7 @@ def test_buffer_note_only_when_the_user_fixes_buffers(tmp_path):
         assert f.attrs["buffer_note"] == ""
         assert f["run"].attrs["peak_rss_mb"] > 10
     r = run_cli(*sets, *[x for s in AUTO for x in ("--set", s)])
-    assert "buffers: 16 to 84 flits per VC (automatic" in r.stderr
+    assert "buffers: 32 to 100 flits per VC (automatic" in r.stderr
     assert "peak memory" in r.stdout
 
 
