@@ -7,6 +7,7 @@ import os
 import signal
 import stat
 import sys
+import time
 
 from models.errors import ParameterError
 
@@ -17,6 +18,11 @@ COMPILE_SECONDS = 20
 def world():
     from mpi4py import MPI
     return MPI.COMM_WORLD
+
+
+ABORT_GRACE_S = 0.3
+"""Seconds a rank waits between printing why the job ends and aborting it: under load the
+launcher could kill the job before forwarding the message."""
 
 
 def mpi_main(body, args) -> int:
@@ -36,6 +42,7 @@ def mpi_main(body, args) -> int:
         what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted (SIGINT)"
         print(f"pdes: {what} on rank {rank}", file=sys.stderr, flush=True)
         if size > 1:
+            time.sleep(ABORT_GRACE_S)     # let mpiexec forward the message before it kills us
             comm.Abort(130 if isinstance(exc, KeyboardInterrupt) else 143)
         return 130 if isinstance(exc, KeyboardInterrupt) else 143
     except ParameterError as exc:
@@ -47,6 +54,7 @@ def mpi_main(body, args) -> int:
     except Exception as exc:  # noqa: BLE001 - any failure must end the whole job
         print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         if size > 1:
+            time.sleep(ABORT_GRACE_S)
             comm.Abort(3)
         return 3
     finally:
