@@ -631,7 +631,10 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
             st[S_DELIVERED_FLITS] += 1
             st[S_INFLIGHT] -= 1
             smp[C_DELIVERED] += 1
-            if td >= m0 and td < m1:
+            # counted in the window by the cycle the flit leaves the network (as the samples
+            # are): the window starts at a sample boundary decided only then, so a delivery
+            # cycle td = t + elat + chx would miss the flits that left just before it
+            if t >= m0 and t < m1:
                 st[S_DELIVERED_WIN] += 1
                 ep_del[e] += 1
             if td > st[S_LAST_DELIVERY]:
