@@ -378,3 +378,72 @@ def test_resiliency_mpi_equals_serial():
     topo = build("dragonfly", {"h": 2})
     assert resiliency(topo, seed=2, comm=MPI.COMM_WORLD, max_samples=48) == \
         resiliency(topo, seed=2, max_samples=48)
+
+
+# ----------------------------------------------------------------------------- channel load
+def _pair_flow(topo, dist):
+    """Sum over ordered endpoint pairs of distance / (E - 1): the total channel load."""
+    p = np.asarray(topo.endpoints, dtype=np.float64)
+    d = np.asarray(dist, dtype=np.float64)
+    return float(p @ d @ p) / (topo.n_endpoints - 1)
+
+
+@pytest.mark.parametrize("name,params", [
+    ("slimfly", {"q": 5}), ("galaxyfly", {"n": 3, "q": 5, "a": 2, "p": 2}),
+    ("dragonfly", {"h": 2}), ("fattree", {"k": 4}), ("hypercube", {"n": 4})])
+def test_channel_load_conserves_flow(name, params):
+    from models.analysis.load import channel_load
+    from models.metrics import distance_matrix
+    topo = build(name, params)
+    dist = distance_matrix(topo)
+    total = _pair_flow(topo, dist)
+    for split in ("hop", "path"):
+        L = channel_load(topo, dist, split)
+        assert L.shape == (2 * topo.n_links,) and (L >= 0).all()
+        assert L.sum() == pytest.approx(total, rel=1e-12)
+
+
+def test_channel_load_symmetric_networks_are_flat():
+    from models.analysis.load import load_report
+    hc = build("hypercube", {"n": 4})
+    rep = load_report(hc)
+    # n-cube, p endpoints per router: every channel carries the mean
+    for split in ("hop", "path"):
+        assert rep[split]["max"] == pytest.approx(rep[split]["mean"], rel=1e-12)
+        assert rep[split]["channels_near_max"] == 2 * hc.n_links
+        assert rep[split]["saturation_bound"] == pytest.approx(1 / rep[split]["max"])
+
+
+def test_channel_load_splits_differ_where_path_counts_do():
+    from models.analysis.load import channel_load
+    from models.metrics import distance_matrix
+    # endpoints on routers 0 and 5 only; 0 -> 5 has 3 minimal paths: 0-1-3-5, 0-1-4-5 and
+    # 0-2-3-5, so router 0 sends 1/2 of that flow to 1 per hop but 2/3 per path
+    u = np.array([0, 0, 1, 1, 2, 3, 4])
+    v = np.array([1, 2, 3, 4, 3, 5, 5])
+    topo = from_edges("diamond", {}, 6, u, v, np.array([1, 0, 0, 0, 0, 1]), 0)
+    dist = distance_matrix(topo)
+    hop = channel_load(topo, dist, "hop")
+    path = channel_load(topo, dist, "path")
+    lo = topo.port_offsets[0]
+    to = {int(topo.port_neighbor[j]): topo.port_out_channel[j] for j in range(lo, lo + 2)}
+    assert hop[to[1]] == pytest.approx(0.5) and hop[to[2]] == pytest.approx(0.5)
+    assert path[to[1]] == pytest.approx(2 / 3) and path[to[2]] == pytest.approx(1 / 3)
+
+
+def test_channel_load_matches_simulation():
+    """pdes's min routing draws uniformly among minimal next hops: the per-hop split."""
+    from models.analysis.load import channel_load
+    from pdes import config as C
+    from pdes.engine import prepare, run_local
+    cfg = C.resolve({}, ["topology.name=galaxyfly", "topology.n=3", "topology.q=5",
+                         "topology.a=2", "topology.p=2", "traffic.load=0.2",
+                         "router.link_latency=1", "measure.warmup_cycles=1000",
+                         "measure.measure_cycles=20000", "measure.drain_cycles=2000"])
+    prep = prepare(cfg)
+    res = run_local(cfg, prep=prep)
+    sim = np.asarray(res["link_flits"], dtype=np.float64) / 20000
+    L = 0.2 * channel_load(prep.topo, prep.dist, "hop")
+    assert np.ptp(L) > 0.1 * L.mean()            # an uneven network: the test can tell
+    assert np.abs(sim - L).max() < 0.08 * L.mean()
+    assert np.corrcoef(sim, L)[0, 1] > 0.98

@@ -18,6 +18,9 @@ Sections (select with ``only``; :data:`ANALYSES` lists them in report order):
     Cable counts and metres by class from the layout (002 Sec. III-E).
 ``cost`` and ``power``
     :mod:`.cost`.
+``load``
+    Exact channel loads of uniform traffic under minimal routing and the
+    saturation bound they imply (:mod:`.load`).
 
 Path metrics (definitions)
 --------------------------
@@ -54,7 +57,7 @@ from .resiliency import resiliency
 
 __all__ = ["ANALYSES", "analyze", "path_metrics", "moore_report", "parse_only"]
 
-ANALYSES = ("paths", "moore", "bisection", "resiliency", "cables", "cost", "power")
+ANALYSES = ("paths", "moore", "bisection", "resiliency", "cables", "cost", "power", "load")
 """Names of the report sections, in report order."""
 
 
@@ -197,6 +200,8 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         ``analyses`` (the sections computed) and ``seconds`` per section.
     """
     names = parse_only(only)
+    if only is None and topo.n_routers > MAX_EXACT_ROUTERS:
+        names = tuple(n for n in names if n != "load")   # exact only: when asked for
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ParameterError(f"--seed: must be an integer >= 0, got {seed!r}")
     cost_opts = dict(cost_opts or {})
@@ -232,6 +237,12 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         sec["cost"] = cost(topo, layout, **cost_opts)
     if "power" in names:
         sec["power"] = power(topo, model=power_model, radix=cost_opts.get("radix", "max"))
+    if "load" in names:
+        from ..metrics import distance_matrix
+        from .load import load_report
+        t = time.perf_counter()
+        sec["load"] = load_report(topo, distance_matrix(topo, threads=threads))
+        secs["load"] = time.perf_counter() - t
     out = {"summary": topo.summary(), "analyses": list(names)}
     out.update((k, sec[k]) for k in ANALYSES if k in sec)
     out["seconds"] = {k: round(v, 4) for k, v in secs.items()}

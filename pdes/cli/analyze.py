@@ -7,7 +7,7 @@
 
 The positional argument is a TOML config (its ``[topology]`` and ``[layout]``
 sections are used) or a registered topology name.  Sections: paths, moore,
-bisection, resiliency, cables, cost, power (see ``models.analysis``).  Under
+bisection, resiliency, cables, cost, power, load (see ``models.analysis``).  Under
 ``mpiexec`` the resiliency samples are split over the ranks (identical answer
 for any rank count); rank 0 prints and writes the file.
 """
@@ -38,7 +38,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--only", metavar="LIST",
                         help="comma-separated sections: paths, moore, bisection, resiliency, "
-                             "cables, cost, power (default: all)")
+                             "cables, cost, power, load (default: all; load only up to "
+                             "20,000 routers)")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="also write the report to this HDF5 file")
     parser.add_argument("--seed", default="0", help="seed of the resiliency samples, the first "
@@ -337,6 +338,12 @@ def table(rep: dict) -> str:
         w = rep["power"]
         rows.append(("power", f"{w['total']:,.0f} W total, {_fmt(w['per_endpoint'])} W per endpoint "
                               f"({w['model']} model)"))
+    if "load" in rep:
+        for split, what in (("hop", "per-hop split"), ("path", "per-path split")):
+            x = rep["load"][split]
+            rows.append((f"uniform min load ({what})",
+                         f"max {x['max']:.4f}, mean {x['mean']:.4f} flits/cycle per unit load: "
+                         f"saturation <= {_fmt(x['saturation_bound'])}"))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
