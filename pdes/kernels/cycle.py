@@ -70,7 +70,13 @@ Credit counts are read where they decide something, and no more often:
   FIFO; they are absorbed when a count is needed exactly (a smaller count,
   several VCs per class, adaptive routing's queue estimates, the endpoint's VC choice).  A
   credit's effect does not depend on when it is absorbed, only on its
-  arrival cycle.
+  arrival cycle;
+* with shared buffers (``PR_PRIV > 0``: each VC owns ``PR_PRIV`` flits of the
+  port, the rest is shared) a VC's room depends on every VC of its port, so
+  VC allocation absorbs the port's credits and computes the shared occupancy
+  from the counts (:func:`pdes.kernels.buffers.shared_free`); a granted
+  packet's flits are reserved at once (``crd.cr_res``, taken back flit by
+  flit by switch allocation), so switch allocation still needs no check.
 
 Sweeps over all VCs of a router build their lists of candidates without
 branches on the VC state (a branch per VC on random occupancy mispredicts

@@ -16,7 +16,9 @@ front of every input VC without a route, the routing kernel's ``source``
 class, which the engine checks (class below ``PR_NCLS``; with
 ``PR_MONO``, not below the class the flit arrived on); then separable VC
 allocation, round-robin per output VC, grants a free VC of that class with
-room for the whole packet (virtual cut-through).
+room for the whole packet (virtual cut-through); with shared buffers
+(``PR_PRIV > 0``) the room counts the port's free shared flits, and a grant
+reserves the packet's flits.
 """
 from models.jit import njit, njit_borrow, njit_inline
 from pdes.kernels.cycle import (
