@@ -69,6 +69,38 @@ def test_capacities_of_a_shared_port():
     assert shared.rp.endpoint_capacity() == 2 * auto.rp.endpoint_capacity() - 1
 
 
+def test_shared_accounting_of_one_port():
+    """The kernel's rule on one port of 20 flits, 3 VCs, 2 private each: arrived credits are
+    absorbed, the shared occupancy is the committed flits beyond the private ones, and the
+    rooms add up to the port's free flits."""
+    from pdes.kernels.buffers import shared_free, shared_room
+    nv, T, p = 3, 20, 2
+    cap = T - (nv - 1) * p                                  # one VC's most: 16
+    i8 = np.int64
+    cred = np.array([cap - 5, cap, cap - 2], np.int16)     # 5, 0, 2 flits sent
+    res = np.zeros(nv, np.int16)
+    cr_t = np.zeros(cap * nv, np.int32)
+    cr_t[0], cr_t[nv] = 10, 20                               # two credits of VC 0 on their way
+    head, cnt = np.zeros(nv, np.int16), np.array([2, 0, 0], np.int16)
+    deep = np.zeros(nv, np.int64)
+
+    def free(t):
+        return shared_free(cr_t, head, cnt, cred, res, i8(nv), i8(cap), deep, i8(nv), i8(cap),
+                           i8(p), i8(0), i8(t))
+    f = free(15)                                             # the first credit arrived
+    assert cnt[0] == 1 and cred[0] == cap - 4
+    assert f == (cap - p) - ((4 - p) + 0 + 0)               # 12 shared flits free
+    rooms = [shared_room(cred, res, i8(cap), i8(p), i8(v), i8(f)) for v in range(nv)]
+    assert rooms == [12, 14, 12]
+    assert 4 + 0 + 2 + rooms[1] == T                         # VC 1 may fill the port
+    res[1] = 3                                               # a packet of 3 flits granted on VC 1
+    f = free(15)
+    assert f == 11 and shared_room(cred, res, i8(cap), i8(p), i8(2), i8(f)) == 11
+    assert 4 + 3 + 2 + 11 == T
+    f = free(25)                                             # the second credit arrived
+    assert cnt[0] == 0 and head[0] == 0 and f == 12
+
+
 def port_loads(part):
     """(flits committed to every receiving port, per VC) of a one-part state: flits in the
     input VC (in the wire included) and flits queued for it at the sender."""
