@@ -43,6 +43,8 @@ MAPPED = {
     "num_vcs": 16,
     "vc_buf_size": 8,
     "buf_size": -1,
+    "buffer_policy": "private",
+    "private_buf_size": 1,
     "credit_delay": 0,
     "routing_delay": 1,
     "vc_alloc_delay": 1,
@@ -69,7 +71,12 @@ ONLY = {
     "sim_count": ((1,), "one simulation per run"),
     "use_read_write": ((0,), "no request/reply traffic"),
     "injection_process": (("bernoulli",), "pdes injects by a Bernoulli process"),
-    "buffer_policy": (("private",), "pdes has private per-VC buffers"),
+    "private_bufs": ((-1,), "with buffer_policy = shared every VC has a private part of its "
+                     "own (private_bufs = -1)"),
+    "private_buf_start_vc": ((-1,), "every VC has a private part of its own"),
+    "private_buf_end_vc": ((-1,), "every VC has a private part of its own"),
+    "max_held_slots": ((-1,), "pdes's shared policy lets one VC take every shared slot "
+                       "(max_held_slots belongs to BookSim's limited policies)"),
     "vc_allocator": (("separable_input_first",), "pdes allocates VCs and the switch separable "
                      "input-first with round-robin arbiters"),
     "sw_allocator": (("separable_input_first",), "pdes allocates VCs and the switch separable "
@@ -254,6 +261,28 @@ def _str(key: str, value) -> str:
     return value
 
 
+def _shared_private(bs: dict, get, buf: int, vcs: int, size: int) -> int:
+    """pdes's ``router.private_vc_flits`` of BookSim's ``private_buf_size`` (shared policy):
+    -1 gives each VC an equal share of the port (``buf_size / num_vcs``)."""
+    value = get("private_buf_size")
+    if isinstance(value, str) and value.startswith("{"):
+        raise _refuse("private_buf_size", f"{value} gives one size per private buffer; pdes gives "
+                      "every VC the same private size")
+    pbs = _int("private_buf_size", value)
+    total = buf if buf > 0 else vcs * _int("vc_buf_size", get("vc_buf_size"), 1)
+    if pbs < 0:
+        pbs = total // vcs
+    default = "" if "private_buf_size" in bs else " (BookSim default)"
+    if pbs < size:
+        raise _error("private_buf_size", f"{pbs} flits per VC{default}, smaller than a packet "
+                     f"({size} flits): pdes is virtual cut-through, a VC is allocated only with "
+                     "room for the whole packet, which its private flits must always offer")
+    if pbs * vcs > total:
+        raise _error("private_buf_size", f"num_vcs x private_buf_size = {vcs} x {pbs} = "
+                     f"{vcs * pbs}, more than the port's {total} flits")
+    return pbs
+
+
 def _traffic(get, nodes: int, kept: bool, notes: list) -> dict:
     """pdes [traffic] keys (pattern and its parameters) of BookSim's ``traffic``."""
     text = _str("traffic", get("traffic"))
@@ -371,13 +400,29 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
     vcs = _int("num_vcs", get("num_vcs"), 1)
     put("router.num_vcs", vcs, "num_vcs")
     buf = _int("buf_size", get("buf_size"))
-    if buf > 0:
+    policy = _str("buffer_policy", get("buffer_policy"))
+    if policy not in ("private", "shared"):
+        raise _refuse("buffer_policy", f"buffer_policy = {policy}: pdes has BookSim's private and "
+                      "shared policies (router.buffer_policy), not its limited, dynamic, shifting "
+                      "or feedback ones; accepted: private, shared")
+    if policy == "shared":
+        put("router.buffer_policy", "shared", "buffer_policy")
+        put("router.private_vc_flits", _shared_private(bs, get, buf, vcs, size),
+            "private_buf_size", "buf_size", "vc_buf_size", "num_vcs")
+        if buf > 0:
+            put("router.buffer_flits", buf, "buf_size")          # the port's flits, as given
+        else:
+            put("router.vc_buffer_flits", _int("vc_buf_size", get("vc_buf_size"), 1),
+                "vc_buf_size")                                    # num_vcs x this per port
+    elif buf > 0:
         if buf < vcs:
             raise _error("buf_size", f"must be >= num_vcs ({vcs}): each VC gets buf_size // num_vcs "
                          f"flits, got {buf}")
         put("router.buffer_flits", buf // vcs * vcs, "buf_size", "num_vcs")
     else:
         put("router.vc_buffer_flits", _int("vc_buf_size", get("vc_buf_size"), 1), "vc_buf_size")
+    if policy == "private" and "private_buf_size" in bs:
+        notes.append("booksim.private_buf_size: ignored (used by the shared buffer policy only)")
     # BookSim's timing of these keys (docs/router-model.md#pipeline-timing); its
     # allocators take at least a cycle (iq_router.cpp refuses 0), and so does its crossbar
     put("router.pipeline", "booksim", "router")

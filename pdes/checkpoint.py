@@ -55,7 +55,7 @@ TABLES = {
                          "iv_sa_at", "iv_va_at")),
     "output_vcs": ("vc", ("ov_owner", "rr_va")),
     "ports": ("port", ("oq_cnt", "oq_ready", "rr_in", "rr_out", "link_flits")),
-    "credits": ("key", ("cr_cnt", "cred")),
+    "credits": ("key", ("cr_cnt", "cred", "cr_res")),
     "endpoints": ("ep", ("ep_pending", "ep_next_gen", "ep_cur_left", "ep_cur_vc", "ep_cur_rec",
                          "ep_seq", "ep_msg_ptr", "ep_cur_msg", "ep_inj", "ep_del")),
 }

@@ -58,7 +58,16 @@ STATIC: dict[str, list[Param]] = {
               "credit round trip of the port's own link (docs/router-model.md#buffers)",
               lo=0, hi=10 ** 7),
         Param("vc_buffer_flits", int, 0, "flits per VC of every input port (BookSim's "
-              "vc_buf_size); 0 = from buffer_flits", lo=0, hi=32767),
+              "vc_buf_size); 0 = from buffer_flits; with buffer_policy = shared the port "
+              "holds num_vcs x this many flits", lo=0, hi=32767),
+        Param("buffer_policy", str, "private",
+              "how the VCs of an input port share its buffer (BookSim's buffer_policy, "
+              "docs/router-model.md#buffers): private = every VC owns buffer_flits / num_vcs "
+              "flits; shared = every VC owns private_vc_flits and the rest of the port's "
+              "buffer_flits is shared by its VCs", choices=("private", "shared")),
+        Param("private_vc_flits", int, 0, "with buffer_policy = shared: flits each VC keeps "
+              "for itself (BookSim's private_buf_size); 0 = packet_size, the least a VC needs "
+              "to make progress", lo=0, hi=32767),
         Param("packet_size", int, 1, "flits per packet", lo=1, hi=4096),
         Param("pipeline", str, "booksim",
               "what the delay keys mean in cycles (docs/router-model.md): booksim = as in "

@@ -313,7 +313,8 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         output_flits=r["output_buffer_flits"],
         packet_size=r["packet_size"], credit_delay=r["credit_delay"], timing=kernel_timing(r),
         speedup=max(1, int(math.floor(r["internal_speedup"]))),
-        endpoint_latency=r["endpoint_latency"], link_vc_flits=link_caps, endpoint_vc_flits=ep_cap)
+        endpoint_latency=r["endpoint_latency"], link_vc_flits=link_caps, endpoint_vc_flits=ep_cap,
+        private_flits=private_vc_flits(r))
     return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
                     plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, keep=keep)
 
@@ -339,6 +340,12 @@ def vc_capacities(r: dict, link_latency, nv: int) -> tuple[np.ndarray, int]:
         raise ParameterError(
             f"router.vc_buffer_flits: {vbf} flits per VC, but router.buffer_flits = {bf} over {nv} "
             f"VCs gives {bf // nv} per VC; give one of them (or make buffer_flits = {vbf * nv})")
+    if r["buffer_policy"] == "shared":
+        return _shared_capacities(r, lat, nv)
+    if r["private_vc_flits"]:
+        raise ParameterError(
+            f"router.private_vc_flits: only with router.buffer_policy = \"shared\" (every VC "
+            f"of a private buffer owns all its flits), got {r['private_vc_flits']}")
     if vbf or bf:
         key, cap = ("vc_buffer_flits", vbf) if vbf else ("buffer_flits", bf // nv)
         what = (f"{vbf} flits per VC" if vbf else
@@ -364,12 +371,72 @@ def vc_capacities(r: dict, link_latency, nv: int) -> tuple[np.ndarray, int]:
     return caps, int(ep)
 
 
+def private_vc_flits(r: dict) -> int:
+    """Flits each VC of a shared buffer keeps for itself (``router.private_vc_flits``, 0 =
+    the packet size); 0 with the private policy."""
+    if r["buffer_policy"] != "shared":
+        return 0
+    return int(r["private_vc_flits"] or r["packet_size"])
+
+
+def _shared_capacities(r: dict, lat: np.ndarray, nv: int) -> tuple[np.ndarray, int]:
+    """:func:`vc_capacities` with ``router.buffer_policy = "shared"``: each port holds
+    ``T`` flits (``buffer_flits``; ``num_vcs x vc_buffer_flits``; automatic: ``num_vcs`` x
+    the automatic depth of a private VC of that port), each VC owns ``private_vc_flits``
+    of them and may take the ``T - num_vcs x private_vc_flits`` shared ones, so one VC
+    holds at most ``T - (num_vcs - 1) x private_vc_flits`` (its ring's capacity)."""
+    bf, vbf, pkt = r["buffer_flits"], r["vc_buffer_flits"], r["packet_size"]
+    priv = private_vc_flits(r)
+    if priv < pkt:
+        raise ParameterError(
+            f"router.private_vc_flits: {priv} flits, smaller than a packet ({pkt} flits): a VC "
+            "is allocated only with room for a whole packet (virtual cut-through), which it "
+            "must always get from its private flits while the shared ones are taken")
+    if bf or vbf:
+        key = "buffer_flits" if bf else "vc_buffer_flits"
+        total = bf if bf else nv * vbf
+        totals = np.full(lat.size, total, dtype=np.int64)
+        ep_total = total
+    else:
+        key = "buffer_flits"
+        auto = dict(r, buffer_policy="private", private_vc_flits=0)
+        caps, ep = vc_capacities(auto, lat, nv)
+        totals, ep_total = nv * caps, nv * ep
+    least = int(min(totals.min(initial=ep_total), ep_total))
+    if nv * priv > least:
+        raise ParameterError(
+            f"router.private_vc_flits: {nv} VCs x {priv} private flits = {nv * priv}, more than "
+            f"the {least} flits of a port (router.{key})")
+    caps = totals - (nv - 1) * priv
+    ep_cap = int(ep_total - (nv - 1) * priv)
+    top = int(max(caps.max(initial=0), ep_cap))
+    if top > MAX_VC_FLITS:
+        raise ParameterError(
+            f"router.{key}: a VC of a shared buffer may hold {top} flits (the port's less the "
+            f"other VCs' private ones), more than the engine's {MAX_VC_FLITS}")
+    return caps, ep_cap
+
+
 def buffer_depths(prep) -> tuple[int, int]:
     """(smallest, largest) flits per VC of any input port of the run."""
     rp = prep.rp
     cap = rp.link_capacity(prep.topo.n_links)
     e = rp.endpoint_capacity()
     return int(min(cap.min(initial=e), e)), int(max(cap.max(initial=e), e))
+
+
+def buffer_text(prep) -> str:
+    """The input buffers in words: flits per VC (private), or per port and how they are
+    shared (``router.buffer_policy = "shared"``)."""
+    lo, hi = buffer_depths(prep)
+    rp = prep.rp
+    span = f"{lo}" + (f" to {hi}" if hi > lo else "")
+    if not rp.private_flits:
+        return f"{span} flits per VC"
+    tlo, thi = rp.port_flits(lo), rp.port_flits(hi)
+    ports = f"{tlo}" + (f" to {thi}" if thi > tlo else "")
+    return (f"shared, {ports} flits per port: {rp.private_flits} private per VC, up to {span} "
+            "per VC")
 
 
 def _network(cfg: dict, comm, keep: list):
@@ -446,10 +513,14 @@ def buffer_note(prep) -> str:
     share = (f"of {100 * float(slow.mean()):.0f}% of the links (longest {int(rtt.max())} cycles): "
              "one VC cannot carry a flit every cycle there")
     auto = "; router.buffer_flits = 0 and vc_buffer_flits = 0 size every port for its own link"
-    if r["vc_buffer_flits"]:
+    if r["vc_buffer_flits"] and not prep.rp.private_flits:
         return (f"note: router.vc_buffer_flits = {r['vc_buffer_flits']} flits per VC ({nv} VCs) "
                 f"is less than the credit round trip {share} (every link at full rate needs "
                 f"vc_buffer_flits >= {int(rtt.max())}{auto})")
+    if prep.rp.private_flits:
+        return (f"note: the shared buffer of {int(prep.rp.port_flits(vc.max()))} flits per port "
+                f"lets one VC hold at most {int(vc.max())} flits ({nv} VCs), less than the credit "
+                f"round trip {share}{auto}")
     return (f"note: router.buffer_flits = {r['buffer_flits']} gives {int(vc.max())} flits per VC "
             f"({nv} VCs), less than the credit round trip {share} (every link at full rate needs "
             f"buffer_flits >= {nv * int(rtt.max())}{auto})")
@@ -482,7 +553,10 @@ def memory_estimate(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) ->
     # deep as the input VC they count for (ejection ports' and endpoints' included)
     slots = nv * (2 * float(rp.link_capacity(topo.n_links).sum()) + topo.n_endpoints * ecap) * share
     credit_slots = slots + 2 * nv * eps * ecap
-    records = slots + ports * oq
+    # records: every port full (a shared buffer holds fewer flits than its VCs' rings)
+    held = (2 * float(rp.port_flits(rp.link_capacity(topo.n_links)).sum())
+            + topo.n_endpoints * rp.port_flits(ecap)) * share
+    records = held + ports * oq
     # resident at start: per-VC, per-port and per-endpoint state
     state = ports * nv * 64 + ports * 96 + eps * (160 + 24 * nv)
     # resident as buffers fill: records (two 32-byte halves and a free-stack entry), ring

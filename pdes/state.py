@@ -38,6 +38,12 @@ class RouterParams:
     (a link's two ends are alike), ``endpoint_vc_flits`` for the ports that
     endpoints inject into; ``None`` / 0 mean ``vc_flits`` everywhere, which is
     also the largest capacity of any port.
+
+    With a shared buffer (``private_flits > 0``, BookSim's shared buffer
+    policy) a port holds ``capacity + (num_vcs - 1) * private_flits`` flits:
+    each VC owns ``private_flits`` and may take the
+    ``capacity - private_flits`` shared ones, so the capacity above is what one
+    VC (its ring, its credit counter) may hold at most.
     """
 
     num_vcs: int
@@ -50,6 +56,13 @@ class RouterParams:
     endpoint_latency: int
     link_vc_flits: np.ndarray | None = None
     endpoint_vc_flits: int = 0
+    private_flits: int = 0
+
+    def port_flits(self, cap):
+        """Flits a port holds, from its VCs' capacity ``cap`` (an array or a number)."""
+        if self.private_flits:
+            return cap + (self.num_vcs - 1) * self.private_flits
+        return self.num_vcs * cap
 
     def link_capacity(self, n_links: int) -> np.ndarray:
         """Flits per VC of the input ports of every link."""
@@ -142,7 +155,7 @@ _KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "hi
 # pdes.engine: MAX_VC_FLITS, MAX_VCS, MAX_VCS_PER_ROUTER)
 _NARROW = {
     "ib_head": np.int16, "ib_cnt": np.int16,                       # < flits per VC
-    "cr_head": np.int16, "cr_cnt": np.int16, "cred": np.int16,     # <= flits per VC
+    "cr_head": np.int16, "cr_cnt": np.int16, "cred": np.int16, "cr_res": np.int16,  # <= flits per VC
     "iv_ovc": np.int8, "rr_in": np.int8,                           # VC indices
     "rr_out": np.int16, "rr_va": np.int16,                         # < input (port, VC)s of a router
 }
@@ -275,11 +288,12 @@ class PartState:
         prm[cycle.PR_M0] = np.iinfo(np.int32).max
         prm[cycle.PR_M1] = np.iinfo(np.int32).max
         prm[cycle.PR_HOT] = hot
+        prm[cycle.PR_PRIV] = rp.private_flits
         self.prm = prm
 
         i32 = np.int32
         # every input VC and output queue slot full: the most records the part can hold
-        self.max_records = int(nv * in_cap.sum() + nP * rp.output_flits)
+        self.max_records = int(rp.port_flits(in_cap).sum() + nP * rp.output_flits)
         self.records_per_cycle = nE + nC      # at most one new flit per endpoint and cut channel
         n_rec = min(self.max_records, 1024)   # grown by reserve_records
         a = self.arrays = {}
@@ -296,6 +310,9 @@ class PartState:
             # writes them)
             cr_t=np.zeros(n_cr, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
             cr_cnt=np.zeros(nS * nv, dtype=i32), cred=cred,
+            # shared buffers: flits of the packet that holds the output VC not yet sent
+            # (reserved at VC allocation, taken from the credits by switch allocation)
+            cr_res=np.zeros(nS * nv, dtype=i32),
             # flit records live in one pool and stay put while the flit crosses a router:
             # buffers and queues hold record indices, so a hop moves one int32, not a
             # record.  rec_free[0:rec_top[0]] are the freed records, records from

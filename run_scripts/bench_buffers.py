@@ -54,11 +54,12 @@ def speed_child(load: float, warmup: int, measure: int) -> dict:
     W = cfg["measure"]["sample_period"]
     make_parts(prep, owner, [0], W)[0].advance(0, 1)      # compile or load the kernels
     parts = make_parts(prep, owner, [0], W)
-    c = time.process_time()
+    c, w = time.process_time(), time.perf_counter()
     res = Engine(prep, LocalGroup(parts), W, 0).run()
-    cpu = time.process_time() - c
+    cpu, wall = time.process_time() - c, time.perf_counter() - w
     cycles = res["summary"]["cycles"]
-    return {"cpu_s": cpu, "cycles": cycles, "ms_per_cycle": 1e3 * cpu / cycles,
+    return {"cpu_s": cpu, "wall_s": wall, "cycles": cycles, "ms_per_cycle": 1e3 * cpu / cycles,
+            "wall_ms_per_cycle": 1e3 * wall / cycles,
             "accepted": res["summary"]["accepted_load"],
             "moves": int(res["series"][:, 4].sum())}
 
@@ -74,11 +75,14 @@ def speed(args) -> None:
                                  capture_output=True, text=True, env=env, cwd=trees[name], check=True)
             row = json.loads(out.stdout.strip().splitlines()[-1])
             runs[name].append(row)
-            print(f"{name:5s} round {i}: {row['ms_per_cycle']:.4f} ms CPU per cycle, "
-                  f"accepted {row['accepted']:.4f}, moves {row['moves']}", flush=True)
+            print(f"{name:5s} round {i}: {row['ms_per_cycle']:.4f} ms CPU per cycle "
+                  f"({row['wall_ms_per_cycle']:.4f} wall), accepted {row['accepted']:.4f}, moves {row['moves']}", flush=True)
     med = {k: statistics.median(r["ms_per_cycle"] for r in v) for k, v in runs.items()}
     print(f"median ms CPU per cycle: this {med['this']:.4f}, other {med['other']:.4f} "
           f"({100 * (med['this'] / med['other'] - 1):+.1f}%)")
+    wall = {k: statistics.median(r["wall_ms_per_cycle"] for r in v) for k, v in runs.items()}
+    print(f"median ms wall per cycle: this {wall['this']:.4f}, other {wall['other']:.4f} "
+          f"({100 * (wall['this'] / wall['other'] - 1):+.1f}%)")
     same = {json.dumps([r["moves"] for r in v]) for v in runs.values()}
     print("same flit movements in every run" if len(same) == 1 else "runs differ in flit movements")
 

@@ -47,6 +47,13 @@ CASES = {
                       "measure.drain_cycles=300"],
     "sf-rues": ["routing.algorithm=rues", "routing.preserve=0.4", "traffic.load=0.3",
                 "measure.drain_cycles=300"],
+    "sf-shared-sat": ["router.buffer_policy=shared", "router.buffer_flits=32", "router.num_vcs=2",
+                      "router.packet_size=2", "router.private_vc_flits=4", "router.link_latency=2",
+                      "traffic.load=0.95", "measure.drain_cycles=300"],
+    "gf-shared-nar": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+                      "topology.p=2", "routing.algorithm=nar", "routing.th_min=0.05",
+                      "router.buffer_policy=shared", "router.private_vc_flits=2",
+                      "traffic.load=0.8", "measure.drain_cycles=300"],
 }
 
 
@@ -75,7 +82,8 @@ def test_world_equals_serial(case):
 
 
 @pytest.mark.mpi(min_size=4)
-@pytest.mark.parametrize("case", ["sf-below", "gf-sat", "sf-ugal_g", "gf-nag", "sf-layered"])
+@pytest.mark.parametrize("case", ["sf-below", "gf-sat", "sf-ugal_g", "gf-nag", "sf-layered",
+                                  "sf-shared-sat"])
 def test_split_communicator_of_three(case):
     """A run on a split communicator of 3 ranks equals the one-process run."""
     from mpi4py import MPI

@@ -9,13 +9,16 @@ the packet.  Queue occupancy of an output port is the number of flits sent
 or queued on it whose credits have not come back, i.e. ``sum over VCs
 (capacity - credits)`` after absorbing the credits that have arrived, with the
 capacity of the input VCs at the other end of the port's link -- a function of
-the router's own state only.
+the router's own state only.  With a shared buffer (``router.buffer_policy``)
+that capacity is the most one VC may hold, and the sum is still the port's
+occupancy (flits reserved for a packet at VC allocation count from switch
+allocation on, as with private buffers).
 """
 import numpy as np
 
 from models.jit import njit_inline
 from models.metrics import UNREACHABLE
-from pdes.kernels.cycle import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_SAD, PR_STD
+from pdes.kernels.cycle import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_STD
 from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
 from pdes.kernels.rng import P_MID, P_ROUTE, below
 
@@ -111,9 +114,12 @@ def port_queue(op, prm, ports, crd, t):
 @njit_inline
 def buffer_share(op, prm, ports, frac_micro):
     """``frac_micro`` millionths of the input buffer at the other end of port ``op`` (its
-    VCs times their capacity), in millionths of a flit: a threshold that a flit count
-    ``q`` is compared with exactly as ``q * 1000000``."""
-    return frac_micro * prm[PR_NV] * ports.cr_cap[op]
+    VCs times their capacity; a shared buffer: one VC's capacity plus the other VCs'
+    private flits), in millionths of a flit: a threshold that a flit count ``q`` is
+    compared with exactly as ``q * 1000000``."""
+    nv, priv = prm[PR_NV], prm[PR_PRIV]
+    cap = ports.cr_cap[op]
+    return frac_micro * (nv * cap if priv == 0 else cap + (nv - 1) * priv)
 
 
 @njit_inline

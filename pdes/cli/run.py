@@ -24,7 +24,7 @@ from models.errors import ParameterError
 from models.registry import Param
 from pdes.checkpoint import EXIT_STOPPED
 from pdes.cli.common import StopRequest, check_output, compile_notice, mpi_main, say_fn
-from pdes.engine import (buffer_depths, buffer_note, buffers_fixed, check_run_memory,
+from pdes.engine import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
                          describe_memory, size_text)
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
@@ -132,8 +132,7 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
             f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
         for note in prep.notes:
             say(note)
-        lo, hi = buffer_depths(prep)
-        say(f"buffers: {lo}" + (f" to {hi}" if hi > lo else "") + " flits per VC"
+        say("buffers: " + buffer_text(prep)
             + (" (router.buffer_flits, vc_buffer_flits)" if buffers_fixed(cfg["router"]) else
                " (automatic: each port's VCs cover its own link's credit round trip)")
             + f"; {size_text(memory['buffers'])} per rank with every buffer full, resident only as "

@@ -57,3 +57,41 @@ def queue_credit(cr_t, cr_head, cr_cnt, nK, hot, cr_deep, cap, k, arr):
     cr_t[w * nK + k if w < hot else cr_deep[k] + w] = arr
     cr_cnt[k] = n + 1
     return True
+
+
+@njit_borrow
+def shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv, cap, priv, s, t):
+    """Free shared flits of the input port that sender ``s`` feeds (a shared buffer: each
+    VC owns ``priv`` of the port's flits, ``cap - priv`` are shared), after absorbing
+    every credit of its VCs that has arrived by cycle ``t``.
+
+    A VC's committed flits are those sent whose credits have not come back plus
+    those reserved for the rest of the packet that holds it (``cr_res``); the
+    shared occupancy is the sum over the VCs of their committed flits beyond
+    ``priv`` (BookSim's SharedBufferPolicy keeps that sum as a counter).  A VC
+    ``v`` has room for ``max(priv - committed_v, 0) + shared_free`` flits.
+    """
+    used = 0
+    for v in range(nv):
+        kk = s * nv + v
+        n = cr_cnt[kk]
+        if n > 0:
+            h = cr_head[kk]
+            while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
+                cred[kk] += 1
+                n -= 1
+                h = h + 1 if h + 1 < cap else 0
+            cr_cnt[kk] = n
+            cr_head[kk] = h if n > 0 else 0
+        c = cap - cred[kk] + cr_res[kk]
+        if c > priv:
+            used += c - priv
+    return cap - priv - used
+
+
+@njit_borrow
+def shared_room(cred, cr_res, cap, priv, kk, free):
+    """Flits VC key ``kk`` of a shared buffer may still take, with ``free`` shared flits
+    free (:func:`shared_free`)."""
+    c = cap - cred[kk] + cr_res[kk]
+    return (priv - c if c < priv else 0) + free

@@ -70,7 +70,13 @@ Credit counts are read where they decide something, and no more often:
   FIFO; they are absorbed when a count is needed exactly (a smaller count,
   several VCs per class, adaptive routing's queue estimates, the endpoint's VC choice).  A
   credit's effect does not depend on when it is absorbed, only on its
-  arrival cycle.
+  arrival cycle;
+* with shared buffers (``PR_PRIV > 0``: each VC owns ``PR_PRIV`` flits of the
+  port, the rest is shared) a VC's room depends on every VC of its port, so
+  VC allocation absorbs the port's credits and computes the shared occupancy
+  from the counts (:func:`pdes.kernels.buffers.shared_free`); a granted
+  packet's flits are reserved at once (``crd.cr_res``, taken back flit by
+  flit by switch allocation), so switch allocation still needs no check.
 
 Sweeps over all VCs of a router build their lists of candidates without
 branches on the VC state (a branch per VC on random occupancy mispredicts
@@ -106,7 +112,7 @@ from pdes.kernels.layout import (
     HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
     S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
-from pdes.kernels.buffers import enqueue_flit, queue_credit
+from pdes.kernels.buffers import enqueue_flit, queue_credit, shared_free, shared_room
 from pdes.kernels.prefetch import prefetch
 from pdes.kernels.rng import P_INJECT, draw53
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
@@ -126,8 +132,9 @@ Tables.__doc__ = ("global tables: traffic destinations, distances, minimal next-
 Messages = namedtuple("Messages", ['msg_off', 'msg_dst', 'msg_pkts', 'msg_left', 'msg_recv',
                                    'ep_msg_ptr', 'ep_cur_msg'])
 Messages.__doc__ = "finite workloads: message tables and per-endpoint progress"
-Credits = namedtuple("Credits", ['cr_t', 'cr_head', 'cr_cnt', 'cred'])
-Credits.__doc__ = "per (sender port, VC): credit count and FIFO of credits on their way back"
+Credits = namedtuple("Credits", ['cr_t', 'cr_head', 'cr_cnt', 'cred', 'cr_res'])
+Credits.__doc__ = ("per (sender port, VC): credit count, FIFO of credits on their way back and "
+                   "(shared buffers) the flits reserved for the packet holding the VC")
 Pool = namedtuple("Pool", ['rec', 'rec_c', 'rec_free', 'rec_top', 'rec_next'])
 Pool.__doc__ = ("flit records (hot and cold halves), the stack of freed records and the first "
                 "record never used")
@@ -184,7 +191,8 @@ PR_NHMIN = 26      # 1 = tab.nh_min holds minimal next-hop masks (routing kernel
 PR_CHX = 27        # cycles every channel (link, endpoint, credit) adds to its latency
 PR_ECD = 28        # credit delay of the credits returned to a source endpoint
 PR_HOT = 29        # hot planes of the rings: slots below it are slot-major (every VC has them)
-NPRM = 30
+PR_PRIV = 30       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
+NPRM = 31
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
@@ -246,7 +254,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     msg_off, msg_dst, msg_left = msgs.msg_off, msgs.msg_dst, msgs.msg_left
     ep_msg_ptr, ep_cur_msg = msgs.ep_msg_ptr, msgs.ep_cur_msg
     in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
-    cr_t, cr_head, cr_cnt, cred = crd
+    cr_t, cr_head, cr_cnt, cred, cr_res = crd
     rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
     ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
     iv_ready, iv_alloc, iv_sa_ready = inb.iv_ready, inb.iv_alloc, inb.iv_sa_ready
@@ -257,6 +265,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     elat, seed, thr, m0, m1 = prm[PR_ELAT], prm[PR_SEED], prm[PR_THR], prm[PR_M0], prm[PR_M1]
     tkind, n_end, inject = prm[PR_TRAFFIC], prm[PR_E], prm[PR_INJECT]
     frac_thr, finite, sched, chx = prm[PR_FRAC_THR], prm[PR_FINITE], prm[PR_SCHED], prm[PR_CHX]
+    priv = prm[PR_PRIV]
     nP = port_off[port_off.shape[0] - 1]
     nE = ep_gid.shape[0]
     nIV = nP * nv
@@ -326,10 +335,21 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
                 cr_head[kk] = h if n > 0 else 0
         bvc = 0
         bcr = -1
-        if ep_cur_left[e] == 0:
+        if ep_cur_left[e] == 0 and priv == 0:
             for vc in range(nv):
                 if cred[s * nv + vc] > bcr:
                     bcr = cred[s * nv + vc]
+                    bvc = vc
+        elif ep_cur_left[e] == 0:
+            # shared buffer: the VC with the most room (its private flits left and the free
+            # shared ones).  The endpoint is the port's only sender and sends one packet at
+            # a time, so the room it chose stays its own until the tail (no reservation)
+            free = shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv, ccap,
+                               priv, s, t)
+            for vc in range(nv):
+                room = shared_room(cred, cr_res, ccap, priv, s * nv + vc, free)
+                if room > bcr:
+                    bcr = room
                     bvc = vc
         if ep_cur_left[e] == 0 and ep_pending[e] > 0 and bcr >= pkt:
             if finite != 0:
@@ -409,7 +429,7 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     port_off, n_epp, in_lat = ports.port_off, ports.n_epp, ports.in_lat
     in_sender, in_cut = ports.in_sender, ports.in_cut
     in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
-    cr_t, cr_head, cr_cnt, cred = crd
+    cr_t, cr_head, cr_cnt, cred, cr_res = crd
     rec = pool.rec
     ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
     iv_ready, iv_out, iv_ovc, iv_alloc = inb.iv_ready, inb.iv_out, inb.iv_ovc, inb.iv_alloc
@@ -423,7 +443,7 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     out_fill = scr.out_fill
     nv, oqcap, pkt, hot = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT]
     cdel, sadel, stdel, speed = prm[PR_CD], prm[PR_SAD], prm[PR_STD], prm[PR_SPEEDUP]
-    cocap, chx, ecdel = prm[PR_COCAP], prm[PR_CHX], prm[PR_ECD]
+    cocap, chx, ecdel, priv = prm[PR_COCAP], prm[PR_CHX], prm[PR_ECD], prm[PR_PRIV]
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
     nK = cr_cnt.shape[0]
@@ -530,6 +550,8 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
                     iv_sa_at[ivc] = r if r > iv_sa_ready[ivc] else iv_sa_ready[ivc]
             if lo >= nepk:
                 cred[op * nv + ovc] -= 1
+                if priv != 0:
+                    cr_res[op * nv + ovc] -= 1     # the flit was reserved at VC allocation
             # credit back to the sender of input port P
             s = in_sender[P]
             carr = t + in_lat[P] + chx + (cdel if P - plo >= nepk else ecdel)

@@ -16,12 +16,15 @@ front of every input VC without a route, the routing kernel's ``source``
 class, which the engine checks (class below ``PR_NCLS``; with
 ``PR_MONO``, not below the class the flit arrived on); then separable VC
 allocation, round-robin per output VC, grants a free VC of that class with
-room for the whole packet (virtual cut-through).
+room for the whole packet (virtual cut-through); with shared buffers
+(``PR_PRIV > 0``) the room counts the port's free shared flits, and a grant
+reserves the packet's flits.
 """
 from models.jit import njit, njit_borrow, njit_inline
 from pdes.kernels.cycle import (
-    NEVER, PF_ROUTERS, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT, PR_VAD,
+    NEVER, PF_ROUTERS, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT, PR_PRIV, PR_VAD,
     endpoint_stage, make_scratch, output_stage, switch_allocation)
+from pdes.kernels.buffers import shared_free, shared_room
 from pdes.kernels.layout import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_DSTR, F_HOPS, F_PHASE, OK)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
 HAS_SOURCE = False  # routing import
@@ -34,7 +37,7 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
     VC freed by a tail this cycle can be re-used)."""
     port_off, n_epp, router_gid = ports.port_off, ports.n_epp, ports.router_gid
     cr_cap, iv_deep, cr_deep = ports.cr_cap, ports.iv_deep, ports.cr_deep
-    cr_t, cr_head, cr_cnt, cred = crd
+    cr_t, cr_head, cr_cnt, cred, cr_res = crd
     rec, rec_c = pool.rec, pool.rec_c
     ib_id, ib_head, iv_ready, iv_out = inb.ib_id, inb.ib_head, inb.iv_ready, inb.iv_out
     iv_ovc, iv_alloc, iv_sa_ready = inb.iv_ovc, inb.iv_alloc, inb.iv_sa_ready
@@ -43,7 +46,7 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
     va_best, va_who, touched, cand_ivc = scr.va_best, scr.va_who, scr.touched, scr.cand_ivc
     cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
     nv, pkt, vadel, hot = prm[PR_NV], prm[PR_PKT], prm[PR_VAD], prm[PR_HOT]
-    ncls, mono = prm[PR_NCLS], prm[PR_MONO]
+    ncls, mono, priv = prm[PR_NCLS], prm[PR_MONO], prm[PR_PRIV]
     kcls = nv // ncls
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
@@ -97,30 +100,45 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
             ovc = -1
             bc = -1
             ccap = cr_cap[op]
-            for v in range(lo, lo + kcls):
-                kk = op * nv + v
-                if ov_owner[kk] >= 0:
-                    continue
-                if kcls == 1 and cred[kk] >= pkt:
-                    # the class's only VC has room without the credits on their way
-                    # back: the choice does not need them (they are absorbed later;
-                    # the count at any cycle is the same whenever that happens)
-                    ovc = v
-                    break
-                # absorb the credits of key kk that have arrived (written out: see the
-                # endpoint stage)
-                n = cr_cnt[kk]
-                if n > 0:
-                    h = cr_head[kk]
-                    while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
-                        cred[kk] += 1
-                        n -= 1
-                        h = h + 1 if h + 1 < ccap else 0
-                    cr_cnt[kk] = n
-                    cr_head[kk] = h if n > 0 else 0
-                if cred[kk] >= pkt and cred[kk] > bc:
-                    bc = cred[kk]
-                    ovc = v
+            if priv != 0:
+                # shared buffer: the free VC with the most room for the packet (its private
+                # flits left and the port's free shared flits; every credit of the port
+                # that has arrived is absorbed first)
+                free = shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv,
+                                   ccap, priv, op, t)
+                for v in range(lo, lo + kcls):
+                    kk = op * nv + v
+                    if ov_owner[kk] >= 0:
+                        continue
+                    room = shared_room(cred, cr_res, ccap, priv, kk, free)
+                    if room >= pkt and room > bc:
+                        bc = room
+                        ovc = v
+            else:
+                for v in range(lo, lo + kcls):
+                    kk = op * nv + v
+                    if ov_owner[kk] >= 0:
+                        continue
+                    if kcls == 1 and cred[kk] >= pkt:
+                        # the class's only VC has room without the credits on their way
+                        # back: the choice does not need them (they are absorbed later;
+                        # the count at any cycle is the same whenever that happens)
+                        ovc = v
+                        break
+                    # absorb the credits of key kk that have arrived (written out: see the
+                    # endpoint stage)
+                    n = cr_cnt[kk]
+                    if n > 0:
+                        h = cr_head[kk]
+                        while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
+                            cred[kk] += 1
+                            n -= 1
+                            h = h + 1 if h + 1 < ccap else 0
+                        cr_cnt[kk] = n
+                        cr_head[kk] = h if n > 0 else 0
+                    if cred[kk] >= pkt and cred[kk] > bc:
+                        bc = cred[kk]
+                        ovc = v
             if ovc < 0:
                 continue
         o = op * nv + ovc
@@ -142,6 +160,17 @@ def route_and_allocate_vc(t, k, prm, ports, tab, crd, pool, inb, outq, scr, ctx,
         loc = touched[i]
         w = va_who[loc]
         o = plo * nv + loc
+        if priv != 0 and loc >= nepk * nv:
+            # shared buffer: the packet's flits are reserved now, so that no other VC takes
+            # the shared flits it was granted for (a grant earlier in this loop may have
+            # taken them: then it waits)
+            opg = o // nv
+            free = shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv,
+                               cr_cap[opg], priv, opg, t)
+            if shared_room(cred, cr_res, cr_cap[opg], priv, o, free) < pkt:
+                va_best[loc] = -1
+                continue
+            cr_res[o] += pkt
         ov_owner[o] = w
         iv_ovc[w] = va_ovc[loc]
         iv_alloc[w] = 1
