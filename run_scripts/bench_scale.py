@@ -16,7 +16,7 @@ The run simulates ``--cycles`` cycles, all of them measured (no warm-up, no
 drain), after every rank has compiled or loaded the kernels on a tiny network.
 Rank 0 prints:
 
-* per rank: peak resident memory (``ru_maxrss``), and at the end the resident,
+* per rank: peak resident memory (``ru_maxrss``), and at the end of the last cycle the resident,
   proportional (PSS: shared pages divided among the processes that map them)
   and private memory, and the private memory after start-up (``prepare``:
   topology, layout, distances, routing and traffic tables) less the memory of
@@ -111,12 +111,15 @@ def measure(args, comm) -> dict | None:
 
     def ready(_timings):
         marks["cpu"] = time.process_time()
-        marks["wall"] = time.perf_counter()
+
+    def progress(_line):     # at sample boundaries, and at the last one (the parts still alive)
+        marks["end"] = memory_mb()
+        marks["end_cpu"] = time.process_time()
     import inspect
     extra = {"on_ready": ready} if "on_ready" in inspect.signature(simulate).parameters else {}
-    res = simulate(cfg, comm if comm.Get_size() > 1 else None, prep=prep, **extra)
-    loop_cpu = time.process_time() - marks["cpu"] if marks else float("nan")
-    end = memory_mb()
+    res = simulate(cfg, comm if comm.Get_size() > 1 else None, prep=prep, progress=progress, **extra)
+    loop_cpu = marks["end_cpu"] - marks["cpu"] if "cpu" in marks else float("nan")
+    end = marks["end"]
     from mpi4py import MPI
     node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
     mine = {"rank": comm.Get_rank(), "host": MPI.Get_processor_name(), "node_size": node.Get_size(),
