@@ -44,7 +44,6 @@ class NodeShare:
         self.keep: list = []         # the node communicator and the windows (live with the arrays)
         self.arrays: list = []       # the node-shared arrays handed out
         self.node = None
-        self.shared_bytes = 0       # bytes of the node copies this rank allocated
         self.private_bytes = 0      # bytes of fallback copies this rank holds
         if self.comm is not None:
             from mpi4py import MPI
@@ -60,9 +59,9 @@ class NodeShare:
         return 1 if self.node is None else self.node.Get_size()
 
     # ------------------------------------------------------------ allocation
-    def _window(self, shape, dtype) -> np.ndarray | None:
-        """A node-shared array (every rank of the node maps the same memory), or None on every
-        rank when any rank of ``comm`` could not allocate one."""
+    def _window(self, shape, dtype):
+        """(node-shared array, its window): every rank of the node maps the same memory; or
+        (None, None) on every rank when any rank of ``comm`` could not allocate one."""
         from mpi4py import MPI
         dtype = np.dtype(dtype)
         n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -76,14 +75,12 @@ class NodeShare:
         if self.comm.allreduce(0 if win is None else 1, op=MPI.MIN) == 0:
             if win is not None:
                 win.Free()
-            return None
+            return None, None
         self.keep.append(win)
-        if self.node.Get_rank() == 0:
-            self.shared_bytes += n
         buf, _ = win.Shared_query(0)
         out = np.ndarray(shape, dtype=dtype, buffer=buf)
         self.arrays.append(out)
-        return out
+        return out, win
 
     def is_shared(self, arr) -> bool:
         """Whether ``arr`` is (a view of) one of the node-shared arrays."""
@@ -114,10 +111,10 @@ class NodeShare:
             elif shape[0]:
                 out[:] = rows(0, shape[0])
             return out
-        out = self._window(shape, dtype)
+        out, win = self._window(shape, dtype)
         if out is not None:
             n, k = self.node_size, self.node_rank
-            self.node.Barrier()
+            win.Fence()
             if fill is not None:
                 if k == 0:
                     fill(out)
@@ -125,7 +122,7 @@ class NodeShare:
                 lo, hi = (shape[0] * k) // n, (shape[0] * (k + 1)) // n
                 if hi > lo:
                     out[lo:hi] = rows(lo, hi)
-            self.node.Barrier()       # every rank sees the whole array from here on
+            win.Fence()               # every rank sees the whole array from here on
             return out
         return self._private(shape, dtype, fill, rows)
 
