@@ -238,6 +238,34 @@ def distance_matrix(topo, threads: int | None = None) -> np.ndarray:
 
 
 # =========================================================================== statistics
+BLOCK_BYTES = 1 << 24
+"""Temporary bytes of one block of rows in :func:`submatrix_max` and :func:`is_symmetric`."""
+
+
+def submatrix_max(mat: np.ndarray, idx) -> int:
+    """``mat[np.ix_(idx, idx)].max()`` (0 when ``idx`` is empty), taken in blocks of rows so that
+    no copy of the submatrix is made (a distance table can be hundreds of MB)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    if idx.size == 0:
+        return 0
+    full = idx.size == mat.shape[1] and bool(np.array_equal(idx, np.arange(mat.shape[1])))
+    step = max(1, BLOCK_BYTES // max(1, idx.size * mat.itemsize))
+    best = 0
+    for lo in range(0, idx.size, step):
+        rows = mat[idx[lo:lo + step]]
+        best = max(best, int((rows if full else rows[:, idx]).max()))
+    return best
+
+
+def is_symmetric(mat: np.ndarray) -> bool:
+    """``np.array_equal(mat, mat.T)`` for a square matrix, in blocks of rows (no full temporary)."""
+    n = mat.shape[0]
+    if mat.ndim != 2 or mat.shape[1] != n:
+        return False
+    step = max(1, BLOCK_BYTES // max(1, n * mat.itemsize))
+    return all(np.array_equal(mat[lo:lo + step], mat[:, lo:lo + step].T) for lo in range(0, n, step))
+
+
 def degree_histogram(topo) -> dict[int, int]:
     """``{network degree: number of routers}`` for the degrees that occur."""
     counts = np.bincount(topo.degree.astype(np.int64)) if topo.n_routers else np.zeros(0, np.int64)

@@ -67,7 +67,13 @@ class Prepared:
     rp: RouterParams
     timings: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)      # what the start report should say
-    keep: list = field(default_factory=list)       # MPI windows behind shared tables (kept alive)
+    share: object = None     # pdes.shared.NodeShare: the node-shared tables and their windows
+    kglobals: dict = field(default_factory=dict)   # kernel_globals()
+
+    @property
+    def keep(self) -> list:
+        """The MPI objects behind the node-shared tables (they live as long as this)."""
+        return [] if self.share is None else self.share.keep
 
     @property
     def active_endpoints(self) -> int:
@@ -129,51 +135,23 @@ def link_latencies(cfg, topo):
     return link_latency_of(topo, lay, cfg["router"]["link_latency"])
 
 
-def distances(topo, comm=None, keep: list | None = None) -> np.ndarray:
+def distances(topo, share=None) -> np.ndarray:
     """All-pairs router distances (uint8, R x R), built once per node and shared by its ranks.
 
     The routing reads the distance from any neighbour to any destination, so
-    every rank needs the whole matrix (100 MB for 10,000 routers).  Under MPI
-    the ranks of one node (``COMM_TYPE_SHARED``) hold one copy in MPI-3 shared
-    memory: each runs the searches from a contiguous slice of source routers
-    and writes its rows in place.  The window is appended to ``keep``, which
-    must live as long as the matrix.  Where shared memory cannot be had, the
-    rows are split over all ranks and gathered into a copy per rank.
+    every rank needs the whole matrix (354 MB for 18,818 routers).  With a
+    :class:`pdes.shared.NodeShare` of several ranks, the ranks of one node hold
+    one copy in MPI-3 shared memory: each runs the searches from a contiguous
+    slice of source routers and writes its rows in place.  Where shared memory
+    cannot be had, the rows are split over all ranks and gathered into a copy
+    per rank.
     """
     from models.metrics import distance_matrix, distance_rows
-    R = topo.n_routers
-    if comm is None or comm.Get_size() == 1:
+    if share is None or share.comm is None:
         return distance_matrix(topo)
-    from mpi4py import MPI
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
-    try:
-        win = MPI.Win.Allocate_shared(R * R if node.Get_rank() == 0 else 0, 1, comm=node)
-    except (MPI.Exception, NotImplementedError):   # pragma: no cover - depends on the MPI
-        win = None
-    shared = comm.allreduce(0 if win is None else 1, op=MPI.MIN) == 1
-    if not shared:                                  # pragma: no cover - every rank falls back
-        if win is not None:
-            win.Free()
-        node.Free()
-        size, rank = comm.Get_size(), comm.Get_rank()
-        bounds = [(R * i) // size for i in range(size + 1)]
-        mine = distance_rows(topo, np.arange(bounds[rank], bounds[rank + 1]), threads=1)
-        out = np.empty((R, R), dtype=np.uint8)
-        counts = [(bounds[i + 1] - bounds[i]) * R for i in range(size)]
-        displs = [bounds[i] * R for i in range(size)]
-        comm.Allgatherv(np.ascontiguousarray(mine), [out, counts, displs, MPI.UNSIGNED_CHAR])
-        return out
-    buf, _ = win.Shared_query(0)
-    out = np.ndarray((R, R), dtype=np.uint8, buffer=buf)
-    n, k = node.Get_size(), node.Get_rank()
-    lo, hi = (R * k) // n, (R * (k + 1)) // n
-    win.Fence()
-    if hi > lo:
-        out[lo:hi] = distance_rows(topo, np.arange(lo, hi), threads=1)
-    win.Fence()
-    if keep is not None:
-        keep.extend([win, node])
-    return out
+    R = topo.n_routers
+    return share.array((R, R), np.uint8,
+                       rows=lambda lo, hi: distance_rows(topo, np.arange(lo, hi), threads=1))
 
 
 CDG_AUTO_MAX_ROUTERS = 3000
@@ -231,8 +209,9 @@ def plan_routing(cfg: dict):
 
 def check_connected(topo, dist) -> None:
     """Refuse a network in which some endpoints cannot reach others."""
+    from models.metrics import submatrix_max
     ep = np.nonzero(topo.endpoints > 0)[0]
-    if ep.size and np.any(dist[np.ix_(ep, ep)] == 255):
+    if ep.size and submatrix_max(dist, ep) == 255:
         raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
 
 
@@ -254,14 +233,15 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     import models.routing  # noqa: F401
     import models.traffic  # noqa: F401
 
+    from pdes.shared import NodeShare
     _check_router(cfg)
-    keep: list = []
     if reuse is not None and same_network(reuse.cfg, cfg):
         topo, link_latency, cable_m, dist = reuse.topo, reuse.link_latency, reuse.cable_m, reuse.dist
-        keep = reuse.keep
+        share = reuse.share if reuse.share is not None else NodeShare(comm)
         timings = {k: 0.0 for k in ("build_s", "layout_s", "distances_s")}
     else:
-        topo, link_latency, cable_m, dist, timings = _network(cfg, comm, keep)
+        share = NodeShare(comm)
+        topo, link_latency, cable_m, dist, timings = _network(cfg, share)
     check_connected(topo, dist)
     r = cfg["router"]
     if link_latency.size:
@@ -274,6 +254,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
                 f"{cfg['measure']['watchdog_cycles']}: a flit on such a link would be taken for a deadlock")
     t = time.perf_counter()
     plan, nv = _routing(cfg, topo, dist, link_latency)
+    share.adopt_attrs(plan.tables)         # one copy per node of the routing tables
     alg = cfg["routing"]["algorithm"]
     notes = []
     if plan.scheme != "hop" and topo.n_routers > CDG_AUTO_MAX_ROUTERS:
@@ -303,6 +284,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     pattern = tsec.pop("pattern")
     tsec.pop("load")
     traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
+    share.adopt_attrs(traffic)             # one copy per node of the traffic tables
     timings["traffic_s"] = time.perf_counter() - t
     traffic_kind(traffic.kind)
     if traffic.active.sum() == 0:
@@ -315,8 +297,10 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         speedup=max(1, int(math.floor(r["internal_speedup"]))),
         endpoint_latency=r["endpoint_latency"], link_vc_flits=link_caps, endpoint_vc_flits=ep_cap,
         private_flits=private_vc_flits(r))
-    return Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
-                    plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, keep=keep)
+    prep = Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
+                    plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, share=share)
+    share.adopt_attrs(kernel_globals(prep))    # the kernel's copies in its dtypes, once per node
+    return prep
 
 
 def buffers_fixed(r: dict) -> bool:
@@ -439,25 +423,35 @@ def buffer_text(prep) -> str:
             "per VC")
 
 
-def _network(cfg: dict, comm, keep: list):
-    """Topology, link latencies, cable lengths, distances and their build times."""
+TOPOLOGY_SHARED = ("degree", "port_offsets", "port_neighbor", "port_link", "port_out_channel",
+                   "channel_port", "port_peer", "endpoint_offsets", "endpoint_router")
+"""The topology's derived arrays (cached properties) built once per node with it."""
+
+
+def _network(cfg: dict, share):
+    """Topology, link latencies, cable lengths, distances and their build times.
+
+    Each is built once per node (the node's rank 0 builds the topology and the
+    layout, the node's ranks split the distances) and shared by the ranks of
+    the node (:class:`pdes.shared.NodeShare`).
+    """
     from models.topology import build
     timings = {}
     t = time.perf_counter()
     name, params = C.topology_params(cfg)
-    topo = build(name, params)
+    topo = share.object(lambda: build(name, params), touch=TOPOLOGY_SHARED)
     timings["build_s"] = time.perf_counter() - t
     if topo.n_endpoints < 2:
         raise ParameterError("topology: the network needs at least 2 endpoints to simulate")
 
     t = time.perf_counter()
-    link_latency, cable_m = link_latencies(cfg, topo)
+    link_latency, cable_m = share.build(lambda: link_latencies(cfg, topo))
     timings["layout_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
     check_memory(cfg, "topology", topo.n_routers ** 2,
                  f"its all-pairs distance table ({topo.n_routers:,} x {topo.n_routers:,} bytes)")
-    dist = distances(topo, comm, keep)
+    dist = distances(topo, share)
     timings["distances_s"] = time.perf_counter() - t
     return topo, link_latency, cable_m, dist, timings
 
@@ -526,15 +520,23 @@ def buffer_note(prep) -> str:
             f"buffer_flits >= {nv * int(rtt.max())}{auto})")
 
 
-def _arrays_nbytes(obj) -> int:
-    """Bytes of the numpy arrays held by an object's attributes (or a dict's values)."""
+def _arrays_nbytes(obj, share=None) -> int:
+    """Bytes of the numpy arrays held by an object's attributes (or a dict's values), but for
+    those in node-shared memory (``share``, a :class:`pdes.shared.NodeShare`)."""
     items = obj.values() if isinstance(obj, dict) else vars(obj).values()
-    return int(sum(a.nbytes for a in items if isinstance(a, np.ndarray)))
+    arrays = []
+    for a in items:
+        arrays.extend(a if isinstance(a, tuple) else (a,))
+    seen = {}
+    for a in arrays:
+        if isinstance(a, np.ndarray) and not (share is not None and share.is_shared(a)):
+            seen[id(a)] = a.nbytes
+    return int(sum(seen.values()))
 
 
 def memory_estimate(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) -> dict:
-    """Estimated bytes of a run: per rank (kernel state, tables, topology, histograms) and per
-    node (the shared distance table), at start and with every buffer full.
+    """Estimated bytes of a run: per rank (kernel state, private tables, histograms) and per
+    node (the node-shared tables, :mod:`pdes.shared`), at start and with every buffer full.
 
     The kernel state is sized for the rank's share of the ports, with the
     partition's allowed imbalance.  The buffers (every input VC, output queue and
@@ -563,15 +565,18 @@ def memory_estimate(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) ->
     # slots (record index and ready cycle; credit arrival cycles), output queue slots
     buffers = records * 68 + slots * 8 + credit_slots * 4 + ports * oq * 8
     hist = 3 * (prep.cfg["measure"]["latency_hist_max"] + HIST_SUB * HIST_OCTAVES) * 8 + 64 * 8
-    tables = _arrays_nbytes(prep.plan.tables) + _arrays_nbytes(prep.traffic)
-    network = _arrays_nbytes(topo) + 2 * topo.n_links * (8 * 3 + 4)   # + per-channel maps
-    per_rank = int(state + hist + tables + network)
+    sh = prep.share
+    tables = _arrays_nbytes(prep.plan.tables, sh) + _arrays_nbytes(prep.traffic, sh)
+    lat = sum(_arrays_nbytes({"a": a}, sh) for a in (prep.link_latency, prep.cable_m) if a is not None)
+    network = _arrays_nbytes(topo, sh) + lat + 2 * topo.n_links * (4 * 2)   # + per-channel maps
     dist = int(prep.dist.nbytes)
-    shared = bool(prep.keep)
-    per_node = ranks_per_node * per_rank + (dist if shared else ranks_per_node * dist)
+    shared = sh is not None and sh.is_shared(prep.dist)
+    node = sh.node_bytes if sh is not None else 0        # the node-shared tables, once per node
+    per_rank = int(state + hist + tables + network) + (0 if shared else dist)
+    per_node = ranks_per_node * per_rank + node
     return {"per_rank": per_rank, "state": int(state), "buffers": int(buffers), "histograms": hist,
             "tables": tables, "topology": int(network), "distances": dist,
-            "distances_shared": shared, "per_node": per_node,
+            "distances_shared": shared, "shared": int(node), "per_node": per_node,
             "per_node_full": per_node + ranks_per_node * int(buffers),
             "ranks_per_node": ranks_per_node}
 
@@ -601,8 +606,10 @@ def describe_memory(est: dict) -> str:
     return (f"{size_text(est['per_rank'])} per rank: kernel state {size_text(est['state'])} "
             f"(+ up to {size_text(est['buffers'])} as buffers fill), "
             f"tables {size_text(est['tables'])}, topology {size_text(est['topology'])}, histograms "
-            f"{size_text(est['histograms'])}; distances {size_text(est['distances'])} "
-            + ("per node" if est["distances_shared"] else "per rank")
+            f"{size_text(est['histograms'])}" + ("" if est["distances_shared"] else
+                                                   f", distances {size_text(est['distances'])}")
+            + (f"; node-shared tables {size_text(est['shared'])} per node"
+               + (" (distances included)" if est["distances_shared"] else "") if est["shared"] else "")
             + f"; {est['ranks_per_node']} rank(s) per node")
 
 
@@ -639,20 +646,33 @@ def window_for(lookahead: int, sync: int) -> int:
     return lookahead
 
 
+def kernel_globals(prep: Prepared) -> dict:
+    """The global tables every part's kernel reads (endpoint and port maps in the kernel's
+    dtypes), made once per :class:`Prepared` (:func:`prepare` shares them on the node)."""
+    if not prep.kglobals:
+        topo = prep.topo
+        prep.kglobals.update(
+            ep_first=topo.endpoint_offsets.astype(np.int64, copy=False),
+            ep_router=topo.endpoint_router.astype(np.int32, copy=False),
+            g_off=topo.port_offsets.astype(np.int32, copy=False),
+            g_nbr=topo.port_neighbor.astype(np.int32, copy=False),
+            g_chan=topo.port_out_channel.astype(np.int32, copy=False))
+    return prep.kglobals
+
+
 def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState]:
     cfg = prep.cfg
     topo = prep.topo
-    ep_first = topo.endpoint_offsets.astype(np.int64)
-    ep_router = topo.endpoint_router.astype(np.int32)
+    from models.metrics import is_symmetric
     out = []
     hist_max = cfg["measure"]["latency_hist_max"]
     plan = prep.plan
     alg = cfg["routing"]["algorithm"]
     kernel = plugin.kernel_of(alg, plan)
     ctx, ap = plugin.pack(alg, plan, cfg)
-    g_off = topo.port_offsets.astype(np.int32)
-    g_nbr = topo.port_neighbor.astype(np.int32)
-    g_chan = topo.port_out_channel.astype(np.int32)
+    g = kernel_globals(prep)
+    ep_first, ep_router, g_off, g_nbr, g_chan = (g[k] for k in ("ep_first", "ep_router", "g_off",
+                                                                "g_nbr", "g_chan"))
     snap = np.zeros(2 * topo.n_links if plan.snapshot_every else 1, dtype=np.int32)  # shared here
     tr = prep.traffic
     finite = tr.kind == "messages"
@@ -665,7 +685,7 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         msgs = dict(msg_off=np.zeros(topo.n_endpoints + 1, np.int64), msg_dst=z, msg_pkts=z,
                     msg_left=z, msg_recv=z)
     # next-hop masks, for kernels that read them, built from the distances (undirected links)
-    nh_masks = kernel.next_hop_masks and bool(np.array_equal(prep.dist, prep.dist.T))
+    nh_masks = kernel.next_hop_masks and is_symmetric(prep.dist)
     for q in parts_here:
         ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
                        window=window, hist_max=hist_max)
@@ -1133,7 +1153,8 @@ def _restore(restart, prep: Prepared, group) -> LoopState | None:
 
 
 def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
-             on_partition=None, checkpoint: CheckpointPlan | None = None, restart=None) -> dict:
+             on_partition=None, checkpoint: CheckpointPlan | None = None, restart=None,
+             on_ready=None) -> dict:
     """Run a resolved config on the ranks of ``comm`` (``None`` = this process only).
 
     Every rank builds the same topology and tables, takes the routers that
@@ -1143,7 +1164,9 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     (:class:`CheckpointPlan`; :class:`CheckpointStop` is raised on every rank
     when the run stops after one); ``restart``, an opened
     :class:`pdes.checkpoint.Checkpoint` of this config, is the state to
-    continue from, on any number of ranks.
+    continue from, on any number of ranks.  ``on_ready(timings)`` is called before the first
+    cycle with the start-up times so far (``prepare``'s, ``partition_s``, ``state_s``,
+    ``compile_s``).
     """
     import partition as PT
     from pdes.comm import LocalGroup, MpiGroup
@@ -1152,11 +1175,13 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     rank = 0 if comm is None else comm.Get_rank()
     t0 = time.perf_counter()
     prep = prep or prepare(cfg, comm if size > 1 else None)
+    t = time.perf_counter()
     owner = PT.assign(prep.topo, prep.link_latency, size, cfg["run"]["partition"],
                       seed=cfg["measure"]["seed"], max_imbalance=cfg["run"]["max_imbalance"])
     rep = PT.report(prep.topo, owner, prep.link_latency)
     la = lookahead_of(prep.topo, owner, prep.link_latency)
     W = window_for(la, sync_period(prep))
+    t_partition = time.perf_counter() - t
     if on_partition is not None:
         on_partition(rep, W)
     t = time.perf_counter()
@@ -1172,9 +1197,11 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     t = time.perf_counter()
     resume = _restore(restart, prep, group)
     t_state += time.perf_counter() - t
+    startup = {**prep.timings, "partition_s": t_partition, "state_s": t_state, "compile_s": t_compile}
+    if on_ready is not None:
+        on_ready(startup)
     res = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint).run(resume)
-    res["timing"]["state_s"] = t_state
-    res["timing"]["compile_s"] = t_compile
+    res["timing"].update(startup)
     res["timing"].update(getattr(group, "timing", {}))   # rank-local exchange breakdown
     res["prepared"] = prep
     res["partition"] = rep

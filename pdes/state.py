@@ -238,9 +238,10 @@ class PartState:
         # global channel -> local receiving port / local sending port (for received data)
         self.chan_in_port = {}   # filled lazily as arrays below
         n_ch = 2 * topo.n_links
-        self.in_port_of_channel = np.full(n_ch, -1, dtype=np.int64)
+        # (int32: two of these global-sized maps per rank)
+        self.in_port_of_channel = np.full(n_ch, -1, dtype=np.int32)
         self.in_port_of_channel[out_ch[is_net] ^ 1] = np.nonzero(is_net)[0]
-        self.out_port_of_channel = np.full(n_ch, -1, dtype=np.int64)
+        self.out_port_of_channel = np.full(n_ch, -1, dtype=np.int32)
         self.out_port_of_channel[out_ch[is_net]] = np.nonzero(is_net)[0]
         self.out_channel = out_ch
 
@@ -363,11 +364,13 @@ class PartState:
         )
         # kernel state that is swept every cycle is kept in int32 (half the cache
         # footprint of int64); counters that can grow large stay int64
+        # (an array of zeros is made again rather than converted: its pages, e.g. the outboxes',
+        # then stay unmapped until used)
         for name, arr in a.items():
-            if name in _NARROW:
-                a[name] = arr.astype(_NARROW[name])
-            elif arr.dtype == np.int64 and name not in _KEEP_INT64:
-                a[name] = arr.astype(np.int32)
+            to = _NARROW.get(name, np.int32 if arr.dtype == np.int64 and name not in _KEEP_INT64
+                             else None)
+            if to is not None:
+                a[name] = np.zeros(arr.shape, dtype=to) if not arr.any() else arr.astype(to)
         a["st"][cycle_last_move_index()] = -1
         self.nP, self.nE, self.nR, self.nC = nP, nE, nR, nC
         self.is_net = is_net

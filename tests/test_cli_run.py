@@ -26,6 +26,23 @@ def test_default_example_runs(tmp_path):
         assert 0.35 < f["summary/accepted_load"][()] < 0.45
 
 
+def test_start_up_breakdown_on_stderr_and_in_run(tmp_path):
+    """The start report lists every start-up phase, and /run holds each phase's seconds."""
+    from pdes.cli.run import STARTUP
+    r = run(*FAST, "-o", str(tmp_path / "out.h5"))
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stderr.splitlines() if "start-up:" in x)
+    for what, _ in STARTUP:
+        assert f" {what} " in line, what
+    with h5py.File(tmp_path / "out.h5") as f:
+        for _, key in STARTUP:
+            assert f["run"].attrs[key] >= 0.0, key
+    assert {k for _, k in STARTUP} >= {"build_s", "layout_s", "distances_s", "tables_s",
+                                        "traffic_s", "partition_s", "state_s", "compile_s"}
+    q = run("--quiet", *FAST)
+    assert q.returncode == 0 and "start-up" not in q.stderr
+
+
 def test_print_config_round_trips(tmp_path):
     """--print-config prints TOML that runs as a config file with the same result."""
     r = run("--print-config", "--set", "traffic.load=0.25")

@@ -127,3 +127,24 @@ def test_64_ranks_equal_one_rank(tmp_path):
         assert f["run"].attrs["nranks"] == 64
         rpr = f["run/partition/routers_per_rank"][()]
         assert rpr.shape == (64,) and rpr.min() >= 1 and rpr.sum() == 98
+
+
+def test_bench_scale_reports_memory_startup_and_moves():
+    """bench_scale.py reports per-rank and per-node memory, every start-up phase, and flit moves
+    that agree with the delivered flits' router traversals (accepted x endpoints x (hops + 1))."""
+    import json
+    r = subprocess.run([_mpiexec(), "-n", "2", sys.executable,
+                        str(ROOT / "run_scripts" / "bench_scale.py"), "--instance", "sf5",
+                        "--cycles", "1000", "--project", "64", "--json"],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout.strip().splitlines()[-1])
+    assert rep["ranks"] == 2 and len(rep["per_rank"]) == 2 and len(rep["per_node"]) == 1
+    assert set(rep["startup_s"]) == {"build_s", "layout_s", "distances_s", "tables_s", "traffic_s",
+                                     "partition_s", "state_s", "compile_s"}
+    node = rep["per_node"][0]
+    assert node["ranks"] == 2 and node["pss_mb"] > 0
+    assert node["project_mb"] > node["pss_mb"]
+    assert abs(rep["accepted_load"] - 0.3) < 0.03
+    traversals = rep["accepted_load"] * rep["endpoints"] * (rep["hops_mean"] + 1)
+    assert abs(rep["flit_moves_per_cycle"] / traversals - 1) < 0.05

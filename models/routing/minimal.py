@@ -19,7 +19,7 @@ import numpy as np
 
 from models.errors import ParameterError
 from models.jit import njit_inline, njit_kernel
-from models.metrics import UNREACHABLE
+from models.metrics import UNREACHABLE, submatrix_max
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.paths import eject_port, hop_class, min_port_adaptive, target_of
@@ -38,7 +38,7 @@ def endpoint_diameter(topo, dist) -> int:
     ep = np.nonzero(topo.endpoints > 0)[0]
     if ep.size <= 1:
         return 0
-    return int(dist[np.ix_(ep, ep)].max())
+    return submatrix_max(dist, ep)
 
 
 def check_scheme(vc_scheme: str) -> None:

@@ -115,10 +115,7 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
     rank, size = comm.Get_rank(), comm.Get_size()
     out = cfg["output"]["file"]
     prep = prepare(cfg, comm if size > 1 else None)
-    per_node = 1
-    if size > 1:
-        from mpi4py import MPI
-        per_node = comm.Split_type(MPI.COMM_TYPE_SHARED).Get_size()   # ranks on this node
+    per_node = prep.share.node_size      # ranks on this node
     memory = check_run_memory(prep, size, per_node)
     note = buffer_note(prep)
     if note and rank == 0:     # also under --quiet: it changes what the results mean
@@ -139,10 +136,6 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
             "flits use them")
         say(f"memory estimate: {size_text(memory['per_node'])} per node at start, up to "
             f"{size_text(memory['per_node_full'])} with every buffer full ({describe_memory(memory)})")
-        tm = prep.timings
-        say("start-up: " + ", ".join(f"{what} {tm[key]:.2f} s" for what, key in (
-            ("topology", "build_s"), ("layout", "layout_s"), ("distances", "distances_s"),
-            ("routing tables", "tables_s"), ("traffic", "traffic_s")) if key in tm))
         if ck is not None:
             say(f"restart from {ck.path} at cycle {ck.cycle} (phase {ck.state.phase})")
         if plan is not None:
@@ -160,8 +153,13 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
                 f"{window}, imbalance {rep['imbalance']:.3f}"
                 + (f", {rep['groups_split']} racks split" if rep['groups_split'] else ""))
 
+    def ready(tm):
+        if say:
+            say("start-up: " + ", ".join(f"{what} {tm[key]:.2f} s" for what, key in STARTUP)
+                + f"; total {sum(tm[key] for _, key in STARTUP):.2f} s")
+
     res = simulate(cfg, comm if size > 1 else None, progress=say, prep=prep, on_partition=report,
-                   checkpoint=plan, restart=ck)
+                   checkpoint=plan, restart=ck, on_ready=ready)
     rep = res["partition"]
     if rank == 0:
         if out:
@@ -171,6 +169,12 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
         else:
             _print_summary(res, out)
     return 0
+
+
+STARTUP = (("topology", "build_s"), ("layout", "layout_s"), ("distances", "distances_s"),
+           ("routing tables", "tables_s"), ("traffic", "traffic_s"), ("partition", "partition_s"),
+           ("state", "state_s"), ("kernels", "compile_s"))
+"""The start-up phases the start report lists (keys of ``/run``)."""
 
 
 CYCLES = Param("cycles", int, None, "", lo=1, hi=2 ** 31 - 1)
