@@ -8,7 +8,7 @@ import pytest
 from models.jit import njit
 from models.routing.paths import min_port
 from pdes import config as C
-from pdes.engine import check_run_memory, make_parts, prepare, run_local
+from pdes.engine import check_run_memory, describe_memory, make_parts, prepare, run_local
 from pdes.kernels import nexthop as NH
 from pdes.kernels.cycle import PR_NHMIN, PR_NHMULTI
 from pdes.kernels.nexthop import table_port
@@ -167,6 +167,19 @@ def test_runs_with_the_port_table_equal_the_scan(name, monkeypatch):
     same_results(split, scan)
 
 
+def test_results_file_records_the_table(tmp_path):
+    """/run in the results file names the next-hop table's kind and its bytes."""
+    import h5py
+    from pdes.output import write_results
+    cfg = cfg_of(*RUNS["random regular 40 ports"])
+    res = run_local(cfg)
+    write_results(str(tmp_path / "r.h5"), res, C.to_toml(cfg), nranks=1, partition=None,
+                  version="t")
+    with h5py.File(tmp_path / "r.h5") as f:
+        assert f["run"].attrs["next_hop_table"] == "ports (uint8)"
+        assert f["run"].attrs["next_hop_bytes"] == res["next_hops"]["bytes"] >= 90 * 90
+
+
 def test_ports_on_a_low_radix_equal_the_masks(monkeypatch):
     """The port table (forced on a hypercube, where most entries have several minimal ports)
     gives the results of the masks."""
@@ -191,6 +204,7 @@ def test_a_table_that_does_not_fit_is_left_out():
             "topology.p=1"]
     est = check_run_memory(prepare(cfg_of(*sets)))
     assert est["next_hops_kind"] == "ports (uint8)" and est["next_hops"] >= 600 * 600
+    assert "next hops 456 kB (ports (uint8))" in describe_memory(est)
     limit = (est["per_node"] - est["next_hops"] / 2) / 1e9
     prep = prepare(cfg_of(*sets, f"run.max_memory_gb={limit}"))
     est2 = check_run_memory(prep)
