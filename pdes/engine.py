@@ -587,7 +587,7 @@ def next_hop_table_of(prep: Prepared) -> bool:
     for routing kernels that read one, with undirected links (a symmetric distance table),
     unless the memory check left it out (``prep.next_hops == "off"``)."""
     kernel = plugin.kernel_of(prep.cfg["routing"]["algorithm"], prep.plan)
-    if not kernel.next_hops or prep.next_hops == "off":
+    if not kernel.next_hop_masks or prep.next_hops == "off":
         return False
     if prep.dist_symmetric is None:
         d = prep.dist

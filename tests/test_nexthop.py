@@ -213,27 +213,3 @@ def test_a_table_that_does_not_fit_is_left_out():
     (part,) = make_parts(prep, np.zeros(600, np.int32), [0], 10)
     assert part.prm[PR_NHMIN] == NH.NH_NONE and part.next_hops["kind"] == "none"
 
-
-RR40 = ["topology.name=random_regular", "topology.routers=90", "topology.degree=40", "topology.p=3"]
-OTHERS = {
-    "ugal_l": [*RR40, "routing.algorithm=ugal_l", "traffic.load=0.8", "router.num_vcs=4"],
-    "valiant": [*RR40, "routing.algorithm=valiant", "traffic.load=0.4", "router.num_vcs=4"],
-    "layered": [*RR40, "routing.algorithm=layered", "traffic.load=0.6"],
-    "nar (masks)": ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
-                    "topology.p=2", "routing.algorithm=nar", "routing.th_min=0.05",
-                    "traffic.load=0.8"],
-}
-
-
-@pytest.mark.parametrize("name", list(OTHERS))
-def test_other_algorithms_give_the_same_results_from_the_table(name, monkeypatch):
-    """UGAL, Valiant, layered and Galaxyfly routing take their minimal ports (towards the
-    destination and towards intermediate routers) from the next-hop table with the results
-    of the distance scan."""
-    from tests.test_engine import same_results
-    cfg = cfg_of(*OTHERS[name])
-    prep = prepare(cfg)
-    table = run_local(cfg, prep=prep, owner=(np.arange(prep.topo.n_routers) % 2).astype(np.int32))
-    assert table["next_hops"]["kind"] == ("masks" if "masks" in name else "ports (uint8)")
-    monkeypatch.setattr(PartState, "use_next_hop_table", lambda self, dist, **kw: "none")
-    same_results(table, run_local(cfg, prep=prep))

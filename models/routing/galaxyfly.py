@@ -55,7 +55,7 @@ from models.metrics import order_by_distance
 from models.vcseq import seq_hop, seq_length
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
-from models.routing.paths import MAX_TRIES, buffer_share, min_next_port, minimal_hop, port_queue
+from models.routing.paths import MAX_TRIES, buffer_share, min_port, minimal_hop, port_queue
 from pdes.kernels.cycle import PR_SEED
 from pdes.kernels.layout import (ERR_VC, ERR_VC_ORDER, F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC,
                                  NF_HOT, OK)
@@ -657,7 +657,7 @@ def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
         return
     dist = tab.dist
     seed, src, seq = prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ]
-    pm = min_next_port(k, rg, dstr, plo + nepk, phi, prm, ports, tab, seed, src, seq, 0)
+    pm = min_port(rg, dstr, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
     if pm < 0:
         return
     qm = port_queue(pm, prm, ports, crd, t)
@@ -667,7 +667,7 @@ def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
                    ctx.grp_rtr, ctx.grp_nb, ctx.grp_cl)
     if m < 0:
         return
-    pi = min_next_port(k, rg, m, plo + nepk, phi, prm, ports, tab, seed, src, seq, 0)
+    pi = min_port(rg, m, plo + nepk, phi, ports.out_nbr, dist, seed, src, seq, 0)
     if pi < 0:
         return
     qi = port_queue(pi, prm, ports, crd, t)
@@ -695,7 +695,7 @@ def galaxy_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, cr
     ``sequence`` scheme the next position of the hop's type in the canonical sequence
     (``F_AUX2`` = last position), with ``count`` the earlier hops of the same type
     (``F_AUX2`` = global hops); ``hop``: hop-index classes (checked by the engine)."""
-    op, ovc = minimal_hop(k, rg, plo, nepk, phi, 0, prm, ports, tab, rec, rec_c, fid)
+    op, ovc = minimal_hop(rg, plo, nepk, phi, 0, prm[PR_SEED], ports, tab.dist, rec, rec_c, fid)
     scheme = ap[A_SCHEME]
     if scheme == 0 or op < 0 or op - plo < nepk:
         return OK, op, ovc
@@ -722,5 +722,4 @@ for _name in ("nar", "nal", "nag"):
         module=__name__, hop="galaxy_hop", source="galaxy_source", tables=GroupTables,
         schemes=("sequence", "hop", "count"),
         params=("variant", "scheme", "max_hops_cap", "th_min_micro", "th_nonmin_micro", "lseq"),
-        knobs=("max_hops_cap", "th_min", "th_nonmin", "lseq"), pack=pack, monotone=lambda plan: plan.scheme == "hop",
-        next_hops=True))
+        knobs=("max_hops_cap", "th_min", "th_nonmin", "lseq"), pack=pack, monotone=lambda plan: plan.scheme == "hop"))

@@ -450,7 +450,7 @@ def layer_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, r
 def layer_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
               fid):
     """Layer 0: a random minimal next hop; layer ``l >= 1``: the layer's table."""
-    op, ovc = minimal_hop(k, rg, plo, nepk, phi, 0, prm, ports, tab, rec, rec_c, fid)
+    op, ovc = minimal_hop(rg, plo, nepk, phi, 0, prm[PR_SEED], ports, tab.dist, rec, rec_c, fid)
     lay = rec_c[fid, F_AUX2 - NF_HOT]
     if op - plo >= nepk and lay > 0:
         nb = ctx.lay_port[lay - 1, rg, rec[fid, F_DSTR]]
@@ -459,5 +459,4 @@ def layer_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd
 
 
 register_kernel("layered", RoutingKernel(module=__name__, hop="layer_hop", source="layer_source",
-                                         tables=LayerTables, params=("layers", "layer_select"),
-                                         next_hops=True))
+                                         tables=LayerTables, params=("layers", "layer_select")))

@@ -19,13 +19,16 @@ import numpy as np
 
 from models.errors import ParameterError
 from models.jit import njit_inline, njit_kernel
+from models.metrics import UNREACHABLE
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
-from models.routing.paths import (eject_port, hop_class, min_next_port, min_port_adaptive,
-                                  target_of)
-from pdes.kernels.cycle import PR_SEED
+from models.routing.paths import eject_port, hop_class, min_port_adaptive, target_of
+from pdes.kernels.bits import popcount, trailing_zeros
+from pdes.kernels.cycle import PR_NHMIN, PR_NHMULTI, PR_SEED
+from pdes.kernels.nexthop import NH_MASKS, NH_PORTS, table_port
 from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_SEQ, F_SRC, OK
 from pdes.kernels.plugin import RoutingKernel, register_kernel
+from pdes.kernels.rng import P_ROUTE, below
 
 SCHEME_DOC = ("VC classes: hop = one class per hop (000 Sec. IV-D); phase = one class before and "
               "one after the intermediate router (001 Sec. 3.4); auto = the algorithm's default")
@@ -112,16 +115,15 @@ ROUTINGS.register("min", minimal,
 
 # ------------------------------------------------------------------------------ kernels
 NoTables = namedtuple("NoTables", [])
-"""Minimal routing reads only the engine's tables (distances, next-hop tables)."""
+"""Minimal routing reads only the engine's tables (distances, next-hop masks)."""
 
 
 @njit_inline
 def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
-    """Minimal routing: a random minimal next hop (:func:`models.routing.paths.min_next_port`:
-    from the part's next-hop table where the engine built one, one load of the masks or
-    of the port entry, a CSR list where several ports are minimal; else a scan of the
-    distance row); class = hops taken (``ap[0] = 0``) or 0 (``ap[0] = 1``, phase classes
-    without an intermediate)."""
+    """Minimal routing: a random minimal next hop, from the part's next-hop table where the
+    engine built one (``prm[PR_NHMIN]``: one load of the masks or of the port entry, a
+    CSR list where several ports are minimal), else a scan of the distance row; class =
+    hops taken (``ap[0] = 0``) or 0 (``ap[0] = 1``, phase classes without an intermediate)."""
     dr = rec[fid, F_DSTR]
     hp = rec[fid, F_HOPS]
     ovc = hp if ap[0] == 0 else 0
@@ -129,9 +131,43 @@ def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
     if dr == rg:
         op = plo + (rec[fid, F_DST] - ports.ep_first[rg])
         ovc = 0
+    elif prm[PR_NHMIN] == NH_MASKS:
+        # bit j of nh_min[k, dr]: network port j is on a minimal path
+        m = np.int64(tab.nh_min[k, dr])
+        cnt = popcount(m)
+        if cnt > 0:
+            if cnt > 1:
+                # the j-th minimal port (in port order)
+                j = below(cnt, prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ], P_ROUTE + 64 * hp)
+                while j > 0:
+                    m &= m - 1
+                    j -= 1
+            op = plo + nepk + trailing_zeros(m)
+    elif prm[PR_NHMIN] == NH_PORTS:
+        j = table_port(tab, k, dr, prm[PR_NHMULTI], prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ],
+                       P_ROUTE + 64 * hp)
+        if j >= 0:
+            op = plo + nepk + j
     else:
-        op = min_next_port(k, rg, dr, plo + nepk, phi, prm, ports, tab, prm[PR_SEED],
-                           rec[fid, F_SRC], rec[fid, F_SEQ], hp)
+        dist = tab.dist
+        out_nbr = ports.out_nbr
+        dd = np.int64(dist[dr, rg])
+        if dd != UNREACHABLE and dd != 0:
+            cnt = 0
+            for Q in range(plo + nepk, phi):
+                if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                    cnt += 1
+            if cnt > 0:
+                j = 0
+                if cnt > 1:
+                    j = below(cnt, prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ],
+                              P_ROUTE + 64 * hp)
+                for Q in range(plo + nepk, phi):
+                    if np.int64(dist[dr, out_nbr[Q]]) == dd - 1:
+                        if j == 0:
+                            op = Q
+                            break
+                        j -= 1
     return OK, op, ovc
 
 
@@ -156,7 +192,7 @@ def phase_classes(plan, cfg):
 
 register_kernel("min", RoutingKernel(module=__name__, hop="min_hop", tables=NoTables,
                                      schemes=("hop", "phase"), params=("phase_classes",),
-                                     knobs=(), pack=phase_classes, next_hops=True))
+                                     knobs=(), pack=phase_classes, next_hop_masks=True))
 register_kernel("min_adaptive", RoutingKernel(module=__name__, hop="adaptive_hop", tables=NoTables,
                                               schemes=("hop", "phase"), params=("phase_classes",),
                                               knobs=(), pack=phase_classes))

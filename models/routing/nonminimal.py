@@ -40,7 +40,7 @@ from models.jit import njit_kernel
 from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import SCHEME_DOC, check_scheme
-from models.routing.paths import (credit_rtt, draw_mid, group_hops, group_port, min_next_port,
+from models.routing.paths import (credit_rtt, draw_mid, group_hops, group_port, min_port,
                                   minimal_hop, path_cost, port_backlog, buffer_share)
 from pdes.kernels.cycle import PR_SEED
 from pdes.kernels.layout import F_DSTR, F_MID, F_SEQ, F_SRC, NF_HOT, OK
@@ -215,7 +215,7 @@ def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
         pm = group_port(rg, dstr, plo + nepk, phi, out_nbr, r_group, g_entry)
     else:
         lm = np.int64(dist[dstr, rg])
-        pm = min_next_port(k, rg, dstr, plo + nepk, phi, prm, ports, tab, seed, src, seq, 0)
+        pm = min_port(rg, dstr, plo + nepk, phi, out_nbr, dist, seed, src, seq, 0)
     if pm < 0:
         return
     qm = port_backlog(pm, prm, ports, crd, t, credit_rtt(prm, out_lat[pm]))
@@ -232,7 +232,7 @@ def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
             pi = group_port(rg, m, plo + nepk, phi, out_nbr, r_group, g_entry)
             li = group_hops(rg, m, r_group, g_entry) + group_hops(m, dstr, r_group, g_entry)
         else:
-            pi = min_next_port(k, rg, m, plo + nepk, phi, prm, ports, tab, seed, src, seq, 0)
+            pi = min_port(rg, m, plo + nepk, phi, out_nbr, dist, seed, src, seq, 0)
             li = np.int64(dist[m, rg]) + np.int64(dist[dstr, m])
         if pi < 0:
             continue
@@ -272,7 +272,8 @@ def ugal_g_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
 @njit_kernel
 def mid_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
     """Minimal towards the intermediate router, then minimal towards the destination."""
-    op, ovc = minimal_hop(k, rg, plo, nepk, phi, ap[A_PHASE], prm, ports, tab, rec, rec_c, fid)
+    op, ovc = minimal_hop(rg, plo, nepk, phi, ap[A_PHASE], prm[PR_SEED], ports, tab.dist, rec,
+                          rec_c, fid)
     return OK, op, ovc
 
 
@@ -284,4 +285,4 @@ for _name in ("valiant", "ugal_l", "ugal_g"):
     register_kernel(_name, RoutingKernel(module=__name__, hop="mid_hop", source=_name + "_source",
                                          tables=MidTables, optional=OPTIONAL,
                                          schemes=("hop", "phase"), params=PARAMS,
-                                         knobs=KNOBS[_name], pack=pack, next_hops=True))
+                                         knobs=KNOBS[_name], pack=pack))

@@ -15,11 +15,8 @@ import numpy as np
 
 from models.jit import njit_inline
 from models.metrics import UNREACHABLE
-from pdes.kernels.bits import popcount, trailing_zeros
-from pdes.kernels.cycle import (PR_CD, PR_CHX, PR_HOT, PR_NHMIN, PR_NHMULTI, PR_NV, PR_SAD,
-                                PR_SEED, PR_STD)
+from pdes.kernels.cycle import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_SAD, PR_STD
 from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
-from pdes.kernels.nexthop import NH_MASKS, NH_PORTS, table_port
 from pdes.kernels.rng import P_MID, P_ROUTE, below
 
 MAX_TRIES = 32   # redraws of an intermediate router that is the source/destination or too far
@@ -49,32 +46,6 @@ def min_port(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop):
                 return P
             j -= 1
     return -1
-
-
-@njit_inline
-def min_next_port(k, rg, target, net_lo, net_hi, prm, ports, tab, seed, src, seq, hop):
-    """:func:`min_port` from the part's next-hop table where the engine built one
-    (``prm[PR_NHMIN]``, :mod:`pdes.kernels.nexthop`; ``k``: the local index of router
-    ``rg``): the same port, drawn with the same key, in one or a few loads instead of a
-    scan of the distance row (-1 if there is none, as for ``target == rg``)."""
-    kind = prm[PR_NHMIN]
-    if kind == NH_MASKS:
-        # bit j of nh_min[k, target]: network port j is on a minimal path
-        m = np.int64(tab.nh_min[k, target])
-        cnt = popcount(m)
-        if cnt == 0:
-            return -1
-        if cnt > 1:
-            # the j-th minimal port (in port order)
-            j = below(cnt, seed, src, seq, P_ROUTE + 64 * hop)
-            while j > 0:
-                m &= m - 1
-                j -= 1
-        return net_lo + trailing_zeros(m)
-    if kind == NH_PORTS:
-        j = table_port(tab, k, target, prm[PR_NHMULTI], seed, src, seq, P_ROUTE + 64 * hop)
-        return net_lo + j if j >= 0 else -1
-    return min_port(rg, target, net_lo, net_hi, ports.out_nbr, tab.dist, seed, src, seq, hop)
 
 
 @njit_inline
@@ -226,14 +197,14 @@ def hop_class(phase_classes, phase, rec, rec_c, fid):
 
 
 @njit_inline
-def minimal_hop(k, rg, plo, nepk, phi, phase_classes, prm, ports, tab, rec, rec_c, fid):
+def minimal_hop(rg, plo, nepk, phi, phase_classes, prm_seed, ports, dist, rec, rec_c, fid):
     """(port, class) of a hop towards the packet's current target (:func:`target_of`):
-    a random minimal next hop (:func:`min_next_port`), or the destination's endpoint port."""
+    a random minimal next hop (:func:`min_port`), or the destination's endpoint port."""
     target, phase = target_of(rg, rec, rec_c, fid)
     if target == rg:
         return eject_port(rg, plo, ports.ep_first, rec, fid), 0
-    P = min_next_port(k, rg, target, plo + nepk, phi, prm, ports, tab, prm[PR_SEED],
-                      rec[fid, F_SRC], rec[fid, F_SEQ], rec[fid, F_HOPS])
+    P = min_port(rg, target, plo + nepk, phi, ports.out_nbr, dist, prm_seed, rec[fid, F_SRC],
+                 rec[fid, F_SEQ], rec[fid, F_HOPS])
     return P, hop_class(phase_classes, phase, rec, rec_c, fid)
 
 

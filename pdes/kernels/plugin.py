@@ -61,11 +61,11 @@ class RoutingKernel:
     ``kernel_params``, which must be exactly ``knobs`` (default: ``params``,
     taken as they are).  ``monotone(plan)``: whether the
     engine checks that VC classes never decrease along a path.
-    ``next_hops``: the algorithm reads the part's minimal next-hop table
-    (``prm[PR_NHMIN]``: masks in ``tab.nh_min`` or ports in ``tab.nh_port`` ...,
-    :mod:`pdes.kernels.nexthop`; through
-    :func:`models.routing.paths.min_next_port`), which the engine builds
-    for it where it fits, else ``tab.dist``.
+    ``next_hop_masks``: the algorithm reads the part's minimal next-hop
+    table, built by the engine where it fits (:mod:`pdes.kernels.nexthop`;
+    ``prm[PR_NHMIN] = 1``: bit ``j`` of ``tab.nh_min[k, d]`` is set when
+    network port ``j`` of local router ``k`` is on a minimal path to router
+    ``d``; ``2``: ``tab.nh_port`` and its lists), else ``tab.dist``.
     """
 
     module: str
@@ -78,7 +78,7 @@ class RoutingKernel:
     optional: dict = field(default_factory=dict)
     pack: Callable | None = None
     monotone: Callable = lambda plan: True
-    next_hops: bool = False
+    next_hop_masks: bool = False
 
 
 ROUTING_KERNELS: dict[str, RoutingKernel] = {}
