@@ -69,6 +69,8 @@ class Prepared:
     notes: list = field(default_factory=list)      # what the start report should say
     share: object = None     # pdes.shared.NodeShare: the node-shared tables and their windows
     kglobals: dict = field(default_factory=dict)   # kernel_globals()
+    next_hops: str = "auto"       # "off": the memory check left the next-hop tables out
+    dist_symmetric: bool | None = None
 
     @property
     def keep(self) -> list:
@@ -569,13 +571,17 @@ def memory_estimate(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) ->
     tables = _arrays_nbytes(prep.plan.tables, sh) + _arrays_nbytes(prep.traffic, sh)
     lat = sum(_arrays_nbytes({"a": a}, sh) for a in (prep.link_latency, prep.cable_m) if a is not None)
     network = _arrays_nbytes(topo, sh) + lat + 2 * topo.n_links * (4 * 2)   # + per-channel maps
+    nh_kind, nh_bytes = next_hop_estimate(prep, nranks)
+    if prep.next_hops == "off":
+        nh_kind, nh_bytes = "none", 0
     dist = int(prep.dist.nbytes)
     shared = sh is not None and sh.is_shared(prep.dist)
     node = sh.node_bytes if sh is not None else 0        # the node-shared tables, once per node
-    per_rank = int(state + hist + tables + network) + (0 if shared else dist)
+    per_rank = int(state + hist + tables + network + nh_bytes) + (0 if shared else dist)
     per_node = ranks_per_node * per_rank + node
     return {"per_rank": per_rank, "state": int(state), "buffers": int(buffers), "histograms": hist,
-            "tables": tables, "topology": int(network), "distances": dist,
+            "tables": tables, "next_hops": nh_bytes, "next_hops_kind": nh_kind,
+            "topology": int(network), "distances": dist,
             "distances_shared": shared, "shared": int(node), "per_node": per_node,
             "per_node_full": per_node + ranks_per_node * int(buffers),
             "ranks_per_node": ranks_per_node}
@@ -585,6 +591,14 @@ def check_run_memory(prep: Prepared, nranks: int = 1, ranks_per_node: int = 1) -
     """The run's memory estimate; refuse the run when a node's share exceeds the limit."""
     est = memory_estimate(prep, nranks, ranks_per_node)
     limit = memory_limit(prep.cfg)
+    if est["per_node"] > limit and est["next_hops"] and \
+            est["per_node"] - ranks_per_node * est["next_hops"] <= limit:
+        # the run fits without the next-hop table: minimal routing scans the distance rows
+        prep.next_hops = "off"
+        prep.notes.append(f"next hops: no table (its {size_text(est['next_hops'])} per rank "
+                          f"would not fit in {size_text(limit)}); minimal routing scans the "
+                          "distance rows")
+        est = memory_estimate(prep, nranks, ranks_per_node)
     if est["per_node"] > limit:
         source = ("run.max_memory_gb" if prep.cfg["run"]["max_memory_gb"] > 0
                   else "the memory available on this machine")
@@ -605,7 +619,10 @@ def size_text(nbytes: float) -> str:
 def describe_memory(est: dict) -> str:
     return (f"{size_text(est['per_rank'])} per rank: kernel state {size_text(est['state'])} "
             f"(+ up to {size_text(est['buffers'])} as buffers fill), "
-            f"tables {size_text(est['tables'])}, topology {size_text(est['topology'])}, histograms "
+            f"tables {size_text(est['tables'])}, "
+            + (f"next hops {size_text(est['next_hops'])} ({est['next_hops_kind']}), "
+               if est["next_hops"] else "")
+            + f"topology {size_text(est['topology'])}, histograms "
             f"{size_text(est['histograms'])}" + ("" if est["distances_shared"] else
                                                    f", distances {size_text(est['distances'])}")
             + (f"; node-shared tables {size_text(est['shared'])} per node"
@@ -660,10 +677,38 @@ def kernel_globals(prep: Prepared) -> dict:
     return prep.kglobals
 
 
+def next_hop_table_of(prep: Prepared) -> bool:
+    """Whether the parts build a minimal next-hop table (:meth:`PartState.use_next_hop_table`):
+    for routing kernels that read one, with undirected links (a symmetric distance table),
+    unless the memory check left it out (``prep.next_hops == "off"``)."""
+    kernel = plugin.kernel_of(prep.cfg["routing"]["algorithm"], prep.plan)
+    if not kernel.next_hop_masks or prep.next_hops == "off":
+        return False
+    if prep.dist_symmetric is None:
+        from models.metrics import is_symmetric
+        prep.dist_symmetric = is_symmetric(prep.dist)    # in blocks: no R x R copy
+    return prep.dist_symmetric
+
+
+def next_hop_estimate(prep: Prepared, nranks: int = 1) -> tuple[str, int]:
+    """(kind, bytes per rank) of the next-hop table a run would build, before it is built:
+    its entries (and rank words) for the rank's share of the routers; the CSR lists of
+    destinations with several minimal ports come on top (path multiplicity: measured when
+    the table is built and reported in ``/run``)."""
+    if not next_hop_table_of(prep):
+        return "none", 0
+    from pdes.kernels import nexthop as NH
+    topo = prep.topo
+    kind, entry = NH.table_kind(int(topo.degree.max()) if topo.n_routers else 0)
+    share = min(1.0, prep.cfg["run"]["max_imbalance"] / nranks)
+    n_local = int(math.ceil(topo.n_routers * share))
+    name = {NH.NH_NONE: "none", NH.NH_MASKS: "masks"}.get(kind) or f"ports ({np.dtype(entry).name})"
+    return name, NH.fixed_bytes(kind, entry, n_local, topo.n_routers)
+
+
 def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState]:
     cfg = prep.cfg
     topo = prep.topo
-    from models.metrics import is_symmetric
     out = []
     hist_max = cfg["measure"]["latency_hist_max"]
     plan = prep.plan
@@ -684,8 +729,8 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         z = np.zeros(0, np.int32)
         msgs = dict(msg_off=np.zeros(topo.n_endpoints + 1, np.int64), msg_dst=z, msg_pkts=z,
                     msg_left=z, msg_recv=z)
-    # next-hop masks, for kernels that read them, built from the distances (undirected links)
-    nh_masks = kernel.next_hop_masks and is_symmetric(prep.dist)
+    # next-hop tables, for kernels that read them, built from the distances (undirected links)
+    nh = next_hop_table_of(prep)
     for q in parts_here:
         ps = PartState(topo, prep.link_latency, owner, q, prep.rp, ep_active=prep.traffic.active,
                        window=window, hist_max=hist_max)
@@ -702,8 +747,8 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         prm[cycle.PR_NCLS] = plan.vcs_needed
         prm[cycle.PR_MONO] = int(bool(kernel.monotone(plan)))
         prm[cycle.PR_E] = topo.n_endpoints
-        if nh_masks:
-            ps.use_next_hop_masks(prep.dist)
+        if nh:
+            ps.use_next_hop_table(prep.dist, max_degree=int(topo.degree.max()))
         out.append(ps)
     return out
 
@@ -1087,7 +1132,18 @@ class Engine:
             "window": self.window,
             "lookahead": self.lookahead,
             "peak_rss_mb": self._peak_rss_mb(),
+            "next_hops": self._next_hops(),
         }
+
+    def _next_hops(self) -> dict:
+        """The kind of the parts' next-hop tables, their bytes (all ranks) and the largest
+        rank's (``none``, 0: the routing scans the distance rows)."""
+        parts = self.group.parts
+        kind = parts[0].next_hops["kind"] if parts else "none"
+        mine = sum(p.next_hops["bytes"] for p in parts)
+        total = int(self.group.sum(np.array([mine], np.int64))[0])
+        most = int(self.group.max(np.array([mine], np.int64))[0])
+        return {"kind": kind, "bytes": total, "bytes_max_rank": most}
 
     def _peak_rss_mb(self) -> float:
         """The largest peak resident memory of any rank's process so far, in MB (10^6 bytes)."""

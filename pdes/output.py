@@ -106,6 +106,9 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     tm.attrs["lookahead"] = int(res["lookahead"])
     if res.get("peak_rss_mb") is not None:
         tm.attrs["peak_rss_mb"] = float(res["peak_rss_mb"])
+    if res.get("next_hops") is not None:
+        tm.attrs["next_hop_table"] = res["next_hops"]["kind"]
+        tm.attrs["next_hop_bytes"] = int(res["next_hops"]["bytes"])
     if res.get("restarted_from_cycle") is not None:
         tm.attrs["restarted_from_cycle"] = int(res["restarted_from_cycle"])
     if partition is not None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from models.jit import njit
 from pdes.kernels import cycle, generate
+from pdes.kernels import nexthop as NH
 from pdes.kernels.layout import HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NSAMPLE, NSTAT
 from pdes.timing import KernelTiming
 
@@ -86,25 +87,6 @@ def _line_aligned_zeros(shape):
     raw = np.zeros(n + 16, dtype=np.int32)
     off = (-raw.ctypes.data % 64) // 4
     return raw[off:off + n].reshape(shape)
-
-
-@njit
-def min_next_hops(router_gid, port_off, n_epp, out_nbr, dist, out):
-    """``out[k, d]``: bit ``j`` set when network port ``j`` of local router ``k`` leads to a
-    neighbour one step closer to router ``d`` (``dist`` must be symmetric)."""
-    R = dist.shape[0]
-    for k in range(router_gid.shape[0]):
-        rg = router_gid[k]
-        for d in range(R):
-            out[k, d] = 0
-        lo = port_off[k] + n_epp[k]
-        for Q in range(lo, port_off[k + 1]):
-            bit = np.uint32(1) << np.uint32(Q - lo)
-            nb = out_nbr[Q]
-            for d in range(R):
-                dd = np.int64(dist[rg, d])
-                if dd != 255 and dd != 0 and np.int64(dist[nb, d]) == dd - 1:
-                    out[k, d] |= bit
 
 
 @njit
@@ -388,7 +370,16 @@ class PartState:
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
                            g_off=g_off, g_nbr=g_nbr, g_chan=g_chan, snap=snap, **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
-        self.arrays["nh_min"] = np.zeros((1, 1), np.uint32)
+        self._no_next_hops()
+
+    def _no_next_hops(self) -> None:
+        """Stand-ins for the next-hop table (the routing scans the distance rows)."""
+        self.arrays.update(nh_min=np.zeros((1, 1), np.uint32), nh_port=np.zeros((1, 1), np.uint8),
+                           nh_blk=np.zeros((1, 1, 2), np.uint64), nh_off=np.zeros(2, np.uint32),
+                           nh_cand=np.zeros(1, np.uint8))
+        self.prm[cycle.PR_NHMIN] = NH.NH_NONE
+        self.prm[cycle.PR_NHMULTI] = 0
+        self.next_hops = {"kind": "none", "bytes": 0, "multi": 0, "candidates": 0}
         self._args = None
 
     def bind_routing(self, kernel, ctx, ap) -> None:
@@ -398,25 +389,59 @@ class PartState:
         self.ctx = ctx
         self.ap = ap
 
-    def use_next_hop_masks(self, dist) -> bool:
-        """Give minimal routing per-router next-hop bit masks (``nR x R`` uint32) instead of
-        the distance rows it would scan per head flit (one load instead of one per port).
+    def use_next_hop_table(self, dist, kind: str = "auto", max_degree: int | None = None) -> str:
+        """Give minimal routing a next-hop table of the part's routers (rows ``nR x R``)
+        instead of the distance rows it would scan per head flit; returns its kind.
 
-        Only for routers with at most 32 network ports and a symmetric distance table
-        (undirected links); returns whether the table is used.  Results are the same
-        either way (same ports, same order).
+        ``auto``: bit masks (``nR x R`` uint32, one load) where every router has at most
+        32 network ports, else the port table (``nR x R`` uint8 or uint16 entries, one
+        load where the minimal port is unique, a CSR list of candidates where it is not;
+        :mod:`pdes.kernels.nexthop`).  ``masks`` or ``ports`` ask for one kind (``masks``
+        only where it fits).  ``max_degree``: the most network ports of any router of the
+        network (the engine passes it so that every part builds the same kind; default:
+        of the part's routers).  ``dist`` must be symmetric (undirected links).  Results are
+        the same with any kind or none (same ports, same order, same draws).
         """
-        deg = np.diff(self.arrays["port_off"]) - self.arrays["n_epp"]
-        if deg.size and deg.max() > 32:
-            return False
-        nh = np.empty((self.nR, dist.shape[0]), dtype=np.uint32)
-        min_next_hops(self.arrays["router_gid"].astype(np.int64), self.arrays["port_off"].astype(np.int64),
-                      self.arrays["n_epp"].astype(np.int64), self.arrays["out_nbr"].astype(np.int64),
-                      dist, nh)
-        self.arrays["nh_min"] = nh
-        self.prm[cycle.PR_NHMIN] = 1
+        self._no_next_hops()
+        a = self.arrays
+        deg = np.diff(a["port_off"]) - a["n_epp"]
+        if max_degree is None:
+            max_degree = int(deg.max()) if deg.size else 0
+        mk, entry = NH.table_kind(max_degree)
+        if kind == "ports" and mk == NH.NH_MASKS:
+            mk, entry = NH.NH_PORTS, np.uint8
+        if kind == "masks" and mk != NH.NH_MASKS:
+            raise ValueError("next-hop masks need at most 32 network ports per router")
+        args = (a["router_gid"].astype(np.int64), a["port_off"].astype(np.int64),
+                a["n_epp"].astype(np.int64), a["out_nbr"].astype(np.int64), dist)
+        R = dist.shape[0]
+        if mk == NH.NH_MASKS:
+            nh = np.empty((self.nR, R), dtype=np.uint32)
+            NH.min_next_hop_masks(*args, nh)
+            a["nh_min"] = nh
+            self.next_hops = {"kind": "masks", "bytes": int(nh.nbytes), "multi": 0, "candidates": 0}
+        elif mk == NH.NH_PORTS:
+            n_multi, n_cand = NH.port_table_sizes(*args)
+            if n_cand >= 2 ** 32:          # uint32 offsets: keep scanning
+                self._no_next_hops()
+                return "none"
+            multi = int(np.iinfo(entry).max)
+            ent = np.empty((self.nR, R), dtype=entry)
+            blk = np.empty((self.nR, (R + 63) // 64, 2), dtype=np.uint64)
+            off = np.empty(n_multi + 1, dtype=np.uint32)
+            cand = np.empty(max(n_cand, 1), dtype=entry)
+            NH.build_port_table(*args, multi, ent, blk, off, cand)
+            a.update(nh_port=ent, nh_blk=blk, nh_off=off, nh_cand=cand)
+            self.prm[cycle.PR_NHMULTI] = multi
+            self.next_hops = {"kind": f"ports ({np.dtype(entry).name})",
+                              "bytes": int(ent.nbytes + blk.nbytes + off.nbytes + cand.nbytes),
+                              "multi": int(n_multi), "candidates": int(n_cand)}
+        else:
+            self._no_next_hops()
+            return "none"
+        self.prm[cycle.PR_NHMIN] = mk
         self._args = None
-        return True
+        return self.next_hops["kind"]
 
     def reserve_records(self, n: int) -> None:
         """Grow the record pool, if needed, so that ``n`` more records can be taken (never

@@ -252,25 +252,28 @@ def test_next_hop_masks_change_no_result(sets, monkeypatch):
     cfg = cfg_of(*sets)
     prep = prepare(cfg)
     used = []
-    orig = PartState.use_next_hop_masks
+    orig = PartState.use_next_hop_table
 
-    def spy(self, dist):
-        used.append(orig(self, dist))
+    def spy(self, dist, **kw):
+        used.append(orig(self, dist, **kw))
         return used[-1]
-    monkeypatch.setattr(PartState, "use_next_hop_masks", spy)
+    monkeypatch.setattr(PartState, "use_next_hop_table", spy)
     with_masks = run_local(cfg, prep=prep)
-    assert used and all(used)
-    monkeypatch.setattr(PartState, "use_next_hop_masks", lambda self, dist: False)
+    assert used and all(u == "masks" for u in used)
+    monkeypatch.setattr(PartState, "use_next_hop_table", lambda self, dist, **kw: "none")
     same_results(with_masks, run_local(cfg, prep=prep))
 
 
 def test_next_hop_masks_mark_exactly_the_minimal_ports():
+    """Bit j of nh_min[k, d] is set exactly when network port j of router k is one step closer
+    to d."""
     from pdes.engine import make_parts
     from pdes.state import PartState
     prep = prepare(cfg_of("topology.name=bdf", "topology.u=5", "topology.p=3"))
     part = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 10)[0]
     nh = part.arrays["nh_min"]
     assert isinstance(part, PartState) and nh.shape == (prep.topo.n_routers,) * 2
+    assert part.next_hops == {"kind": "masks", "bytes": nh.nbytes, "multi": 0, "candidates": 0}
     d = prep.dist.astype(np.int64)
     a = part.arrays
     for k in range(part.nR):

@@ -54,6 +54,12 @@ CASES = {
                       "topology.p=2", "routing.algorithm=nar", "routing.th_min=0.05",
                       "router.buffer_policy=shared", "router.private_vc_flits=2",
                       "traffic.load=0.8", "measure.drain_cycles=300"],
+    # more than 32 network ports: minimal next hops from the port table of each rank's routers
+    "rr40-min": ["topology.name=random_regular", "topology.routers=90", "topology.degree=40",
+                 "topology.p=3", "traffic.load=0.8", "router.num_vcs=3"],
+    "rr40-ugal_l": ["topology.name=random_regular", "topology.routers=90", "topology.degree=40",
+                    "topology.p=3", "routing.algorithm=ugal_l", "traffic.load=0.8",
+                    "router.num_vcs=4", "measure.drain_cycles=300"],
 }
 
 

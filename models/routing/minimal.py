@@ -24,7 +24,8 @@ from models.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.paths import eject_port, hop_class, min_port_adaptive, target_of
 from pdes.kernels.bits import popcount, trailing_zeros
-from pdes.kernels.cycle import PR_NHMIN, PR_SEED
+from pdes.kernels.cycle import PR_NHMIN, PR_NHMULTI, PR_SEED
+from pdes.kernels.nexthop import NH_MASKS, NH_PORTS, table_port
 from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_SEQ, F_SRC, OK
 from pdes.kernels.plugin import RoutingKernel, register_kernel
 from pdes.kernels.rng import P_ROUTE, below
@@ -119,9 +120,10 @@ NoTables = namedtuple("NoTables", [])
 
 @njit_inline
 def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
-    """Minimal routing: a random minimal next hop, one load of the next-hop masks where the
-    engine built them (``prm[PR_NHMIN]``), else a scan of the distance row; class = hops
-    taken (``ap[0] = 0``) or 0 (``ap[0] = 1``, phase classes without an intermediate)."""
+    """Minimal routing: a random minimal next hop, from the part's next-hop table where the
+    engine built one (``prm[PR_NHMIN]``: one load of the masks or of the port entry, a
+    CSR list where several ports are minimal), else a scan of the distance row; class =
+    hops taken (``ap[0] = 0``) or 0 (``ap[0] = 1``, phase classes without an intermediate)."""
     dr = rec[fid, F_DSTR]
     hp = rec[fid, F_HOPS]
     ovc = hp if ap[0] == 0 else 0
@@ -129,7 +131,7 @@ def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
     if dr == rg:
         op = plo + (rec[fid, F_DST] - ports.ep_first[rg])
         ovc = 0
-    elif prm[PR_NHMIN] != 0:
+    elif prm[PR_NHMIN] == NH_MASKS:
         # bit j of nh_min[k, dr]: network port j is on a minimal path
         m = np.int64(tab.nh_min[k, dr])
         cnt = popcount(m)
@@ -141,6 +143,11 @@ def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
                     m &= m - 1
                     j -= 1
             op = plo + nepk + trailing_zeros(m)
+    elif prm[PR_NHMIN] == NH_PORTS:
+        j = table_port(tab, k, dr, prm[PR_NHMULTI], prm[PR_SEED], rec[fid, F_SRC], rec[fid, F_SEQ],
+                       P_ROUTE + 64 * hp)
+        if j >= 0:
+            op = plo + nepk + j
     else:
         dist = tab.dist
         out_nbr = ports.out_nbr

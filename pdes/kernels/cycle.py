@@ -126,9 +126,11 @@ Ports.__doc__ = ("the part's routers and ports: CSR offsets, link ends and laten
                  "buffer capacities (flits per VC of each input port, credits per VC of each "
                  "sender) and where the slots of each ring beyond the hot planes lie")
 Tables = namedtuple("Tables", ['dest_table', 'dest_table2', 'dest_set_a', 'dest_set_b', 'dist',
-                               'nh_min', 'g_off', 'g_nbr', 'g_chan', 'snap'])
-Tables.__doc__ = ("global tables: traffic destinations, distances, minimal next-hop masks, the "
-                  "router graph (CSR: g_off, g_nbr, g_chan) and its channel occupancy snapshot")
+                               'nh_min', 'nh_port', 'nh_blk', 'nh_off', 'nh_cand', 'g_off',
+                               'g_nbr', 'g_chan', 'snap'])
+Tables.__doc__ = ("global tables: traffic destinations, distances, the part's minimal next-hop "
+                  "table (masks or ports, pdes.kernels.nexthop), the router graph (CSR: g_off, "
+                  "g_nbr, g_chan) and its channel occupancy snapshot")
 Messages = namedtuple("Messages", ['msg_off', 'msg_dst', 'msg_pkts', 'msg_left', 'msg_recv',
                                    'ep_msg_ptr', 'ep_cur_msg'])
 Messages.__doc__ = "finite workloads: message tables and per-endpoint progress"
@@ -187,12 +189,14 @@ PR_MONO = 23       # 1 = the engine checks that VC classes never decrease along 
 PR_FINITE = 24     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
 PR_SCHED = 25      # finite: 0 = all messages posted at once (packets interleaved round-robin),
                    #         1 = staggered (one message after the other, in table order)
-PR_NHMIN = 26      # 1 = tab.nh_min holds minimal next-hop masks (routing kernels that read them)
+PR_NHMIN = 26      # minimal next-hop table of the part (pdes.kernels.nexthop): 0 = none (scan the
+                   # distance rows), 1 = masks in tab.nh_min, 2 = ports in tab.nh_port ...
 PR_CHX = 27        # cycles every channel (link, endpoint, credit) adds to its latency
 PR_ECD = 28        # credit delay of the credits returned to a source endpoint
 PR_HOT = 29        # hot planes of the rings: slots below it are slot-major (every VC has them)
 PR_PRIV = 30       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
-NPRM = 31
+PR_NHMULTI = 31    # the value of a tab.nh_port entry with several minimal ports (PR_NHMIN = 2)
+NPRM = 32
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 

@@ -61,10 +61,11 @@ class RoutingKernel:
     ``kernel_params``, which must be exactly ``knobs`` (default: ``params``,
     taken as they are).  ``monotone(plan)``: whether the
     engine checks that VC classes never decrease along a path.
-    ``next_hop_masks``: the algorithm reads ``tab.nh_min`` (bit ``j`` of
-    ``nh_min[k, d]``: network port ``j`` of local router ``k`` is on a
-    minimal path to router ``d``), built by the engine where it fits
-    (``prm[PR_NHMIN] = 1``), else ``tab.dist``.
+    ``next_hop_masks``: the algorithm reads the part's minimal next-hop
+    table, built by the engine where it fits (:mod:`pdes.kernels.nexthop`;
+    ``prm[PR_NHMIN] = 1``: bit ``j`` of ``tab.nh_min[k, d]`` is set when
+    network port ``j`` of local router ``k`` is on a minimal path to router
+    ``d``; ``2``: ``tab.nh_port`` and its lists), else ``tab.dist``.
     """
 
     module: str

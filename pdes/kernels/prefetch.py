@@ -23,6 +23,8 @@ def _emit(context, builder, aryty, ary_val, idx_vals, idx_tys):
         cgutils.unpack_tuple(builder, ary.strides, aryty.ndim), aryty.layout,
         idx + [zero] * (aryty.ndim - len(idx)), wraparound=False, boundscheck=False)
     i32 = ir.IntType(32)
+    # one declaration for every element type: the intrinsic takes a byte pointer
+    ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
     fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
     fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
     # read access, high temporal locality, data cache

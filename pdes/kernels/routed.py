@@ -28,6 +28,7 @@ from pdes.kernels.buffers import shared_free, shared_room
 from pdes.kernels.layout import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_DSTR, F_HOPS, F_PHASE, OK)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
 HAS_SOURCE = False  # routing import
+from pdes.kernels.nexthop import NH_MASKS
 from pdes.kernels.prefetch import prefetch, prefetch2
 
 
@@ -189,6 +190,7 @@ def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx
     """2. Routers: switch allocation, then route computation and VC allocation, per router."""
     port_off = ports.port_off
     nh_min = tab.nh_min
+    nh_port = tab.nh_port
     rec = pool.rec
     ib_id, ib_head, ib_cnt, iv_alloc = inb.ib_id, inb.ib_head, inb.ib_cnt, inb.iv_alloc
     nv, pkt, use_nh, hot = prm[PR_NV], prm[PR_PKT], prm[PR_NHMIN], prm[PR_HOT]
@@ -214,14 +216,18 @@ def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx
                 prefetch(rec, ib_id[h * nIV + ivc])
                 prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
         if use_nh != 0 and k + PF_ROUTERS < nR:
-            # ... and, nearer, the next-hop masks those records will read
+            # ... and, nearer, the next-hop table entries those records will read
             k2 = k + PF_ROUTERS
             for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
                 h = ib_head[ivc]
                 h = h if h < hot else 0
                 h2 = h + 1 if h + 1 < hot else 0
                 behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
-                prefetch2(nh_min, k2, rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR])
+                dr = rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR]
+                if use_nh == NH_MASKS:
+                    prefetch2(nh_min, k2, dr)
+                else:
+                    prefetch2(nh_port, k2, dr)
         status = switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr)
         if status != OK:
             return status
