@@ -115,6 +115,8 @@ def main():
     ap.add_argument("--full-load", action="store_true",
                     help="report the accepted load at offered load 1.0 instead (one run per "
                          "cell; adaptive routings accept less there than at saturation)")
+    ap.add_argument("--traffic", nargs="+", default=["uniform", "worst_case"],
+                    choices=["uniform", "worst_case"], help="traffic patterns (default: both)")
     ap.add_argument("--galaxyfly", action="store_true",
                     help="min/nar/nal/nag on small Galaxyfly instances instead")
     ap.add_argument("--th-min", type=float, default=0.8, help="Galaxyfly: routing.th_min")
@@ -132,7 +134,7 @@ def main():
         name, sets, algs, paper, bound = INSTANCES[key]
         print(f"\n{name}: minimal bound under the worst case {bound}")
         print(f"  {'traffic':<10} " + " ".join(f"{a:>17}" for a in algs))
-        for pattern in ("uniform", "worst_case"):
+        for pattern in args.traffic:
             t = time.time()
             row = [accepted(sets, alg, pattern, args.cycles, args.set, args.saturation)
                    for alg in algs]
