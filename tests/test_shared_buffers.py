@@ -12,12 +12,13 @@ from models.errors import ParameterError
 from pdes import booksim
 from pdes import checkpoint as K
 from pdes import config as C
-from pdes.engine import CheckpointPlan, CheckpointStop, make_parts, prepare, run_local
+from pdes.engine import CheckpointPlan, CheckpointStop, prepare, run_local
 from pdes.kernels import cycle
 from pdes.kernels.layout import F_VC, OK
 
 sys.path.insert(0, os.path.dirname(__file__))
 from anynet_helpers import ring  # noqa: E402
+from test_buffers import one_part  # noqa: E402
 from test_engine import same_results  # noqa: E402
 
 FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=400", "measure.sample_period=100",
@@ -30,11 +31,6 @@ SAT = ["traffic.load=0.95"]     # saturated, but measured packets arrive (no NaN
 
 def cfg_of(*sets):
     return C.resolve({}, [*FAST, *sets])
-
-
-def one_part(prep):
-    (part,) = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 1)
-    return part
 
 
 def test_default_policy_is_private():

@@ -15,7 +15,7 @@ slot ``w`` of input VC ``ivc`` is ``ib_id[w * nIV + ivc]`` below ``hot`` and
 ``ib_id[iv_deep[ivc] + w]`` from there on; credit ``w`` of key ``k`` is
 ``cr_t[w * nK + k]``, or ``cr_t[cr_deep[k] + w]``.
 """
-from models.jit import njit_borrow
+from models.jit import njit_borrow, njit_inline
 
 
 @njit_borrow
@@ -59,6 +59,22 @@ def queue_credit(cr_t, cr_head, cr_cnt, nK, hot, cr_deep, cap, k, arr):
     return True
 
 
+@njit_inline
+def absorb_credits(cr_t, cr_head, cr_cnt, cred, nK, hot, cr_deep, cap, kk, t):
+    """Add to ``cred[kk]`` the credits of key ``kk`` that have arrived by cycle ``t`` and drop
+    them from its FIFO.  The stages on the default path write this loop out where they
+    need it (an inline call there measured slower); the shared-buffer path calls it."""
+    n = cr_cnt[kk]
+    if n > 0:
+        h = cr_head[kk]
+        while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
+            cred[kk] += 1
+            n -= 1
+            h = h + 1 if h + 1 < cap else 0
+        cr_cnt[kk] = n
+        cr_head[kk] = h if n > 0 else 0
+
+
 @njit_borrow
 def shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv, cap, priv, s, t):
     """Free shared flits of the input port that sender ``s`` feeds (a shared buffer: each
@@ -74,15 +90,7 @@ def shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv, cap, 
     used = 0
     for v in range(nv):
         kk = s * nv + v
-        n = cr_cnt[kk]
-        if n > 0:
-            h = cr_head[kk]
-            while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
-                cred[kk] += 1
-                n -= 1
-                h = h + 1 if h + 1 < cap else 0
-            cr_cnt[kk] = n
-            cr_head[kk] = h if n > 0 else 0
+        absorb_credits(cr_t, cr_head, cr_cnt, cred, nK, hot, cr_deep, cap, kk, t)
         c = cap - cred[kk] + cr_res[kk]
         if c > priv:
             used += c - priv
