@@ -537,7 +537,11 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
             if oq_cnt[op] == 0:
                 oq_ready[op] = t + sadel + stdel
             oq_cnt[op] += 1
-            tail = rec[fid, F_FLIT] == pkt - 1
+            # every flit of a one-flit packet is its tail: its record (left the caches since
+            # it was routed) is not read for that
+            tail = pkt == 1
+            if not tail:
+                tail = rec[fid, F_FLIT] == pkt - 1
             ib_cnt[ivc] -= 1
             if ib_cnt[ivc] == 0:
                 ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
