@@ -272,6 +272,9 @@ class PartState:
         prm[cycle.PR_M1] = np.iinfo(np.int32).max
         prm[cycle.PR_HOT] = hot
         prm[cycle.PR_PRIV] = rp.private_flits
+        # the stages' prefetch pipelines, for a part whose VC state outgrows the caches (on a
+        # smaller one they cost more than they save); they never change a result
+        prm[cycle.PR_PF] = 1 if nP * nv >= cycle.PF_MIN_VCS else 0
         self.prm = prm
 
         i32 = np.int32

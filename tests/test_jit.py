@@ -106,6 +106,8 @@ def test_engine_never_indexes_negatively(tmp_path):
         import numpy as np
         from pdes import config as C
         from pdes.engine import prepare, run_local
+        from pdes.kernels import cycle
+        cycle.PF_MIN_VCS = 0          # the stages' prefetch pipelines on
         CASES = [
             ["traffic.load=0.9", "router.packet_size=3", "router.link_latency=2"],
             ["routing.algorithm=ugal_l", "router.num_vcs=4", "traffic.pattern=randperm"],
@@ -116,6 +118,7 @@ def test_engine_never_indexes_negatively(tmp_path):
             ["routing.algorithm=layered", "routing.layers=3", "router.num_vcs=4"],
             ["routing.algorithm=ugal_g", "router.num_vcs=4"],
             ["traffic.pattern=alltoall", "traffic.message_packets=2"],
+            ["router.buffer_flits=0", "router.vc_buffer_flits=0", "router.packet_size=2"],
         ]
         for sets in CASES:
             cfg = C.resolve({}, ["measure.warmup_cycles=200", "measure.measure_cycles=300",
@@ -126,7 +129,7 @@ def test_engine_never_indexes_negatively(tmp_path):
             print("ok", sets[0], res["summary"]["accepted_load"])
         """, tmp_path, NUMBA_BOUNDSCHECK="1")
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.count("ok ") == 8, r.stdout
+    assert r.stdout.count("ok ") == 9, r.stdout
 
 
 def test_cache_directory_is_keyed_on_every_source(tmp_path):

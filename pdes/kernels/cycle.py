@@ -82,6 +82,18 @@ Sweeps over all VCs of a router build their lists of candidates without
 branches on the VC state (a branch per VC on random occupancy mispredicts
 often enough to dominate the sweep).
 
+The stages are bound by memory latency: a flit's record, its ring slots, the
+VC state it joins and the credit FIFO of its sender were written one or more
+cycles earlier and have left the caches, and each is reached through a chain
+of dependent loads.  On a part whose VC state outgrows the caches
+(``prm[PR_PF]``, from ``PF_MIN_VCS`` input VCs) the router and output stages
+run software pipelines of prefetches over the routers ahead: the VCs (ports)
+of a router a few routers ahead that have work this cycle are listed, and at
+each later router the list asks for the next link of every chain (ring slot,
+then record, then next-hop entry or the input VC the flit joins), so the
+misses overlap with the work of the routers in between.  A prefetch never
+changes a result.
+
 Everything a router does in cycle ``t`` takes effect at another router from
 ``t + latency >= t + 1``, so the order in which routers are visited does not
 matter.  Flits and credits for routers owned by another state (rank) go to
@@ -156,7 +168,8 @@ Stats = namedtuple("Stats", ['st', 'smp', 'hist_plat', 'hist_nlat', 'hist_hops',
 Stats.__doc__ = "integer statistics, sample counters, histograms, per-link/endpoint counts"
 Scratch = namedtuple("Scratch", ['va_best', 'va_who', 'touched', 'cand_ivc', 'cand_p', 'va_ovc',
                                  'req_ivc', 'req_pin', 'req_out', 'bucket', 'out_nreq',
-                                 'out_list', 'out_start', 'out_fill', 'cls_of'])
+                                 'out_list', 'out_start', 'out_fill', 'pf_l', 'pf_o',
+                                 'cls_of'])
 Scratch.__doc__ = "per-router scratch of the allocators (views of one array) and VC -> class"
 GROUPS = (Ports, Tables, Messages, Credits, Pool, InputVCs, Outputs, Sources, Outbox, Stats)
 """The state groups :func:`advance` takes after ``prm``, in order (scratch: an array)."""
@@ -196,18 +209,20 @@ PR_ECD = 28        # credit delay of the credits returned to a source endpoint
 PR_HOT = 29        # hot planes of the rings: slots below it are slot-major (every VC has them)
 PR_PRIV = 30       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
 PR_NHMULTI = 31    # the value of a tab.nh_port entry with several minimal ports (PR_NHMIN = 2)
-NPRM = 32
+PR_PF = 32         # 1 = the router and output stages prefetch through their pipelines
+NPRM = 33
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
-PF_ROUTERS = 1     # prefetch distance of the router loop (routers): next-hop masks; records at 2x
-PF_PORTS = 16      # ... and of the output loop (ports)
+PF_ROUTERS = 1     # step of the router stage's prefetch pipeline (routers ahead per stage)
+PF_OUT = 4         # depth of the output stage's prefetch pipeline (routers)
+PF_MIN_VCS = 65536  # input VCs of a part from which the pipelines are on (prm[PR_PF])
 
 
 @njit
 def scratch_per_port(nv, speed):
     """Scratch entries per router port needed by :func:`advance`."""
-    return 6 * nv + 4 * speed + 6
+    return 14 * nv + 4 * speed + 26
 
 
 @njit
@@ -240,6 +255,13 @@ def make_scratch(prm, scr):
         out_list=scr[base2 + maxp:base2 + 2 * maxp],
         out_start=scr[base2 + 2 * maxp:base2 + 3 * maxp],
         out_fill=scr[base2 + 3 * maxp:base2 + 4 * maxp],
+        # the router stage's prefetch pipeline: for each of 4 routers (by index mod 4),
+        # its count of VCs with work, then the VCs (m) and their input ports (m)
+        pf_l=scr[base2 + 4 * maxp:base2 + 4 * maxp + 4 * (2 * m + 1)],
+        # the output stage's: for each of 8 routers, its count of ports sending this cycle,
+        # then the ports (maxp)
+        pf_o=scr[base2 + 4 * maxp + 4 * (2 * m + 1):
+                 base2 + 4 * maxp + 4 * (2 * m + 1) + 8 * (maxp + 1)],
         cls_of=cls_of)
     for i in range(maxp):
         out.out_nreq[i] = 0
@@ -609,7 +631,7 @@ def hist_bin(v, hmax):
 
 
 @njit_borrow
-def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
+def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
     """3. Output ports: one flit per port onto its link or to its endpoint (ejection)."""
     port_off, out_lat, out_dest = ports.port_off, ports.out_lat, ports.out_dest
     out_cut, out_ep, in_cap, iv_deep = ports.out_cut, ports.out_ep, ports.in_cap, ports.iv_deep
@@ -626,100 +648,151 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats):
     ep_del = stats.ep_del
     nv, oqcap, pkt, hot = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT]
     rdel, elat, m0, m1, hmax = prm[PR_RD], prm[PR_ELAT], prm[PR_M0], prm[PR_M1], prm[PR_HMAX]
-    focap, finite, chx = prm[PR_FOCAP], prm[PR_FINITE], prm[PR_CHX]
+    focap, finite, chx, pf = prm[PR_FOCAP], prm[PR_FINITE], prm[PR_CHX], prm[PR_PF]
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
     n_hops_bins = hist_hops.shape[0]
     top = pool.rec_top[0]
-    for P in range(nP):
-        if P + PF_PORTS < nP:
-            # unconditionally (an empty queue's front is its hot slot 0): a branch on
-            # the random occupancy would mispredict
-            fq = oq_id[oq_head[P + PF_PORTS] * nP + P + PF_PORTS]
-            prefetch(rec, fq)
-            # and, for an ejection port, the cold half its statistics read (on other
-            # ports a fixed, hot row: no branch)
-            prefetch(rec_c, fq if out_ep[P + PF_PORTS] >= 0 else 0)
-        if oq_ready[P] > t:       # NEVER while empty
+    nR = port_off.shape[0] - 1
+    pf_o = scr.pf_o
+    mo = pf_o.shape[0] // 8 - 1
+    for k in range(-PF_OUT, nR):
+        # Prefetch, a software pipeline over the routers ahead (as in the router stage):
+        # the ports of router k + 4 that send a flit this cycle are listed and ask for the
+        # front's output queue slot (and the next slot's ready cycle); three routers ahead
+        # they ask for the record, two ahead for the state of the input VC it joins, one
+        # ahead for the ring slot it takes there
+        ka = k + PF_OUT
+        if pf != 0 and ka < nR:
+            la = (ka & 7) * (mo + 1)
+            n = 0
+            for P in range(port_off[ka], port_off[ka + 1]):
+                pf_o[la + 1 + n] = P
+                n += oq_ready[P] <= t
+            pf_o[la] = n
+            for i in range(n):
+                P = pf_o[la + 1 + i]
+                h = oq_head[P]
+                prefetch(oq_id, h * nP + P)
+                h = h + 1 if h + 1 < oqcap else 0
+                prefetch(oq_rdy, h * nP + P)
+        kb = k + PF_OUT - 1
+        if pf != 0 and kb >= 0 and kb < nR:
+            lb = (kb & 7) * (mo + 1)
+            for i in range(pf_o[lb]):
+                P = pf_o[lb + 1 + i]
+                fq = oq_id[oq_head[P] * nP + P]
+                prefetch(rec, fq)
+                if out_ep[P] >= 0:
+                    prefetch(rec_c, fq)
+        kc = k + PF_OUT - 2
+        if pf != 0 and kc >= 0 and kc < nR:
+            lc = (kc & 7) * (mo + 1)
+            for i in range(pf_o[lc]):
+                P = pf_o[lc + 1 + i]
+                D = out_dest[P]
+                if D >= 0:
+                    v = D * nv + rec[oq_id[oq_head[P] * nP + P], F_VC]
+                    prefetch(ib_head, v)
+                    prefetch(ib_cnt, v)
+                    prefetch(iv_deep, v)
+                    prefetch(iv_alloc, v)
+        kd = k + PF_OUT - 3
+        if pf != 0 and kd >= 0 and kd < nR:
+            ld = (kd & 7) * (mo + 1)
+            for i in range(pf_o[ld]):
+                P = pf_o[ld + 1 + i]
+                D = out_dest[P]
+                if D >= 0:
+                    v = D * nv + rec[oq_id[oq_head[P] * nP + P], F_VC]
+                    w = ib_head[v] + ib_cnt[v]
+                    w = w - in_cap[D] if w >= in_cap[D] else w
+                    pos = w * nIV + v if w < hot else iv_deep[v] + w
+                    prefetch(ib_id, pos)
+                    prefetch(ib_rdy, pos)
+        if k < 0:
             continue
-        fid = oq_id[oq_head[P] * nP + P]
-        oq_cnt[P] -= 1
-        if oq_cnt[P] == 0:
-            oq_head[P] = 0
-            oq_ready[P] = NEVER
-        else:
-            oq_head[P] += 1
-            if oq_head[P] == oqcap:
+        for P in range(port_off[k], port_off[k + 1]):
+            if oq_ready[P] > t:       # NEVER while empty
+                continue
+            fid = oq_id[oq_head[P] * nP + P]
+            oq_cnt[P] -= 1
+            if oq_cnt[P] == 0:
                 oq_head[P] = 0
-            oq_ready[P] = oq_rdy[oq_head[P] * nP + P]
-        smp[C_MOVES] += 1
-        st[S_LAST_MOVE] = t
-        e = out_ep[P]
-        if e >= 0:
-            # ejection: delivered after the endpoint channel latency
-            td = t + elat + chx
-            st[S_DELIVERED_FLITS] += 1
-            st[S_INFLIGHT] -= 1
-            smp[C_DELIVERED] += 1
-            # counted in the window by the cycle the flit leaves the network (as the samples
-            # are): the window starts at a sample boundary decided only then, so a delivery
-            # cycle td = t + elat + chx would miss the flits that left just before it
+                oq_ready[P] = NEVER
+            else:
+                oq_head[P] += 1
+                if oq_head[P] == oqcap:
+                    oq_head[P] = 0
+                oq_ready[P] = oq_rdy[oq_head[P] * nP + P]
+            smp[C_MOVES] += 1
+            st[S_LAST_MOVE] = t
+            e = out_ep[P]
+            if e >= 0:
+                # ejection: delivered after the endpoint channel latency
+                td = t + elat + chx
+                st[S_DELIVERED_FLITS] += 1
+                st[S_INFLIGHT] -= 1
+                smp[C_DELIVERED] += 1
+                # counted in the window by the cycle the flit leaves the network (as the samples
+                # are): the window starts at a sample boundary decided only then, so a delivery
+                # cycle td = t + elat + chx would miss the flits that left just before it
+                if t >= m0 and t < m1:
+                    st[S_DELIVERED_WIN] += 1
+                    ep_del[e] += 1
+                if td > st[S_LAST_DELIVERY]:
+                    st[S_LAST_DELIVERY] = td
+                if rec[fid, F_FLIT] == pkt - 1:
+                    if finite != 0:
+                        m = rec_c[fid, F_AUX - NF_HOT]
+                        msg_recv[m] += 1
+                        if msg_recv[m] == msg_pkts[m]:
+                            # message complete: its latency is the completion cycle (posted at 0)
+                            hist_msg[hist_bin(td, hmax)] += 1
+                    ct = rec_c[fid, F_CTIME - NF_HOT]
+                    if ct >= m0 and ct < m1:
+                        plat = td - ct
+                        nlat = td - rec_c[fid, F_ITIME - NF_HOT]
+                        hops = rec[fid, F_HOPS]
+                        st[S_DELIVERED_MEAS] += 1
+                        st[S_SUM_PLAT] += plat
+                        st[S_SUM_PLAT_SQ] += plat * plat
+                        st[S_SUM_NLAT] += nlat
+                        st[S_SUM_HOPS] += hops
+                        if plat > st[S_MAX_PLAT]:
+                            st[S_MAX_PLAT] = plat
+                        if nlat > st[S_MAX_NLAT]:
+                            st[S_MAX_NLAT] = nlat
+                        hist_plat[hist_bin(plat, hmax)] += 1
+                        hist_nlat[hist_bin(nlat, hmax)] += 1
+                        hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
+                rec_free[top] = fid
+                top += 1
+                continue
+            # network link
+            rec[fid, F_HOPS] += 1
+            arr = t + out_lat[P] + chx
             if t >= m0 and t < m1:
-                st[S_DELIVERED_WIN] += 1
-                ep_del[e] += 1
-            if td > st[S_LAST_DELIVERY]:
-                st[S_LAST_DELIVERY] = td
-            if rec[fid, F_FLIT] == pkt - 1:
-                if finite != 0:
-                    m = rec_c[fid, F_AUX - NF_HOT]
-                    msg_recv[m] += 1
-                    if msg_recv[m] == msg_pkts[m]:
-                        # message complete: its latency is the completion cycle (posted at 0)
-                        hist_msg[hist_bin(td, hmax)] += 1
-                ct = rec_c[fid, F_CTIME - NF_HOT]
-                if ct >= m0 and ct < m1:
-                    plat = td - ct
-                    nlat = td - rec_c[fid, F_ITIME - NF_HOT]
-                    hops = rec[fid, F_HOPS]
-                    st[S_DELIVERED_MEAS] += 1
-                    st[S_SUM_PLAT] += plat
-                    st[S_SUM_PLAT_SQ] += plat * plat
-                    st[S_SUM_NLAT] += nlat
-                    st[S_SUM_HOPS] += hops
-                    if plat > st[S_MAX_PLAT]:
-                        st[S_MAX_PLAT] = plat
-                    if nlat > st[S_MAX_NLAT]:
-                        st[S_MAX_NLAT] = nlat
-                    hist_plat[hist_bin(plat, hmax)] += 1
-                    hist_nlat[hist_bin(nlat, hmax)] += 1
-                    hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
-            rec_free[top] = fid
-            top += 1
-            continue
-        # network link
-        rec[fid, F_HOPS] += 1
-        arr = t + out_lat[P] + chx
-        if t >= m0 and t < m1:
-            link_flits[P] += 1
-        D = out_dest[P]
-        if D >= 0:
-            rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
-            enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
-                         iv_sa_at, iv_va_at, nIV, hot, iv_deep, in_cap[D], D * nv + rec[fid, F_VC],
-                         fid, rdy)
-        else:
-            cc = out_cut[P]
-            n = fo_cnt[cc]
-            if n >= focap:
-                return ERR_OUTBOX
-            row = cc * focap + n
-            for f in range(NF_HOT):
-                fo_rec[row, f] = rec[fid, f]
-            for f in range(NF_HOT, NF_USED):
-                fo_rec[row, f] = rec_c[fid, f - NF_HOT]
-            fo_t[row] = arr
-            fo_cnt[cc] = n + 1
-            rec_free[top] = fid
-            top += 1
+                link_flits[P] += 1
+            D = out_dest[P]
+            if D >= 0:
+                rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
+                enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
+                             iv_sa_at, iv_va_at, nIV, hot, iv_deep, in_cap[D], D * nv + rec[fid, F_VC],
+                             fid, rdy)
+            else:
+                cc = out_cut[P]
+                n = fo_cnt[cc]
+                if n >= focap:
+                    return ERR_OUTBOX
+                row = cc * focap + n
+                for f in range(NF_HOT):
+                    fo_rec[row, f] = rec[fid, f]
+                for f in range(NF_HOT, NF_USED):
+                    fo_rec[row, f] = rec_c[fid, f - NF_HOT]
+                fo_t[row] = arr
+                fo_cnt[cc] = n + 1
+                rec_free[top] = fid
+                top += 1
     pool.rec_top[0] = top
     return OK

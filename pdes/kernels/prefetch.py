@@ -13,6 +13,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from models.jit import njit_inline
+
 
 def _emit(context, builder, aryty, ary_val, idx_vals, idx_tys):
     ary = context.make_array(aryty)(context, builder, ary_val)
@@ -55,3 +57,15 @@ def prefetch2(typingctx, arr, i, j):
         return _emit(context, builder, signature.args[0], args[0], args[1:], signature.args[1:])
 
     return sig, codegen
+
+
+@njit_inline
+def prefetch_span(arr, lo, hi):
+    """Prefetch the cache lines holding ``arr[lo:hi]`` (a 1-D array)."""
+    if hi > lo:
+        step = 64 // arr.itemsize
+        i = lo
+        while i < hi:
+            prefetch(arr, i)
+            i += step
+        prefetch(arr, hi - 1)

@@ -22,14 +22,14 @@ reserves the packet's flits.
 """
 from models.jit import njit, njit_borrow, njit_inline
 from pdes.kernels.cycle import (
-    NEVER, PF_ROUTERS, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT, PR_PRIV, PR_VAD,
+    NEVER, PF_ROUTERS, PR_HOT, PR_PF, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT, PR_PRIV, PR_VAD,
     endpoint_stage, make_scratch, output_stage, switch_allocation)
 from pdes.kernels.buffers import shared_free, shared_room
 from pdes.kernels.layout import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_DSTR, F_HOPS, F_PHASE, OK)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
 HAS_SOURCE = False  # routing import
 from pdes.kernels.nexthop import NH_MASKS
-from pdes.kernels.prefetch import prefetch, prefetch2
+from pdes.kernels.prefetch import prefetch, prefetch2, prefetch_span
 
 
 @njit_inline
@@ -192,42 +192,114 @@ def router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx
     nh_min = tab.nh_min
     nh_port = tab.nh_port
     rec = pool.rec
-    ib_id, ib_head, ib_cnt, iv_alloc = inb.ib_id, inb.ib_head, inb.ib_cnt, inb.iv_alloc
-    nv, pkt, use_nh, hot = prm[PR_NV], prm[PR_PKT], prm[PR_NHMIN], prm[PR_HOT]
+    ib_id, ib_rdy, ib_head = inb.ib_id, inb.ib_rdy, inb.ib_head
+    iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
+    in_cap, iv_deep, in_sender = ports.in_cap, ports.iv_deep, ports.in_sender
+    cr_cap, cr_deep = ports.cr_cap, ports.cr_deep
+    cr_t, cr_head, cr_cnt, cred = crd.cr_t, crd.cr_head, crd.cr_cnt, crd.cred
+    in_lat, in_cut = ports.in_lat, ports.in_cut
+    iv_out, iv_ovc, iv_sa_ready, iv_ready = inb.iv_out, inb.iv_ovc, inb.iv_sa_ready, inb.iv_ready
+    iv_alloc, ib_cnt = inb.iv_alloc, inb.ib_cnt
+    ov_owner, rr_va, oq_cnt, oq_head = outq.ov_owner, outq.rr_va, outq.oq_cnt, outq.oq_head
+    oq_ready, rr_in, rr_out = outq.oq_ready, outq.rr_in, outq.rr_out
+    nK = cr_cnt.shape[0]
+    nv, use_nh, hot, pf = prm[PR_NV], prm[PR_NHMIN], prm[PR_HOT], prm[PR_PF]
     nR = port_off.shape[0] - 1
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
-    for k in range(nR):
-        # Prefetch sweeps, written without data-dependent branches (a branch per VC
-        # on the random occupancy of the buffers mispredicts often enough to cost more
-        # than the prefetches it saves; an empty VC's "front" is its hot slot 0)
-        if k + 2 * PF_ROUTERS < nR:
-            # the front records of the input VCs a few routers ahead and, for a VC
-            # whose packet may leave this cycle, the record behind it (routed in the
-            # same cycle).  Only slots in the hot planes are looked at: a VC whose front
-            # (or next) slot lies beyond them prefetches its slot 0 instead, a wrong
-            # guess but no branch and no read outside the planes
-            k2 = k + 2 * PF_ROUTERS
-            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
+    pf_l = scr.pf_l
+    m = (pf_l.shape[0] // 4 - 1) // 2
+    for k in range(-3 * PF_ROUTERS, nR):
+        # Prefetch, a software pipeline over the routers ahead.  The VCs of router k + 3
+        # that will be allocated this cycle are listed (the sweep appends every VC and
+        # advances only past one with work: no branch on the random state of the VCs) and
+        # ask for the ring slots of their front flit, of the flit behind it and of the
+        # sender's credit FIFO; two routers later they ask for the front's record and the
+        # credit slot, one router before their own, for the next-hop entry the record's
+        # destination selects.  Each stage reads what the stage before asked for
+        ka = k + 3 * PF_ROUTERS
+        if pf != 0 and ka < nR:
+            la = (ka & 3) * (2 * m + 1)
+            n = 0
+            for P in range(port_off[ka], port_off[ka + 1]):
+                for ivc in range(P * nv, P * nv + nv):
+                    pf_l[la + 1 + n] = ivc
+                    pf_l[la + 1 + m + n] = P
+                    n += (iv_va_at[ivc] <= t) | (iv_sa_at[ivc] <= t)
+            pf_l[la] = n
+            for i in range(n):
+                ivc = pf_l[la + 1 + i]
+                P = pf_l[la + 1 + m + i]
+                cap = in_cap[P]
                 h = ib_head[ivc]
-                h = h if h < hot else 0
-                h2 = h + 1 if h + 1 < hot else 0
-                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0)
-                prefetch(rec, ib_id[h * nIV + ivc])
-                prefetch(rec, ib_id[(h2 if behind else h) * nIV + ivc])
-        if use_nh != 0 and k + PF_ROUTERS < nR:
-            # ... and, nearer, the next-hop table entries those records will read
-            k2 = k + PF_ROUTERS
-            for ivc in range(port_off[k2] * nv, port_off[k2 + 1] * nv):
+                d = iv_deep[ivc]
+                h2 = h + 1 if h + 1 < cap else 0
+                prefetch(ib_id, h * nIV + ivc if h < hot else d + h)
+                s2 = h2 * nIV + ivc if h2 < hot else d + h2
+                prefetch(ib_rdy, s2)
+                prefetch(ib_id, s2)
+                snd = in_sender[P]
+                kk = snd * nv + ivc - P * nv if snd >= 0 else 0
+                prefetch(cr_cap, snd if snd >= 0 else 0)
+                prefetch(cr_cnt, kk)
+                prefetch(cr_head, kk)
+                prefetch(cr_deep, kk)
+        kb = k + 2 * PF_ROUTERS
+        if pf != 0 and kb >= 0 and kb < nR:
+            # the router's own state: per port and per VC (or credit key of an output)
+            p0 = port_off[kb]
+            p1 = port_off[kb + 1]
+            prefetch_span(in_sender, p0, p1)
+            prefetch_span(in_lat, p0, p1)
+            prefetch_span(in_cap, p0, p1)
+            prefetch_span(in_cut, p0, p1)
+            prefetch_span(cr_cap, p0, p1)
+            prefetch_span(oq_cnt, p0, p1)
+            prefetch_span(oq_head, p0, p1)
+            prefetch_span(oq_ready, p0, p1)
+            prefetch_span(iv_out, p0 * nv, p1 * nv)
+            prefetch_span(iv_ovc, p0 * nv, p1 * nv)
+            prefetch_span(iv_sa_ready, p0 * nv, p1 * nv)
+            prefetch_span(iv_ready, p0 * nv, p1 * nv)
+            prefetch_span(ov_owner, p0 * nv, p1 * nv)
+            prefetch_span(cred, p0 * nv, p1 * nv)
+            prefetch_span(rr_va, p0 * nv, p1 * nv)
+            prefetch_span(cr_cnt, p0 * nv, p1 * nv)
+            prefetch_span(cr_head, p0 * nv, p1 * nv)
+            prefetch_span(ib_cnt, p0 * nv, p1 * nv)
+            prefetch_span(ib_head, p0 * nv, p1 * nv)
+            prefetch_span(iv_alloc, p0 * nv, p1 * nv)
+            prefetch_span(iv_deep, p0 * nv, p1 * nv)
+            prefetch_span(rr_in, p0, p1)
+            prefetch_span(rr_out, p0, p1)
+            lb = (kb & 3) * (2 * m + 1)
+            for i in range(pf_l[lb]):
+                ivc = pf_l[lb + 1 + i]
+                P = pf_l[lb + 1 + m + i]
                 h = ib_head[ivc]
-                h = h if h < hot else 0
-                h2 = h + 1 if h + 1 < hot else 0
-                behind = (ib_cnt[ivc] > 1) & (iv_alloc[ivc] != 0) & (pkt == 1)
-                dr = rec[ib_id[(h2 if behind else h) * nIV + ivc], F_DSTR]
+                fid = ib_id[h * nIV + ivc if h < hot else iv_deep[ivc] + h]
+                prefetch(rec, fid)
+                snd = in_sender[P]
+                if snd >= 0 and iv_sa_at[ivc] <= t:
+                    kk = snd * nv + ivc - P * nv
+                    ccap = cr_cap[snd]
+                    w = cr_head[kk] + cr_cnt[kk]
+                    w = w - ccap if w >= ccap else w
+                    prefetch(cr_t, w * nK + kk if w < hot else cr_deep[kk] + w)
+        kc = k + PF_ROUTERS
+        if pf != 0 and use_nh != 0 and kc >= 0 and kc < nR:
+            lc = (kc & 3) * (2 * m + 1)
+            for i in range(pf_l[lc]):
+                ivc = pf_l[lc + 1 + i]
+                h = ib_head[ivc]
+                fid = ib_id[h * nIV + ivc if h < hot else iv_deep[ivc] + h]
+                dr = rec[fid, F_DSTR]
                 if use_nh == NH_MASKS:
-                    prefetch2(nh_min, k2, dr)
+                    prefetch2(nh_min, kc, dr)
                 else:
-                    prefetch2(nh_port, k2, dr)
+                    prefetch2(nh_port, kc, dr)
+        if k < 0:
+            continue
         status = switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr)
         if status != OK:
             return status
@@ -249,7 +321,7 @@ def advance(t0, t1, prm, ports, tab, msgs, crd, pool, inb, outq, srcs, obox, sta
         status = router_stage(t, prm, ports, tab, crd, pool, inb, outq, obox, stats, scr, ctx, ap)
         if status != OK:
             return status
-        status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats)
+        status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr)
         if status != OK:
             return status
     return OK

@@ -1,0 +1,65 @@
+"""The stages' prefetch pipelines (``prm[PR_PF]``): on for parts whose VC state outgrows the
+caches, and never a change of result."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from pdes import config as C
+from pdes.engine import make_parts, prepare, run_local
+from pdes.kernels import cycle
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_engine import same_results  # noqa: E402
+
+FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=400", "measure.sample_period=100",
+        "measure.drain_cycles=600"]
+
+
+def pipelines(monkeypatch, on: bool) -> None:
+    monkeypatch.setattr(cycle, "PF_MIN_VCS", 0 if on else 1 << 62)
+
+
+@pytest.mark.parametrize("sets", [
+    ["traffic.load=0.5"],
+    ["traffic.load=0.9", "router.packet_size=3", "router.link_latency=2"],     # saturated
+    ["router.buffer_flits=0", "router.vc_buffer_flits=0", "traffic.load=0.6",  # deep rings
+     "router.packet_size=2"],
+    ["router.buffer_policy=shared", "router.buffer_flits=24", "router.num_vcs=4",
+     "traffic.load=0.7", "router.packet_size=2"],
+    ["topology.name=dragonfly", "topology.h=2", "routing.algorithm=dragonfly_ugal",
+     "router.num_vcs=4", "traffic.pattern=randperm", "traffic.load=0.6"],
+    ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2", "topology.p=2",
+     "traffic.load=0.6", "router.num_vcs=6"],
+    ["traffic.pattern=alltoall", "traffic.message_packets=2"],
+])
+def test_pipelines_change_no_result(monkeypatch, sets):
+    """The same run with the pipelines on and off, whole and split into 3 parts, is
+    bit-identical."""
+    cfg = C.resolve({}, [*FAST, *sets])
+    prep = prepare(cfg)
+    R = prep.topo.n_routers
+    out = {}
+    for on in (False, True):
+        pipelines(monkeypatch, on)
+        (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
+        assert part.prm[cycle.PR_PF] == int(on)
+        out[on] = [run_local(cfg, prep=prep), run_local(cfg, owner=np.arange(R) % 3, prep=prep)]
+    assert out[True][0]["summary"]["measured_packets"] > 0
+    for a, b in zip(out[False], out[True]):
+        same_results(a, b)
+    same_results(out[True][0], out[True][1])
+
+
+def test_pipelines_follow_the_part_size():
+    """The pipelines are on for a part with at least PF_MIN_VCS input VCs, off below."""
+    cfg = C.resolve({}, [*FAST, "topology.q=13", "topology.p=9"])
+    prep = prepare(cfg)
+    R = prep.topo.n_routers
+    (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
+    assert part.nP * part.nv < cycle.PF_MIN_VCS and part.prm[cycle.PR_PF] == 0
+    cfg = C.resolve({}, [*FAST, "topology.q=13", "topology.p=9", "router.num_vcs=16"])
+    prep = prepare(cfg)
+    (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
+    assert part.nP * part.nv >= cycle.PF_MIN_VCS and part.prm[cycle.PR_PF] == 1
