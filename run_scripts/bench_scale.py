@@ -9,6 +9,7 @@ automatic buffers, load 0.3 unless ``--set`` says otherwise):
 
 * ``sf97``  -- Slim Fly q=97 p=73 (18,818 routers, 1,373,714 endpoints);
 * ``bdf19`` -- BDF u=19 p=13 (7,620 routers, 99,060 endpoints);
+* ``gf41``  -- Galaxyfly GF(41,61,4,10) (10,004 routers, 100,040 endpoints);
 * ``sf13``  -- Slim Fly q=13 p=9 (338 routers, 3,042 endpoints);
 * ``sf5``   -- Slim Fly q=5 (50 routers), a smoke test.
 
@@ -51,6 +52,8 @@ import time
 INSTANCES = {
     "sf97": ("Slim Fly q=97 p=73", ["topology.name=slimfly", "topology.q=97", "topology.p=73"]),
     "bdf19": ("BDF u=19 p=13", ["topology.name=bdf", "topology.u=19", "topology.p=13"]),
+    "gf41": ("Galaxyfly GF(41,61,4,10)", ["topology.name=galaxyfly", "topology.n=41", "topology.q=61",
+                                          "topology.a=4", "topology.p=10"]),
     "sf13": ("Slim Fly q=13 p=9", ["topology.name=slimfly", "topology.q=13", "topology.p=9"]),
     "sf5": ("Slim Fly q=5", ["topology.name=slimfly", "topology.q=5"]),
 }
