@@ -1,5 +1,6 @@
 """Buffers: a capacity per input port (from its link, or fixed by the user), enforced by credits,
 and flit storage whose memory follows the flits present."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -170,22 +171,30 @@ def test_split_runs_with_per_port_capacities_are_identical(load):
         same_results(whole, run_local(cfg, owner=owner.astype(np.int32), prep=prep))
 
 
-def test_checkpoint_with_per_port_capacities_restarts_on_other_part_counts(tmp_path):
-    """A saturated run with automatic buffers, checkpointed on 2 parts, continues on 1 and 3
-    parts to the uninterrupted run's results."""
-    cfg = cfg_of(*AUTO, "traffic.load=0.95")
-    prep = prepare(cfg)
+@contextlib.contextmanager
+def restarted_on_other_part_counts(cfg, prep, path):
+    """Checkpoint a run on 2 parts at cycle 500 into ``path``, yield the checkpoint file open
+    (for the caller's checks of what was saved), then continue from it on 1 and 3 parts and
+    assert the uninterrupted run's results."""
     R = prep.topo.n_routers
     whole = run_local(cfg, prep=prep)
-    path = tmp_path / "c.h5"
     with pytest.raises(CheckpointStop):
         run_local(cfg, owner=(np.arange(R) % 2).astype(np.int32), prep=prep,
                   checkpoint=CheckpointPlan(str(path), stop_at=500))
     ck = K.open_checkpoint(str(path))
     with h5py.File(path) as f:
-        assert f["input_vcs/ib_cnt"][()].max() > MIN_AUTO_VC_FLITS     # deep slots saved
+        yield f
     for owner in (None, ((np.arange(R) * 3) // R).astype(np.int32)):
         same_results(whole, run_local(cfg, owner=owner, prep=prep, restart=ck))
+
+
+def test_checkpoint_with_per_port_capacities_restarts_on_other_part_counts(tmp_path):
+    """A saturated run with automatic buffers, checkpointed on 2 parts, continues on 1 and 3
+    parts to the uninterrupted run's results."""
+    cfg = cfg_of(*AUTO, "traffic.load=0.95")
+    prep = prepare(cfg)
+    with restarted_on_other_part_counts(cfg, prep, tmp_path / "c.h5") as f:
+        assert f["input_vcs/ib_cnt"][()].max() > MIN_AUTO_VC_FLITS     # deep slots saved
 
 
 def test_record_pool_follows_the_flits_present():

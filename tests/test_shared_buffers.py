@@ -4,21 +4,19 @@ import os
 import subprocess
 import sys
 
-import h5py
 import numpy as np
 import pytest
 
 from models.errors import ParameterError
 from pdes import booksim
-from pdes import checkpoint as K
 from pdes import config as C
-from pdes.engine import CheckpointPlan, CheckpointStop, prepare, run_local
+from pdes.engine import prepare, run_local
 from pdes.kernels import cycle
 from pdes.kernels.layout import F_VC, OK
 
 sys.path.insert(0, os.path.dirname(__file__))
 from anynet_helpers import ring  # noqa: E402
-from test_buffers import one_part  # noqa: E402
+from test_buffers import one_part, restarted_on_other_part_counts  # noqa: E402
 from test_engine import same_results  # noqa: E402
 
 FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=400", "measure.sample_period=100",
@@ -196,17 +194,8 @@ def test_checkpoint_with_shared_buffers_restarts_on_other_part_counts(tmp_path):
     cfg = cfg_of(*SHARED, *SAT, "router.buffer_flits=24", "router.num_vcs=2",
                  "router.packet_size=2")
     prep = prepare(cfg)
-    R = prep.topo.n_routers
-    whole = run_local(cfg, prep=prep)
-    path = tmp_path / "c.h5"
-    with pytest.raises(CheckpointStop):
-        run_local(cfg, owner=(np.arange(R) % 2).astype(np.int32), prep=prep,
-                  checkpoint=CheckpointPlan(str(path), stop_at=500))
-    ck = K.open_checkpoint(str(path))
-    with h5py.File(path) as f:
+    with restarted_on_other_part_counts(cfg, prep, tmp_path / "c.h5") as f:
         assert f["credits/cr_res"][()].max() > 0          # reservations were saved
-    for owner in (None, ((np.arange(R) * 3) // R).astype(np.int32)):
-        same_results(whole, run_local(cfg, owner=owner, prep=prep, restart=ck))
 
 
 @pytest.mark.parametrize("sets,msg", [
