@@ -2,8 +2,8 @@
 
 ``models`` imports neither ``pdes`` nor ``partition``.
 """
-from .errors import ParameterError
-from .registry import TOPOLOGIES, ROUTINGS, TRAFFIC, Param
+from models.core.errors import ParameterError
+from models.core.registry import TOPOLOGIES, ROUTINGS, TRAFFIC, Param
 from .topology import Topology, build, from_edges
 
 __all__ = ["ParameterError", "TOPOLOGIES", "ROUTINGS", "TRAFFIC", "Param", "Topology",

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import ParameterError
+from models.core.errors import ParameterError
 
 PRESETS: dict[str, dict[str, float]] = {
     "slimfly": {"rack_width_m": 1.0, "rack_depth_m": 1.0, "intra_rack_m": 1.0, "overhead_m": 2.0},

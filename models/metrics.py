@@ -35,8 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .errors import ParameterError
-from .jit import njit
+from models.core.errors import ParameterError
+from models.core.jit import njit
 
 UNREACHABLE = 255
 """Value of :func:`distance_rows` for a router that cannot be reached."""

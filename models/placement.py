@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ParameterError
+from models.core.errors import ParameterError
 
 PLACEMENTS = ("linear", "random", "file")
 

@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .errors import ParameterError
+from models.core.errors import ParameterError
 
 
 @dataclass(eq=False)
@@ -243,7 +243,7 @@ def from_edges(name: str, params: dict, n_routers: int, u, v, endpoints, group, 
 
 def build(name: str, params: dict | None = None) -> Topology:
     """Build a registered topology by name from (untyped) parameters."""
-    from .registry import TOPOLOGIES
+    from models.core.registry import TOPOLOGIES
     from . import topologies  # noqa: F401  (registers every family)
     entry = TOPOLOGIES.get(name)
     resolved = entry.resolve(dict(params or {}), "topology")

@@ -8,7 +8,7 @@ positions of type ``t``.  Positions only increase along a path, so the classes a
 deadlock free.  The ``count`` variant (class = earlier hops of the same type, ``aux`` =
 global hops taken) is kept as the broken scheme the check rejects.
 """
-from models.jit import njit
+from models.core.jit import njit
 
 
 @njit

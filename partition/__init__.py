@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 STRATEGIES = ("racks", "block", "metis")
 

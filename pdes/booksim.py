@@ -5,7 +5,7 @@ comments; values are integers, floats, names (quoted or not) or BookSim's
 ``{a,b,...}`` lists (one value per traffic class).  :func:`load` turns such a
 file into a raw pdes config (the sections of :mod:`pdes.config`), for the keys
 whose meaning pdes has; every other key present in the file is refused with a
-:class:`~models.errors.ParameterError` naming ``booksim.<key>``.
+:class:`~models.core.errors.ParameterError` naming ``booksim.<key>``.
 
 Three kinds of keys (the tables below are the single place that lists them):
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 SUFFIXES = (".cfg", ".booksim")
 """Extensions of a BookSim config given as ``pdes run CONFIG``."""

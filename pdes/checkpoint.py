@@ -33,10 +33,11 @@ import os
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes.engine import LoopState
 from pdes.kernels import cycle
-from pdes.kernels.layout import NF, NF_HOT, NF_USED, NSTAT, STAT_MAX
+from models.core import params as prm_slots
+from models.core.record import NF, NF_HOT, NF_USED, NSTAT, STAT_MAX
 from pdes.state import ring_positions
 
 FORMAT = "pdes-checkpoint"
@@ -146,7 +147,7 @@ def _layouts(part) -> dict:
     """Per ring group: (capacity of every ring, hot slots, deep offsets).  Input VCs and
     credit FIFOs have their port's capacity; output queues are all alike."""
     a = part.arrays
-    nv, hot = part.nv, int(part.prm[cycle.PR_HOT])
+    nv, hot = part.nv, int(part.prm[prm_slots.PR_HOT])
     oq = part.rp.output_flits
     return {"input_vcs": (np.repeat(a["in_cap"].astype(np.int64), nv), hot, a["iv_deep"]),
             "ports": (np.full(part.nP, oq, dtype=np.int64), oq, np.zeros(part.nP, np.int64)),
@@ -264,7 +265,7 @@ def save(engine, state: LoopState, path: str) -> None:
 
 def code_version() -> tuple[str, str]:
     """(package version, digest of every source of ``models`` and ``pdes``)."""
-    from models.jit import source_digest
+    from models.core.jit import source_digest
     from pdes import __version__
     return __version__, source_digest()
 

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from pdes.kernels import exchange as X
-from pdes.kernels.cycle import PR_HOT
+from models.core.params import PR_HOT
 
 
 class Mailbox:

@@ -5,9 +5,9 @@ A config is a dict of sections.  Static sections (``layout``, ``router``,
 their types, defaults and docs.  Three sections are chosen by name from a
 registry and take that model's declared parameters:
 
-* ``[topology]`` -- ``name`` picks a :data:`models.registry.TOPOLOGIES` entry,
-* ``[routing]``  -- ``algorithm`` picks a :data:`models.registry.ROUTINGS` entry,
-* ``[traffic]``  -- ``pattern`` picks a :data:`models.registry.TRAFFIC` entry
+* ``[topology]`` -- ``name`` picks a :data:`models.core.registry.TOPOLOGIES` entry,
+* ``[routing]``  -- ``algorithm`` picks a :data:`models.core.registry.ROUTINGS` entry,
+* ``[traffic]``  -- ``pattern`` picks a :data:`models.core.registry.TRAFFIC` entry
   (plus ``load``, common to every pattern).
 
 :func:`resolve` returns a fully typed, defaulted config or raises
@@ -19,8 +19,8 @@ import copy
 import json
 import tomllib
 
-from models.errors import ParameterError
-from models.registry import REQUIRED, Param, Registry
+from models.core.errors import ParameterError
+from models.core.registry import REQUIRED, Param, Registry
 
 ConfigError = ParameterError
 """Bad user input in a config file or ``--set``; printed as one line, exit 2."""
@@ -153,7 +153,7 @@ SECTION_ORDER = ("topology", "layout", "router", "routing", "traffic", "measure"
 
 
 def _registry(section: str) -> Registry:
-    import models.registry as reg
+    import models.core.registry as reg
     if section == "topology":
         import models.topologies  # noqa: F401
     elif section == "routing":

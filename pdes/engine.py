@@ -29,19 +29,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import config as C
 from pdes.kernels import cycle
-from pdes.kernels.layout import (
-    HIST_OCTAVES, HIST_SUB,
-    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_VC_ORDER, ERR_ROUTE, ERR_VC, NSAMPLE,
-    S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
-    S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
-    S_MAX_NLAT,
+from models.core import params as prm_slots
+from models.core.record import (HIST_OCTAVES, HIST_SUB, C_CREATED, C_DELIVERED, C_INJECTED,
+    C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_VC_ORDER, ERR_ROUTE, ERR_VC, NSAMPLE, S_CREATED_MEAS,
+    S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN,
+    S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT,
     S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
-from pdes.kernels import plugin
+from models.core import routing as rk
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
-from pdes.kernels.rng import threshold53
+from models.core.rng import threshold53
 from pdes.state import PartState, RouterParams
 from pdes.timing import (channel_cycles, hop_cycles, kernel_timing, router_cycles,
                          slot_round_trip)
@@ -161,7 +160,7 @@ CDG_AUTO_MAX_ROUTERS = 3000
 
 
 def _routing(cfg, topo, dist, link_latency):
-    from models.registry import ROUTINGS
+    from models.core.registry import ROUTINGS
     import models.routing  # noqa: F401
     rsec = dict(cfg["routing"])
     alg = rsec.pop("algorithm")
@@ -183,7 +182,7 @@ def _routing(cfg, topo, dist, link_latency):
 def check_plan(alg: str, plan, cfg: dict | None = None) -> None:
     """A routing plan names a registered kernel and one of its VC schemes and gives exactly
     the tables and kernel parameters it reads; anything else raises, naming the key."""
-    plugin.pack(alg, plan, cfg if cfg is not None else C.resolve({}, []))
+    rk.pack(alg, plan, cfg if cfg is not None else C.resolve({}, []))
 
 
 def traffic_kind(kind: str) -> int:
@@ -231,7 +230,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     same network (:func:`same_network`), lends its topology, latencies and
     distances instead of building them again (a sweep over routings or loads).
     """
-    from models.registry import TRAFFIC
+    from models.core.registry import TRAFFIC
     import models.routing  # noqa: F401
     import models.traffic  # noqa: F401
 
@@ -681,7 +680,7 @@ def next_hop_table_of(prep: Prepared) -> bool:
     """Whether the parts build a minimal next-hop table (:meth:`PartState.use_next_hop_table`):
     for routing kernels that read one, with undirected links (a symmetric distance table),
     unless the memory check left it out (``prep.next_hops == "off"``)."""
-    kernel = plugin.kernel_of(prep.cfg["routing"]["algorithm"], prep.plan)
+    kernel = rk.kernel_of(prep.cfg["routing"]["algorithm"], prep.plan)
     if not kernel.next_hop_masks or prep.next_hops == "off":
         return False
     if prep.dist_symmetric is None:
@@ -713,8 +712,8 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
     hist_max = cfg["measure"]["latency_hist_max"]
     plan = prep.plan
     alg = cfg["routing"]["algorithm"]
-    kernel = plugin.kernel_of(alg, plan)
-    ctx, ap = plugin.pack(alg, plan, cfg)
+    kernel = rk.kernel_of(alg, plan)
+    ctx, ap = rk.pack(alg, plan, cfg)
     g = kernel_globals(prep)
     ep_first, ep_router, g_off, g_nbr, g_chan = (g[k] for k in ("ep_first", "ep_router", "g_off",
                                                                 "g_nbr", "g_chan"))
@@ -738,15 +737,15 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
                         g_off=g_off, g_nbr=g_nbr, g_chan=g_chan, snap=snap, messages=msgs)
         ps.bind_routing(kernel, ctx, ap)
         prm = ps.prm
-        prm[cycle.PR_SEED] = cfg["measure"]["seed"]
-        prm[cycle.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
-        prm[cycle.PR_FINITE] = int(finite)
-        prm[cycle.PR_SCHED] = int(finite and tr.schedule == "staggered")
-        prm[cycle.PR_TRAFFIC] = traffic_kind(prep.traffic.kind)
-        prm[cycle.PR_FRAC_THR] = threshold53(prep.traffic.frac)
-        prm[cycle.PR_NCLS] = plan.vcs_needed
-        prm[cycle.PR_MONO] = int(bool(kernel.monotone(plan)))
-        prm[cycle.PR_E] = topo.n_endpoints
+        prm[prm_slots.PR_SEED] = cfg["measure"]["seed"]
+        prm[prm_slots.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
+        prm[prm_slots.PR_FINITE] = int(finite)
+        prm[prm_slots.PR_SCHED] = int(finite and tr.schedule == "staggered")
+        prm[prm_slots.PR_TRAFFIC] = traffic_kind(prep.traffic.kind)
+        prm[prm_slots.PR_FRAC_THR] = threshold53(prep.traffic.frac)
+        prm[prm_slots.PR_NCLS] = plan.vcs_needed
+        prm[prm_slots.PR_MONO] = int(bool(kernel.monotone(plan)))
+        prm[prm_slots.PR_E] = topo.n_endpoints
         if nh:
             ps.use_next_hop_table(prep.dist, max_degree=int(topo.degree.max()))
         out.append(ps)
@@ -817,8 +816,8 @@ class Engine:
     # ---------------------------------------------------------------- helpers
     def _set_window(self, m0, m1):
         for p in self.parts:
-            p.prm[cycle.PR_M0] = m0
-            p.prm[cycle.PR_M1] = m1
+            p.prm[prm_slots.PR_M0] = m0
+            p.prm[prm_slots.PR_M1] = m1
 
     def _stats(self):
         st = sum(p.arrays["st"] for p in self.parts)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 KINDS = ("latency", "throughput", "hops", "links", "series")
 

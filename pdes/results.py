@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 
 class Results:

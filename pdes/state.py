@@ -18,10 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.jit import njit
+from models.core.jit import njit
 from pdes.kernels import cycle, generate
 from pdes.kernels import nexthop as NH
-from pdes.kernels.layout import HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NSAMPLE, NSTAT
+from models.core import nexthop as NHK
+from models.core import params as prm_slots
+from models.core.record import HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NSAMPLE, NSTAT
 from pdes.timing import KernelTiming
 
 
@@ -250,31 +252,31 @@ class PartState:
         self.window = int(window)
         focap = max(self.window, 1)
         cocap = max(self.window * S, 1)
-        prm = np.zeros(cycle.NPRM, dtype=np.int64)
-        prm[cycle.PR_NV] = nv
-        prm[cycle.PR_VCCAP] = rp.vc_flits
-        prm[cycle.PR_OQCAP] = rp.output_flits
-        prm[cycle.PR_PKT] = rp.packet_size
-        prm[cycle.PR_CD] = rp.credit_delay
-        prm[cycle.PR_RD] = rp.timing.head
-        prm[cycle.PR_VAD] = rp.timing.va_to_sa
-        prm[cycle.PR_SAD] = rp.timing.sa_to_send
-        prm[cycle.PR_STD] = 0
-        prm[cycle.PR_CHX] = rp.timing.channel
-        prm[cycle.PR_ECD] = rp.timing.endpoint_credit
-        prm[cycle.PR_SPEEDUP] = S
-        prm[cycle.PR_ELAT] = elat
-        prm[cycle.PR_HMAX] = hist_max
-        prm[cycle.PR_FOCAP] = focap
-        prm[cycle.PR_COCAP] = cocap
-        prm[cycle.PR_INJECT] = 1
-        prm[cycle.PR_M0] = np.iinfo(np.int32).max
-        prm[cycle.PR_M1] = np.iinfo(np.int32).max
-        prm[cycle.PR_HOT] = hot
-        prm[cycle.PR_PRIV] = rp.private_flits
+        prm = np.zeros(prm_slots.NPRM, dtype=np.int64)
+        prm[prm_slots.PR_NV] = nv
+        prm[prm_slots.PR_VCCAP] = rp.vc_flits
+        prm[prm_slots.PR_OQCAP] = rp.output_flits
+        prm[prm_slots.PR_PKT] = rp.packet_size
+        prm[prm_slots.PR_CD] = rp.credit_delay
+        prm[prm_slots.PR_RD] = rp.timing.head
+        prm[prm_slots.PR_VAD] = rp.timing.va_to_sa
+        prm[prm_slots.PR_SAD] = rp.timing.sa_to_send
+        prm[prm_slots.PR_STD] = 0
+        prm[prm_slots.PR_CHX] = rp.timing.channel
+        prm[prm_slots.PR_ECD] = rp.timing.endpoint_credit
+        prm[prm_slots.PR_SPEEDUP] = S
+        prm[prm_slots.PR_ELAT] = elat
+        prm[prm_slots.PR_HMAX] = hist_max
+        prm[prm_slots.PR_FOCAP] = focap
+        prm[prm_slots.PR_COCAP] = cocap
+        prm[prm_slots.PR_INJECT] = 1
+        prm[prm_slots.PR_M0] = np.iinfo(np.int32).max
+        prm[prm_slots.PR_M1] = np.iinfo(np.int32).max
+        prm[prm_slots.PR_HOT] = hot
+        prm[prm_slots.PR_PRIV] = rp.private_flits
         # the stages' prefetch pipelines, for a part whose VC state outgrows the caches (on a
         # smaller one they cost more than they save); they never change a result
-        prm[cycle.PR_PF] = 1 if nP * nv >= cycle.PF_MIN_VCS else 0
+        prm[prm_slots.PR_PF] = 1 if nP * nv >= cycle.PF_MIN_VCS else 0
         self.prm = prm
 
         i32 = np.int32
@@ -320,13 +322,13 @@ class PartState:
             # the cycle from which a VC may request the switch (allocated, front flit ready)
             # or VC allocation (head not yet allocated), NEVER when it has nothing to do:
             # one load and compare per VC in the sweeps instead of four
-            iv_sa_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
-            iv_va_at=np.full(nP * nv, cycle.NEVER, dtype=np.int64),
+            iv_sa_at=np.full(nP * nv, prm_slots.NEVER, dtype=np.int64),
+            iv_va_at=np.full(nP * nv, prm_slots.NEVER, dtype=np.int64),
             ov_owner=np.full(nP * nv, -1, dtype=np.int64),
             oq_id=np.zeros(nP * rp.output_flits, dtype=i32),
             oq_rdy=np.zeros(nP * rp.output_flits, dtype=i32),
             oq_head=np.zeros(nP, dtype=i32), oq_cnt=np.zeros(nP, dtype=i32),
-            oq_ready=np.full(nP, cycle.NEVER, dtype=np.int64),   # front's ready cycle, NEVER if empty
+            oq_ready=np.full(nP, prm_slots.NEVER, dtype=np.int64),   # front's ready cycle, NEVER if empty
             rr_in=np.zeros(nP, dtype=np.int64), rr_out=np.zeros(nP, dtype=np.int64),
             rr_va=np.zeros(nP * nv, dtype=np.int64),
             ep_pending=np.zeros(nE, dtype=np.int64), ep_next_gen=np.zeros(nE, dtype=np.int64),
@@ -380,13 +382,13 @@ class PartState:
         self.arrays.update(nh_min=np.zeros((1, 1), np.uint32), nh_port=np.zeros((1, 1), np.uint8),
                            nh_blk=np.zeros((1, 1, 2), np.uint64), nh_off=np.zeros(2, np.uint32),
                            nh_cand=np.zeros(1, np.uint8))
-        self.prm[cycle.PR_NHMIN] = NH.NH_NONE
-        self.prm[cycle.PR_NHMULTI] = 0
+        self.prm[prm_slots.PR_NHMIN] = NHK.NH_NONE
+        self.prm[prm_slots.PR_NHMULTI] = 0
         self.next_hops = {"kind": "none", "bytes": 0, "multi": 0, "candidates": 0}
         self._args = None
 
     def bind_routing(self, kernel, ctx, ap) -> None:
-        """The routing kernel (``pdes.kernels.plugin.RoutingKernel``), its tables and parameters:
+        """The routing kernel (``models.core.routing.RoutingKernel``), its tables and parameters:
         :meth:`advance` runs the router stage compiled for it."""
         self.kernel = generate.kernel_module(kernel)
         self.ctx = ctx
@@ -411,19 +413,19 @@ class PartState:
         if max_degree is None:
             max_degree = int(deg.max()) if deg.size else 0
         mk, entry = NH.table_kind(max_degree)
-        if kind == "ports" and mk == NH.NH_MASKS:
-            mk, entry = NH.NH_PORTS, np.uint8
-        if kind == "masks" and mk != NH.NH_MASKS:
+        if kind == "ports" and mk == NHK.NH_MASKS:
+            mk, entry = NHK.NH_PORTS, np.uint8
+        if kind == "masks" and mk != NHK.NH_MASKS:
             raise ValueError("next-hop masks need at most 32 network ports per router")
         args = (a["router_gid"].astype(np.int64), a["port_off"].astype(np.int64),
                 a["n_epp"].astype(np.int64), a["out_nbr"].astype(np.int64), dist)
         R = dist.shape[0]
-        if mk == NH.NH_MASKS:
+        if mk == NHK.NH_MASKS:
             nh = np.empty((self.nR, R), dtype=np.uint32)
             NH.min_next_hop_masks(*args, nh)
             a["nh_min"] = nh
             self.next_hops = {"kind": "masks", "bytes": int(nh.nbytes), "multi": 0, "candidates": 0}
-        elif mk == NH.NH_PORTS:
+        elif mk == NHK.NH_PORTS:
             n_multi, n_cand = NH.port_table_sizes(*args)
             if n_cand >= 2 ** 32:          # uint32 offsets: keep scanning
                 self._no_next_hops()
@@ -435,14 +437,14 @@ class PartState:
             cand = np.empty(max(n_cand, 1), dtype=entry)
             NH.build_port_table(*args, multi, ent, blk, off, cand)
             a.update(nh_port=ent, nh_blk=blk, nh_off=off, nh_cand=cand)
-            self.prm[cycle.PR_NHMULTI] = multi
+            self.prm[prm_slots.PR_NHMULTI] = multi
             self.next_hops = {"kind": f"ports ({np.dtype(entry).name})",
                               "bytes": int(ent.nbytes + blk.nbytes + off.nbytes + cand.nbytes),
                               "multi": int(n_multi), "candidates": int(n_cand)}
         else:
             self._no_next_hops()
             return "none"
-        self.prm[cycle.PR_NHMIN] = mk
+        self.prm[prm_slots.PR_NHMIN] = mk
         self._args = None
         return self.next_hops["kind"]
 
@@ -484,7 +486,7 @@ class PartState:
     # ---------------------------------------------------------------- outboxes
     def outbox_caps(self) -> tuple[int, int]:
         """Flit and credit outbox slots per cut channel."""
-        return int(self.prm[cycle.PR_FOCAP]), int(self.prm[cycle.PR_COCAP])
+        return int(self.prm[prm_slots.PR_FOCAP]), int(self.prm[prm_slots.PR_COCAP])
 
     def port_occupancy(self, t: int, out: np.ndarray) -> None:
         """Write into ``out[channel]`` the backlog of every local network output port.
@@ -497,9 +499,9 @@ class PartState:
         a = self.arrays
         prm = self.prm
         ports = np.nonzero(self.is_net)[0]
-        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[cycle.PR_CHX]) + prm[cycle.PR_SAD]
-               + prm[cycle.PR_STD] + prm[cycle.PR_CD])       # as credit_rtt of the routing kernels
-        occ = _occupancy(ports, self.nv, prm[cycle.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
+        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[prm_slots.PR_CHX]) + prm[prm_slots.PR_SAD]
+               + prm[prm_slots.PR_STD] + prm[prm_slots.PR_CD])       # as credit_rtt of the routing kernels
+        occ = _occupancy(ports, self.nv, prm[prm_slots.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
                          a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt)
         out[self.out_channel[ports]] = occ
 
@@ -516,6 +518,6 @@ class PartState:
 
 
 def cycle_last_move_index():
-    from pdes.kernels.layout import S_LAST_MOVE
+    from models.core.record import S_LAST_MOVE
     return S_LAST_MOVE
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import config as C
 from pdes.results import plain
 

@@ -13,7 +13,7 @@ from scipy.sparse.csgraph import shortest_path
 from models.analysis import (ANALYSES, analytic_bisection, analyze, bisection, cost, moore_report,
                              parse_only, path_metrics, power, resiliency, router_radix)
 from models.analysis.cost import CABLE_PRESETS, ROUTER_PRESETS, cable_cost_per_gbps
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.layout import build_layout
 from models.metrics import moore_bound
 from models.topology import build, from_edges

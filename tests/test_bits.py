@@ -1,8 +1,8 @@
 """The bit-count intrinsics used by minimal routing agree with Python's integers."""
 import numpy as np
 
-from models.jit import njit
-from pdes.kernels.bits import popcount, trailing_zeros
+from models.core.jit import njit
+from models.core.bits import popcount, trailing_zeros
 
 
 @njit

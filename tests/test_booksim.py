@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import booksim
 from pdes import config as C
 

@@ -15,7 +15,8 @@ from pdes.comm import LocalGroup
 from pdes.engine import (MIN_AUTO_VC_FLITS, CheckpointPlan, CheckpointStop, Engine, buffer_note,
                          make_parts, prepare, run_local)
 from pdes.kernels import cycle
-from pdes.kernels.layout import F_VC, OK
+from models.core import params as prm_slots
+from models.core.record import F_VC, OK
 from pdes.timing import slot_round_trip
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -72,7 +73,7 @@ def test_vc_buffer_flits_gives_every_vc_that_depth():
         prep = prepare(cfg_of(*sets))
         part = one_part(prep)
         assert np.all(part.arrays["in_cap"] == 24) and np.all(part.arrays["cr_cap"] == 24)
-        assert prep.rp.vc_flits == 24 and int(part.prm[cycle.PR_HOT]) == 24
+        assert prep.rp.vc_flits == 24 and int(part.prm[prm_slots.PR_HOT]) == 24
 
 
 def run_cli(*args, timeout=300):
@@ -155,7 +156,7 @@ def test_capacity_is_enforced_every_cycle():
         deep = max(deep, int(cnt.max()))
         held, cap, _ = credit_balance(part)
         assert np.array_equal(held, cap)
-    assert deep > int(part.prm[cycle.PR_HOT])              # rings used their deep slots
+    assert deep > int(part.prm[prm_slots.PR_HOT])              # rings used their deep slots
     assert np.any((cnt == 2) & (cap_iv == 2))              # and the tiny VCs filled
 
 

@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import checkpoint as K
 from pdes.engine import CheckpointPlan, CheckpointStop, prepare, run_local
 from pdes.kernels import cycle

@@ -9,6 +9,7 @@ from models.metrics import distance_matrix
 from pdes import config as C
 from pdes.engine import SimulationError, prepare, run_local, simulate
 from pdes.kernels import cycle
+from models.core import params as prm_slots
 from pdes.output import write_results
 from pdes.timing import channel_cycles, router_cycles
 
@@ -53,7 +54,7 @@ def _records_in_use(part):
     a = part.arrays
     oqcap = part.rp.output_flits
     nIV, nP = a["ib_head"].shape[0], a["oq_head"].shape[0]
-    hot = int(part.prm[cycle.PR_HOT])
+    hot = int(part.prm[prm_slots.PR_HOT])
     ids = []
     for ivc in range(nIV):
         cap = int(a["in_cap"][ivc // part.nv])

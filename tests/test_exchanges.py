@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.topology import build
 from models.traffic.exchanges import alltoall, bisection, nn3d, torus_dims
 from pdes import config as C

@@ -3,7 +3,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.topologies.file import export_topology, from_file, guess_format
 from models.topology import build, from_edges
 

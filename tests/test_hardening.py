@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from models.errors import ParameterError
-from models.registry import Param
+from models.core.errors import ParameterError
+from models.core.registry import Param
 
 FAST = ["--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=300",
         "--set", "measure.sample_period=100"]

@@ -1,11 +1,11 @@
-"""The kernels are compiled without negative-index wraparound (models.jit): check the hook
+"""The kernels are compiled without negative-index wraparound (models.core.jit): check the hook
 and the premise it rests on, that no kernel ever indexes an array with a negative value."""
 import os
 import subprocess
 import sys
 import textwrap
 
-from models import jit
+from models.core import jit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,7 +28,7 @@ def test_hook_applies_to_kernel_modules_only(tmp_path):
     that claims to live in pdes.kernels)."""
     (tmp_path / "probe.py").write_text(textwrap.dedent("""
         import numba
-        from models import jit
+        from models.core import jit
 
         def get(a, i):
             return a[i]
@@ -70,7 +70,7 @@ def test_import_changes_no_numba_state(tmp_path):
         from numba.np import arrayobj
         before = (numba.config.CACHE_DIR, arrayobj.fix_integer_index,
                   list(caching.CacheImpl._locator_classes))
-        import models.jit
+        import models.core.jit
         import pdes.engine  # noqa: F401
         from pdes.kernels import cycle
         assert before == (numba.config.CACHE_DIR, arrayobj.fix_integer_index,
@@ -148,7 +148,7 @@ def test_cache_directory_is_keyed_on_every_source(tmp_path):
     bits.write_text(bits.read_text() + "\n# an edit\n")
     assert jit.source_digest(root) != before
     r = run_py("""
-        from models import jit
+        from models.core import jit
         print(jit.cache_dir())
     """, tmp_path)
     assert r.returncode == 0, r.stderr

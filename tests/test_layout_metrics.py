@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.layout import PRESETS, build_layout, grid_shape, latency_cycles
 from models.metrics import (MAX_EXACT_ROUTERS, UNREACHABLE, degree_histogram, distance_matrix,
                             distance_rows, moore_bound, path_statistics, structure_report)
@@ -351,7 +351,7 @@ def test_sampled_statistics_are_per_source():
 
 # ----------------------------------------------------------------------------- Skywalk
 def _skywalk(**params):
-    from models.registry import TOPOLOGIES
+    from models.core.registry import TOPOLOGIES
     import models.topologies  # noqa: F401
     if "skywalk" not in TOPOLOGIES:
         pytest.skip("skywalk topology not registered")

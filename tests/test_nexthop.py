@@ -5,14 +5,15 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from models.jit import njit
+from models.core.jit import njit
 from models.routing.paths import min_port
 from pdes import config as C
 from pdes.engine import check_run_memory, describe_memory, make_parts, prepare, run_local
 from pdes.kernels import nexthop as NH
-from pdes.kernels.cycle import PR_NHMIN, PR_NHMULTI
-from pdes.kernels.nexthop import table_port
-from pdes.kernels.rng import P_ROUTE
+from models.core import nexthop as NHK
+from models.core.params import PR_NHMIN, PR_NHMULTI
+from models.core.nexthop import table_port
+from models.core.rng import P_ROUTE
 from pdes.state import PartState
 
 FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=500", "measure.sample_period=100"]
@@ -90,7 +91,7 @@ def test_port_table_lists_the_scans_ports_in_port_order(name):
     big = int(prep.topo.degree.max()) > 255
     for part in parts_of(prep, 3, kind="ports"):
         a = part.arrays
-        assert part.prm[PR_NHMIN] == NH.NH_PORTS
+        assert part.prm[PR_NHMIN] == NHK.NH_PORTS
         assert a["nh_port"].dtype == (np.uint16 if big else np.uint8)
         assert a["nh_port"].shape == (part.nR, prep.topo.n_routers)
         multi = 0
@@ -126,13 +127,13 @@ def test_table_draws_the_port_the_scan_draws(name):
 
 def test_table_kind_follows_the_radix():
     """Masks up to 32 network ports, uint8 port entries up to 255, uint16 up to 65535."""
-    assert NH.table_kind(32) == (NH.NH_MASKS, np.uint32)
-    assert NH.table_kind(33) == (NH.NH_PORTS, np.uint8)
-    assert NH.table_kind(255) == (NH.NH_PORTS, np.uint8)
-    assert NH.table_kind(256) == (NH.NH_PORTS, np.uint16)
-    assert NH.table_kind(70000)[0] == NH.NH_NONE
+    assert NH.table_kind(32) == (NHK.NH_MASKS, np.uint32)
+    assert NH.table_kind(33) == (NHK.NH_PORTS, np.uint8)
+    assert NH.table_kind(255) == (NHK.NH_PORTS, np.uint8)
+    assert NH.table_kind(256) == (NHK.NH_PORTS, np.uint16)
+    assert NH.table_kind(70000)[0] == NHK.NH_NONE
     # SF q=97: 18,818 routers with 145 ports, uint8 entries plus 16 bytes per 64 destinations
-    assert NH.fixed_bytes(NH.NH_PORTS, np.uint8, 18818, 18818) == 18818 ** 2 + 18818 * 295 * 16
+    assert NH.fixed_bytes(NHK.NH_PORTS, np.uint8, 18818, 18818) == 18818 ** 2 + 18818 * 295 * 16
 
 
 RUNS = {
@@ -211,5 +212,5 @@ def test_a_table_that_does_not_fit_is_left_out():
     assert prep.next_hops == "off" and est2["next_hops"] == 0
     assert any(n.startswith("next hops: no table") for n in prep.notes)
     (part,) = make_parts(prep, np.zeros(600, np.int32), [0], 10)
-    assert part.prm[PR_NHMIN] == NH.NH_NONE and part.next_hops["kind"] == "none"
+    assert part.prm[PR_NHMIN] == NHK.NH_NONE and part.next_hops["kind"] == "none"
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import partition as PT
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.layout import build_layout
 from models.topology import build
 

@@ -6,8 +6,8 @@ import pytest
 
 import models.routing  # noqa: F401  (registers the algorithms)
 import models.traffic  # noqa: F401
-from models.errors import ParameterError
-from models.registry import ROUTINGS, TRAFFIC
+from models.core.errors import ParameterError
+from models.core.registry import ROUTINGS, TRAFFIC
 from pdes import config as C
 from pdes.engine import prepare
 

@@ -9,6 +9,7 @@ import pytest
 from pdes import config as C
 from pdes.engine import make_parts, prepare, run_local
 from pdes.kernels import cycle
+from models.core import params as prm_slots
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_engine import same_results  # noqa: E402
@@ -44,7 +45,7 @@ def test_pipelines_change_no_result(monkeypatch, sets):
     for on in (False, True):
         pipelines(monkeypatch, on)
         (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
-        assert part.prm[cycle.PR_PF] == int(on)
+        assert part.prm[prm_slots.PR_PF] == int(on)
         out[on] = [run_local(cfg, prep=prep), run_local(cfg, owner=np.arange(R) % 3, prep=prep)]
     assert out[True][0]["summary"]["measured_packets"] > 0
     for a, b in zip(out[False], out[True]):
@@ -58,8 +59,8 @@ def test_pipelines_follow_the_part_size():
     prep = prepare(cfg)
     R = prep.topo.n_routers
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
-    assert part.nP * part.nv < cycle.PF_MIN_VCS and part.prm[cycle.PR_PF] == 0
+    assert part.nP * part.nv < cycle.PF_MIN_VCS and part.prm[prm_slots.PR_PF] == 0
     cfg = C.resolve({}, [*FAST, "topology.q=13", "topology.p=9", "router.num_vcs=16"])
     prep = prepare(cfg)
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
-    assert part.nP * part.nv >= cycle.PF_MIN_VCS and part.prm[cycle.PR_PF] == 1
+    assert part.nP * part.nv >= cycle.PF_MIN_VCS and part.prm[prm_slots.PR_PF] == 1

@@ -1,7 +1,7 @@
 """The README is a short front door; the docs document every config key and every registered model."""
 import pathlib
 
-from models.registry import ROUTINGS, TOPOLOGIES, TRAFFIC
+from models.core.registry import ROUTINGS, TOPOLOGIES, TRAFFIC
 from pdes import config as C
 import models.routing  # noqa: F401
 import models.topologies  # noqa: F401

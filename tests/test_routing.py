@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.routing.cdg import check
 from pdes import config as C
 from pdes.engine import plan_routing, prepare, run_local

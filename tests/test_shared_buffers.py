@@ -7,12 +7,13 @@ import sys
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import booksim
 from pdes import config as C
 from pdes.engine import prepare, run_local
 from pdes.kernels import cycle
-from pdes.kernels.layout import F_VC, OK
+from models.core import params as prm_slots
+from models.core.record import F_VC, OK
 
 sys.path.insert(0, os.path.dirname(__file__))
 from anynet_helpers import ring  # noqa: E402
@@ -38,7 +39,7 @@ def test_default_policy_is_private():
     prep = prepare(cfg)
     assert prep.rp.private_flits == 0
     part = one_part(prep)
-    assert int(part.prm[cycle.PR_PRIV]) == 0 and np.all(part.arrays["in_cap"] == 16)
+    assert int(part.prm[prm_slots.PR_PRIV]) == 0 and np.all(part.arrays["in_cap"] == 16)
     for t in range(300):
         assert part.advance(t, t + 1) == OK
     assert not part.arrays["cr_res"].any()
@@ -52,7 +53,7 @@ def test_capacities_of_a_shared_port():
                           "router.private_vc_flits=5"))
     part = one_part(prep)
     assert np.all(part.arrays["in_cap"] == 256 - 3 * 5) and np.all(part.arrays["cr_cap"] == 241)
-    assert int(part.prm[cycle.PR_PRIV]) == 5 and prep.rp.port_flits(241) == 256
+    assert int(part.prm[prm_slots.PR_PRIV]) == 5 and prep.rp.port_flits(241) == 256
     prep = prepare(cfg_of(*SHARED, "router.vc_buffer_flits=16", "router.num_vcs=2",
                           "router.packet_size=4"))
     assert prep.rp.private_flits == 4 and np.all(one_part(prep).arrays["in_cap"] == 32 - 4)

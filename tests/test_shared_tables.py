@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.metrics import distance_matrix, is_symmetric, submatrix_max
 from models.topology import build
 from pdes.engine import TOPOLOGY_SHARED

@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import config as C
 from pdes import study as S
 

@@ -7,9 +7,9 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.gf import GF, delta_of, generator_sets, is_prime_power
-from models.registry import TOPOLOGIES
+from models.core.registry import TOPOLOGIES
 from models.topology import build
 from models.topologies.bdf import bdf, p_star_graph, polarity_graph
 from models.topologies.dragonfly import dragonfly

@@ -7,8 +7,8 @@ import pytest
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 
-from models.errors import ParameterError
-from models.registry import TOPOLOGIES
+from models.core.errors import ParameterError
+from models.core.registry import TOPOLOGIES
 from models.topology import build
 from models.topologies.dln import dln
 from models.topologies.fattree import fat_tree

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
-from models.registry import Param
+from models.core.errors import ParameterError
+from models.core.registry import Param
 from models.topology import from_edges
 
 

@@ -4,7 +4,7 @@ import pytest
 
 import models.traffic  # noqa: F401
 from models.analysis import analytic_bisection
-from models.registry import TOPOLOGIES, TRAFFIC, Hook, Param
+from models.core.registry import TOPOLOGIES, TRAFFIC, Hook, Param
 from models.topology import build
 from models.traffic import TrafficPlan
 from models.traffic.worst_case import WORST

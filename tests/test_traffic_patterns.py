@@ -5,10 +5,10 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.metrics import distance_matrix
 from models.placement import place
-from models.registry import TRAFFIC
+from models.core.registry import TRAFFIC
 from models.topology import build
 from models.traffic import TrafficPlan
 from models.traffic.patterns import bit_destinations, tornado_offset

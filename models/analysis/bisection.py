@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
+from models.core.errors import ParameterError
 
 __all__ = ["bisection", "analytic_bisection", "cut_size"]
 
@@ -166,7 +166,7 @@ def analytic_bisection(topo) -> dict | None:
     h=2 Dragonfly where the formula gives 19).  Each family registers its
     formula with itself (``TOPOLOGIES.register(..., bisection=func)``).
     """
-    from models.registry import TOPOLOGIES
+    from models.core.registry import TOPOLOGIES
     import models.topologies  # noqa: F401
     if topo.name not in TOPOLOGIES:     # built outside the registry: no hooks
         return None

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
+from models.core.errors import ParameterError
 
 __all__ = ["CABLE_PRESETS", "ROUTER_PRESETS", "POWER_MODELS", "cost", "power", "router_radix",
            "cable_cost_per_gbps"]

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..jit import njit
+from models.core.errors import ParameterError
+from models.core.jit import njit
 from ..metrics import MAX_EXACT_ROUTERS, UNREACHABLE
 
 SPLITS = ("hop", "path")

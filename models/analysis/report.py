@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-from ..errors import ParameterError
+from models.core.errors import ParameterError
 from ..metrics import (MAX_EXACT_ROUTERS, UNREACHABLE, degree_histogram, distance_rows,
                        moore_bound, path_statistics)
 from .bisection import bisection

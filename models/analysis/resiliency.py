@@ -64,7 +64,7 @@ import math
 
 import numpy as np
 
-from ..errors import ParameterError
+from models.core.errors import ParameterError
 
 __all__ = ["resiliency", "CRITERIA"]
 

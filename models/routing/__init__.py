@@ -1,9 +1,9 @@
-"""Routing algorithms, registered by name in :data:`models.registry.ROUTINGS`.
+"""Routing algorithms, registered by name in :data:`models.core.registry.ROUTINGS`.
 
 An entry's function takes ``(topo, dist, **params)`` and returns a
 :class:`RoutingPlan`: which routing kernel runs it, the longest path it can
 produce and how many VCs its deadlock-avoidance scheme needs.  A module
-registers its kernels (:func:`pdes.kernels.plugin.register_kernel`: jitted
+registers its kernels (:func:`models.core.routing.register_kernel`: jitted
 ``source``/``hop`` functions, tables, parameters) beside its plans; the
 engine compiles its router stage once per kernel.  Modules in this package
 are discovered in sorted order, like the topologies; adding an algorithm is
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 class RoutingPlan:
     """What the engine needs to run a routing algorithm.
 
-    ``kernel`` names a registered routing kernel (``pdes.kernels.plugin``);
+    ``kernel`` names a registered routing kernel (``models.core.routing``);
     ``max_hops`` is the longest router-to-router path it can produce;
     ``vcs_needed`` the VC classes its scheme uses (the minimum ``num_vcs``);
     ``vc_scheme`` a one-line description stored in the output; ``tables``

@@ -25,15 +25,15 @@ hop, a local hop to the target.
 """
 import numpy as np
 
-from models.errors import ParameterError
-from models.jit import njit_kernel
-from models.registry import ROUTINGS, Param
+from models.core.errors import ParameterError
+from models.core.jit import njit_kernel
+from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.nonminimal import (BIAS, KNOBS, UGAL, MidTables, PARAMS, _ugal_checks,
                                        pack, ugal_l_source, valiant_source)
 from models.routing.paths import eject_port, group_port, target_of
-from pdes.kernels.layout import ERR_ROUTE, F_AUX2, NF_HOT, OK
-from pdes.kernels.plugin import RoutingKernel, register_kernel
+from models.core.record import ERR_ROUTE, F_AUX2, NF_HOT, OK
+from models.core.routing import RoutingKernel, register_kernel
 
 
 def group_tables(topo):

@@ -27,9 +27,9 @@ decision is made at most once per packet.
 """
 import numpy as np
 
-from models.errors import ParameterError
-from models.jit import njit_kernel
-from models.registry import ROUTINGS, Param
+from models.core.errors import ParameterError
+from models.core.jit import njit_kernel
+from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.dragonfly import SCHEME, dragonfly_hop, group_tables
 from models.routing.nonminimal import BIAS, KNOBS, PARAMS, UGAL, MidTables, _ugal_checks, pack
@@ -37,9 +37,9 @@ from models.routing.nonminimal import ugal_l_source  # noqa: F401  (the kernel's
 from models.routing.nonminimal import A_BIAS, A_CMICRO, A_LENW, A_MAXHOPS, A_NIND, A_THRESH
 from models.routing.paths import (buffer_share, credit_rtt, draw_mid, group_hops, group_port,
                                   port_backlog)
-from pdes.kernels.cycle import PR_SEED
-from pdes.kernels.layout import F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC, NF_HOT
-from pdes.kernels.plugin import RoutingKernel, register_kernel
+from models.core.params import PR_SEED
+from models.core.record import F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC, NF_HOT
+from models.core.routing import RoutingKernel, register_kernel
 
 
 def dragonfly_par(topo, dist, n_indirect=1, c=1.0, length_weighted=True, threshold=0.0, bias=BIAS):

@@ -16,16 +16,16 @@ from collections import namedtuple
 
 import numpy as np
 
-from models.errors import ParameterError
-from models.jit import njit, njit_kernel
-from models.registry import ROUTINGS, Param
+from models.core.errors import ParameterError
+from models.core.jit import njit, njit_kernel
+from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import minimal
 from models.routing.paths import eject_port, target_of
-from pdes.kernels.cycle import PR_CHX, PR_RD, PR_SAD, PR_SEED, PR_STD, PR_VAD
-from pdes.kernels.layout import F_HOPS, F_SEQ, F_SRC, OK
-from pdes.kernels.plugin import RoutingKernel, register_kernel
-from pdes.kernels.rng import P_ROUTE, below
+from models.core.params import PR_CHX, PR_RD, PR_SAD, PR_SEED, PR_STD, PR_VAD
+from models.core.record import F_HOPS, F_SEQ, F_SRC, OK
+from models.core.routing import RoutingKernel, register_kernel
+from models.core.rng import P_ROUTE, below
 
 MAX_ROUTERS = 20000
 UNREACHABLE = np.iinfo(np.int32).max

@@ -49,18 +49,18 @@ from collections import namedtuple
 
 import numpy as np
 
-from models.errors import ParameterError
-from models.jit import njit, njit_inline, njit_kernel
+from models.core.errors import ParameterError
+from models.core.jit import njit, njit_inline, njit_kernel
 from models.metrics import order_by_distance
 from models.vcseq import seq_hop, seq_length
-from models.registry import ROUTINGS, Param
+from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.paths import MAX_TRIES, buffer_share, min_port, minimal_hop, port_queue
-from pdes.kernels.cycle import PR_SEED
-from pdes.kernels.layout import (ERR_VC, ERR_VC_ORDER, F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC,
-                                 NF_HOT, OK)
-from pdes.kernels.plugin import RoutingKernel, register_kernel
-from pdes.kernels.rng import P_MID, P_MID_ROUTER, below
+from models.core.params import PR_SEED
+from models.core.record import (ERR_VC, ERR_VC_ORDER, F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC,
+    NF_HOT, OK)
+from models.core.routing import RoutingKernel, register_kernel
+from models.core.rng import P_MID, P_MID_ROUTER, below
 
 GRP_PAD = 2147483647          # padding of grp_nb rows
 CAPS = {"nar": 5, "nal": 6, "nag": 7}

@@ -43,18 +43,18 @@ from collections import namedtuple
 
 import numpy as np
 
-from models.errors import ParameterError
-from models.jit import njit, njit_kernel
+from models.core.errors import ParameterError
+from models.core.jit import njit, njit_kernel
 from models.metrics import order_by_distance
-from models.registry import ROUTINGS, Param
-from models.rng import hash4
+from models.core.registry import ROUTINGS, Param
+from models.core.rng import hash4
 from models.routing import RoutingPlan
 from models.routing.minimal import endpoint_diameter
 from models.routing.paths import minimal_hop
-from pdes.kernels.cycle import PR_SEED
-from pdes.kernels.layout import F_AUX2, F_DSTR, F_SEQ, F_SRC, NF_HOT, OK
-from pdes.kernels.plugin import RoutingKernel, register_kernel
-from pdes.kernels.rng import P_LAYER, below
+from models.core.params import PR_SEED
+from models.core.record import F_AUX2, F_DSTR, F_SEQ, F_SRC, NF_HOT, OK
+from models.core.routing import RoutingKernel, register_kernel
+from models.core.rng import P_LAYER, below
 
 MEMORY_LIMIT = 2 * 1024 ** 3      # bytes of next-hop tables (int16, layers x R x R)
 SELECT = {"random": 0, "round_robin": 1}

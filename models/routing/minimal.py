@@ -17,18 +17,18 @@ from collections import namedtuple
 
 import numpy as np
 
-from models.errors import ParameterError
-from models.jit import njit_inline, njit_kernel
+from models.core.errors import ParameterError
+from models.core.jit import njit_inline, njit_kernel
 from models.metrics import UNREACHABLE, submatrix_max
-from models.registry import ROUTINGS, Param
+from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.paths import eject_port, hop_class, min_port_adaptive, target_of
-from pdes.kernels.bits import popcount, trailing_zeros
-from pdes.kernels.cycle import PR_NHMIN, PR_NHMULTI, PR_SEED
-from pdes.kernels.nexthop import NH_MASKS, NH_PORTS, table_port
-from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_SEQ, F_SRC, OK
-from pdes.kernels.plugin import RoutingKernel, register_kernel
-from pdes.kernels.rng import P_ROUTE, below
+from models.core.bits import popcount, trailing_zeros
+from models.core.params import PR_NHMIN, PR_NHMULTI, PR_SEED
+from models.core.nexthop import NH_MASKS, NH_PORTS, table_port
+from models.core.record import F_DST, F_DSTR, F_HOPS, F_SEQ, F_SRC, OK
+from models.core.routing import RoutingKernel, register_kernel
+from models.core.rng import P_ROUTE, below
 
 SCHEME_DOC = ("VC classes: hop = one class per hop (000 Sec. IV-D); phase = one class before and "
               "one after the intermediate router (001 Sec. 3.4); auto = the algorithm's default")

@@ -35,16 +35,16 @@ from collections import namedtuple
 
 import numpy as np
 
-from models.errors import ParameterError
-from models.jit import njit_kernel
-from models.registry import ROUTINGS, Param
+from models.core.errors import ParameterError
+from models.core.jit import njit_kernel
+from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import SCHEME_DOC, check_scheme
 from models.routing.paths import (credit_rtt, draw_mid, group_hops, group_port, min_port,
                                   minimal_hop, path_cost, port_backlog, buffer_share)
-from pdes.kernels.cycle import PR_SEED
-from pdes.kernels.layout import F_DSTR, F_MID, F_SEQ, F_SRC, NF_HOT, OK
-from pdes.kernels.plugin import RoutingKernel, register_kernel
+from models.core.params import PR_SEED
+from models.core.record import F_DSTR, F_MID, F_SEQ, F_SRC, NF_HOT, OK
+from models.core.routing import RoutingKernel, register_kernel
 
 
 def candidates(topo, intermediates: str) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Jitted building blocks of the routing kernels (``pdes.kernels.plugin``).
+"""Jitted building blocks of the routing kernels (``models.core.routing``).
 
 Minimal next hops from the distance table, random intermediate routers,
 output-queue estimates and snapshot path costs: what the algorithms of this
@@ -16,11 +16,11 @@ allocation on, as with private buffers).
 """
 import numpy as np
 
-from models.jit import njit_inline
+from models.core.jit import njit_inline
 from models.metrics import UNREACHABLE
-from pdes.kernels.cycle import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_STD
-from pdes.kernels.layout import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
-from pdes.kernels.rng import P_MID, P_ROUTE, below
+from models.core.params import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_STD
+from models.core.record import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
+from models.core.rng import P_MID, P_ROUTE, below
 
 MAX_TRIES = 32   # redraws of an intermediate router that is the source/destination or too far
 

@@ -1,7 +1,7 @@
 """Topology families, one module each; importing this package registers them all.
 
 Each module defines its generator function and registers it at the bottom
-with :data:`models.registry.TOPOLOGIES`.  Modules are discovered in sorted
+with :data:`models.core.registry.TOPOLOGIES`.  Modules are discovered in sorted
 order, so adding a family means adding one file here.
 """
 import importlib

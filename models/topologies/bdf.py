@@ -5,9 +5,9 @@ from numbers import Integral
 
 import numpy as np
 
-from ..errors import ParameterError
+from models.core.errors import ParameterError
 from ..gf import GF, is_prime_power
-from ..registry import Param, TOPOLOGIES
+from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 

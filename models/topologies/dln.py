@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from models.core.errors import ParameterError
+from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 from .random_regular import _check_int, balanced_p, regular_edges
 

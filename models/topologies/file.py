@@ -78,7 +78,7 @@ Link latencies carried by a file
 
 Groups are renumbered ``0..G-1`` in increasing order of the file's group ids.
 Errors (missing file, malformed line, self-loop, a node on two routers) raise a
-:class:`~models.errors.ParameterError` naming ``topology.path`` and the line.
+:class:`~models.core.errors.ParameterError` naming ``topology.path`` and the line.
 """
 from __future__ import annotations
 
@@ -90,8 +90,8 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..registry import REQUIRED, Param, TOPOLOGIES
+from models.core.errors import ParameterError
+from models.core.registry import REQUIRED, Param, TOPOLOGIES
 from ..topology import MAX_ENDPOINTS_PER_ROUTER, MAX_ROUTERS, Topology, from_edges
 
 FORMATS = ("edgelist", "anynet", "graphml")

@@ -5,8 +5,8 @@ from numbers import Integral
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from models.core.errors import ParameterError
+from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 RACK_BITS = 4

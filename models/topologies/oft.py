@@ -5,8 +5,8 @@ from numbers import Integral
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..registry import Hook, Param, TOPOLOGIES
+from models.core.errors import ParameterError
+from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 

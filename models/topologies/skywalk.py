@@ -6,8 +6,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..registry import Param, TOPOLOGIES
+from models.core.errors import ParameterError
+from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 CABINET_WIDTH_M = 0.6

@@ -5,9 +5,9 @@ from numbers import Integral
 
 import numpy as np
 
-from ..errors import ParameterError
+from models.core.errors import ParameterError
 from ..gf import GF, generator_sets, is_prime_power
-from ..registry import Hook, Param, TOPOLOGIES
+from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 _Q_RULE = "q must be a prime power with q = 4w + delta, delta in {-1,0,1}, w >= 1"

@@ -1,4 +1,4 @@
-"""Traffic patterns, registered by name in :data:`models.registry.TRAFFIC`.
+"""Traffic patterns, registered by name in :data:`models.core.registry.TRAFFIC`.
 
 An entry's function takes ``(topo, seed, **params)`` and returns a
 :class:`TrafficPlan` (see there for the kinds the engine kernel evaluates).

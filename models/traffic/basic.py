@@ -1,8 +1,8 @@
 """Uniform random, random permutation and shift traffic (000 Sec. V-B, 001 Sec. 4.2)."""
 import numpy as np
 
-from models.errors import ParameterError
-from models.registry import TRAFFIC, Param
+from models.core.errors import ParameterError
+from models.core.registry import TRAFFIC, Param
 from models.traffic import TrafficPlan
 
 

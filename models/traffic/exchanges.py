@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.placement import place
-from models.registry import TRAFFIC, Param
+from models.core.registry import TRAFFIC, Param
 from models.traffic import TrafficPlan
 
 SCHEDULES = ("all_at_once", "staggered")

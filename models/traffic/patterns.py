@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from models.placement import PLACEMENTS, place
-from models.registry import TRAFFIC, Param
+from models.core.registry import TRAFFIC, Param
 from models.traffic import TrafficPlan
 
 SET_PLACEMENTS = ("range", "spread", "random")
@@ -178,7 +178,7 @@ def tornado_offset(size: int) -> int:
 def _coords_dims(topo):
     """Dimension sizes when the router ids are mixed-radix coordinates (dim 0 fastest): what
     the topology registered (``coordinates=``), else ``None``."""
-    from models.registry import TOPOLOGIES
+    from models.core.registry import TOPOLOGIES
     import models.topologies  # noqa: F401
     if topo.name not in TOPOLOGIES:     # built outside the registry: no hooks
         return None

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 import models.topologies  # noqa: F401  (registers every family and its hooks)
-from models.errors import ParameterError
-from models.registry import TOPOLOGIES, TRAFFIC
+from models.core.errors import ParameterError
+from models.core.registry import TOPOLOGIES, TRAFFIC
 
 
 def _require(topo, name: str, pattern: str):

@@ -2,7 +2,7 @@
 
 Each subcommand is a module in this package with ``HELP`` (one line),
 ``add_arguments(parser)`` and ``main(args) -> int``.  Errors the user can fix
-(:class:`models.errors.ParameterError`) are printed as one line prefixed with
+(:class:`models.core.errors.ParameterError`) are printed as one line prefixed with
 ``pdes: error:`` and give exit status 2, never a traceback.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 COMMANDS = ("run", "sweep", "show", "plot", "topo", "info", "check", "analyze")
 

@@ -18,7 +18,7 @@ import math
 import os
 import sys
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import config as cfgmod
 from pdes.cli.topo import _jsonable
 

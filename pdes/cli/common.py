@@ -9,7 +9,7 @@ import stat
 import sys
 import time
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 COMPILE_SECONDS = 20
 """What a first compile of the simulation kernels takes on a current core (cold cache)."""
@@ -127,8 +127,8 @@ def check_output(path: str, key: str, *, replace: bool = True) -> None:
 
 def kernels_cached(kernels=None) -> bool:
     """Whether the compiled cycle kernels of this source version for the given routing
-    kernels (``pdes.kernels.plugin.RoutingKernel``; None: any) are in the on-disk cache."""
-    from models.jit import cache_dir
+    kernels (``models.core.routing.RoutingKernel``; None: any) are in the on-disk cache."""
+    from models.core.jit import cache_dir
     from pdes.kernels import generate
     if kernels is not None:
         return all(generate.compiled(k) for k in kernels)

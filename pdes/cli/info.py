@@ -31,7 +31,7 @@ def _type(kind) -> str:
 
 
 def _default(p) -> str:
-    from models.registry import REQUIRED
+    from models.core.registry import REQUIRED
     if p.default is REQUIRED:
         return "required"
     if p.default is None:
@@ -41,7 +41,7 @@ def _default(p) -> str:
 
 def collect() -> dict:
     """``{section: [entry dict, ...]}`` for every registry whose module exists."""
-    import models.registry as reg
+    import models.core.registry as reg
     out = {}
     for _title, module, attr, section in KINDS:
         try:
@@ -66,7 +66,7 @@ def main(args) -> int:
     if args.name:
         data = {k: [e for e in v if e["name"] == args.name] for k, v in data.items()}
         if not any(data.values()):
-            from models.errors import ParameterError
+            from models.core.errors import ParameterError
             raise ParameterError(f"info: nothing registered under the name '{args.name}'")
     if args.json:
         json.dump(data, sys.stdout, indent=1)

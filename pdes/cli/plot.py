@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 HELP = "plot a run or study file: latency/throughput vs load, hops, link load, time series"
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import sys
 
-from models.errors import ParameterError
-from models.registry import Param
+from models.core.errors import ParameterError
+from models.core.registry import Param
 from pdes.checkpoint import EXIT_STOPPED
 from pdes.cli.common import StopRequest, check_output, compile_notice, mpi_main, say_fn
 from pdes.engine import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
@@ -120,7 +120,7 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
     note = buffer_note(prep)
     if note and rank == 0:     # also under --quiet: it changes what the results mean
         print(f"[pdes] {note}", file=sys.stderr, flush=True)
-    from pdes.kernels.plugin import kernel_of
+    from models.core.routing import kernel_of
     compile_notice(say, [kernel_of(cfg["routing"]["algorithm"], prep.plan)])
     topo = prep.topo
     if say:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 HELP = "print a run's summary or a study's table (terminal table or CSV)"
 

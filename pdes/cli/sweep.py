@@ -46,7 +46,7 @@ def main(args) -> int:
 
 
 def _main(args, comm) -> int:
-    from models.errors import ParameterError
+    from models.core.errors import ParameterError
     from pdes import __version__
     from pdes import config as C
     from pdes import study as S

@@ -16,7 +16,7 @@ import json
 import sys
 import time
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 from pdes import config as cfgmod
 
 HELP = "build a topology and print its structure (size, diameter, distances, cables)"

@@ -5,7 +5,7 @@ delivery over a local link, a flit received from another part in an exchange
 block) calls :func:`enqueue_flit`; every path that queues a credit for its
 sender (credit return inside a part, a credit received in an exchange block)
 calls :func:`queue_credit`.  Both are compiled without reference counting
-(:func:`models.jit.njit_borrow`): an ordinary call of a compiled function
+(:func:`models.core.jit.njit_borrow`): an ordinary call of a compiled function
 taking arrays costs atomic reference counts per flit (3-4x slower for the
 exchange unpacking), and inlining at Numba IR level was measured 25-45%
 slower for the whole kernel; a borrowing call costs nothing measurable.
@@ -15,7 +15,7 @@ slot ``w`` of input VC ``ivc`` is ``ib_id[w * nIV + ivc]`` below ``hot`` and
 ``ib_id[iv_deep[ivc] + w]`` from there on; credit ``w`` of key ``k`` is
 ``cr_t[w * nK + k]``, or ``cr_t[cr_deep[k] + w]``.
 """
-from models.jit import njit_borrow, njit_inline
+from models.core.jit import njit_borrow, njit_inline
 
 
 @njit_borrow

@@ -21,7 +21,7 @@ holds the state layout and the stages every routing shares.
 Flits enter input VCs through :func:`pdes.kernels.buffers.enqueue_flit` and
 credits their sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`
 on every path.  The stages and :func:`switch_allocation` are compiled without
-reference counting (:func:`models.jit.njit_borrow`: they borrow the arrays of
+reference counting (:func:`models.core.jit.njit_borrow`: they borrow the arrays of
 ``advance`` and allocate nothing), so calling them costs no atomic operations
 per router or flit, and they are compiled once for every routing kernel.
 
@@ -115,18 +115,20 @@ from collections import namedtuple
 
 import numpy as np
 
-from models.jit import njit, njit_borrow, njit_inline
-from pdes.kernels.layout import (
-    C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT, ERR_OUTBOX, ERR_ROUTE, ERR_VC,
-    ERR_VC_ORDER,
-    F_CTIME, F_DST,
-    F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2,
-    HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED, OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS,
-    S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN,
-    S_LAST_DELIVERY, S_LAST_MOVE, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+from models.core.jit import njit, njit_borrow, njit_inline
+from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
+    ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
+    F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2, HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED,
+    OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
+    S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
+    S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
+from models.core.params import (
+    NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
+    PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
+    PR_PRIV, PR_RD, PR_SAD, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_STD, PR_THR, PR_TRAFFIC)
 from pdes.kernels.buffers import enqueue_flit, queue_credit, shared_free, shared_room
 from pdes.kernels.prefetch import prefetch, prefetch2
-from pdes.kernels.rng import P_INJECT, draw53
+from models.core.rng import P_INJECT, draw53
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
 # ---- grouped kernel state: named tuples of arrays, one per kind of state
@@ -174,45 +176,7 @@ Scratch.__doc__ = "per-router scratch of the allocators (views of one array) and
 GROUPS = (Ports, Tables, Messages, Credits, Pool, InputVCs, Outputs, Sources, Outbox, Stats)
 """The state groups :func:`advance` takes after ``prm``, in order (scratch: an array)."""
 
-# ---- indices into the int64 parameter vector ``prm``
-PR_NV = 0          # VCs per port
-PR_VCCAP = 1       # most flits of an input VC (each port's own: ports.in_cap, ports.cr_cap)
-PR_OQCAP = 2       # flits per output queue
-PR_PKT = 3         # flits per packet
-PR_CD = 4          # credit delay
-PR_RD = 5          # cycles from a head's arrival to its first VC allocation  } the pipeline's
-PR_VAD = 6         # cycles from VC allocation to switch allocation (>= 1)    } offsets
-PR_SAD = 7         # cycles from switch allocation to leaving the router      } (pdes.timing)
-PR_STD = 8         # added to PR_SAD (0: pdes.timing folds it in)
-PR_SPEEDUP = 9     # flits per cycle per input and per output of the crossbar
-PR_ELAT = 10       # endpoint channel latency
-PR_SEED = 11
-PR_THR = 12        # 53-bit threshold of the per-cycle packet generation draw
-PR_M0 = 13         # measurement window [M0, M1) (creation / delivery cycle)
-PR_M1 = 14
-PR_HMAX = 15       # latency histogram: 1-cycle bins below this, log bins above (hist_bin)
-PR_TRAFFIC = 16    # traffic kind
-PR_E = 17          # endpoints in the whole network
-PR_FOCAP = 18      # flit outbox capacity per cut channel
-PR_COCAP = 19      # credit outbox capacity per cut channel
-PR_INJECT = 20     # 1 = endpoints generate packets, 0 = no new packets
-PR_FRAC_THR = 21   # 53-bit threshold of the traffic mix draw
-PR_NCLS = 22       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
-PR_MONO = 23       # 1 = the engine checks that VC classes never decrease along a path
-PR_FINITE = 24     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
-PR_SCHED = 25      # finite: 0 = all messages posted at once (packets interleaved round-robin),
-                   #         1 = staggered (one message after the other, in table order)
-PR_NHMIN = 26      # minimal next-hop table of the part (pdes.kernels.nexthop): 0 = none (scan the
-                   # distance rows), 1 = masks in tab.nh_min, 2 = ports in tab.nh_port ...
-PR_CHX = 27        # cycles every channel (link, endpoint, credit) adds to its latency
-PR_ECD = 28        # credit delay of the credits returned to a source endpoint
-PR_HOT = 29        # hot planes of the rings: slots below it are slot-major (every VC has them)
-PR_PRIV = 30       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
-PR_NHMULTI = 31    # the value of a tab.nh_port entry with several minimal ports (PR_NHMIN = 2)
-PR_PF = 32         # 1 = the router and output stages prefetch through their pipelines
-NPRM = 33
 
-NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 
 PF_ROUTERS = 1     # step of the router stage's prefetch pipeline (routers ahead per stage)
 PF_OUT = 4         # depth of the output stage's prefetch pipeline (routers)

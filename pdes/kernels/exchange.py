@@ -14,9 +14,9 @@ one (sender, VC) FIFO each.
 """
 import numpy as np
 
-from models.jit import njit
+from models.core.jit import njit
 from pdes.kernels.buffers import enqueue_flit, queue_credit
-from pdes.kernels.layout import F_FLIT, F_VC, NF_HOT, NF_USED
+from models.core.record import F_FLIT, F_VC, NF_HOT, NF_USED
 
 HEADER = 2
 FLIT_WORDS = NF_USED + 2    # the padding of the in-memory records is not sent

@@ -5,10 +5,10 @@ argument types.  A cycle kernel that received the routing functions as
 arguments would carry their dispatchers' identities in its argument types
 and miss the cache in every new process; a kernel whose module refers to
 them as globals caches normally.  So for each routing kernel
-(:class:`pdes.kernels.plugin.RoutingKernel`) this module writes a copy of
+(:class:`models.core.routing.RoutingKernel`) this module writes a copy of
 :mod:`pdes.kernels.routed` whose two lines marked ``# routing import``
 import that kernel's functions, into the project's cache directory
-(:func:`models.jit.cache_dir`, keyed on every project source), and imports
+(:func:`models.core.jit.cache_dir`, keyed on every project source), and imports
 it under a module name of its own (registered in ``sys.modules``, which
 Numba's cache needs to load the compiled code back).  A copy is written
 once (created next to its final name and hard-linked into place, so
@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from models.jit import cache_dir
+from models.core.jit import cache_dir
 
 TEMPLATE = Path(__file__).with_name("routed.py")
 MARK = "# routing import"

@@ -21,13 +21,9 @@ table (undirected links): row ``rg`` of it is the distance from router ``rg``.
 """
 import numpy as np
 
-from models.jit import njit, njit_inline
-from pdes.kernels.bits import popcount
-from pdes.kernels.rng import below
+from models.core.jit import njit
+from models.core.nexthop import NH_MASKS, NH_NONE, NH_PORTS
 
-NH_NONE = 0     # prm[PR_NHMIN]: no table, the routing scans the distance rows
-NH_MASKS = 1    # tab.nh_min holds the bit masks
-NH_PORTS = 2    # tab.nh_port, nh_blk, nh_off, nh_cand hold the port table
 
 MASK_PORTS = 32
 """Most network ports per router of the ``masks`` kind (bits of a uint32)."""
@@ -157,22 +153,3 @@ def build_port_table(router_gid, port_off, n_epp, out_nbr, dist, multi, ent, blk
                 if row[d] != 0 and row[d] != 255 and nrow[d] == row[d] - np.uint8(1):
                     cand[pos[q]] = j
                     pos[q] += 1
-
-
-@njit_inline
-def table_port(tab, k, d, multi, seed, src, seq, purpose_draw):
-    """Network port index (from 0) of a minimal next hop of local router ``k`` towards
-    router ``d`` in the ``ports`` table, -1 if there is none; among several, the
-    ``below(count, ...)`` draw of the scan picks one (``purpose_draw`` is its purpose)."""
-    e = np.int64(tab.nh_port[k, d])
-    if e != multi:
-        return e
-    w = d >> 6
-    bits = tab.nh_blk[k, w, 0] & ((np.uint64(1) << np.uint64(d & 63)) - np.uint64(1))
-    i = np.int64(tab.nh_blk[k, w, 1]) + popcount(bits)
-    lo = np.int64(tab.nh_off[i])
-    cnt = np.int64(tab.nh_off[i + 1]) - lo
-    if cnt == 0:
-        return -1
-    return np.int64(tab.nh_cand[lo + below(cnt, seed, src, seq, purpose_draw)])
-

@@ -1,7 +1,7 @@
 """The routing functions :mod:`pdes.kernels.routed` imports as it stands: they route nothing
 (every head flit gets ``ERR_ROUTE``).  Generated copies import a routing kernel's instead."""
-from models.jit import njit_inline
-from pdes.kernels.layout import ERR_ROUTE
+from models.core.jit import njit_inline
+from models.core.record import ERR_ROUTE
 
 
 @njit_inline

@@ -13,7 +13,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from models.jit import njit_inline
+from models.core.jit import njit_inline
 
 
 def _emit(context, builder, aryty, ary_val, idx_vals, idx_tys):

@@ -2,7 +2,7 @@
 
 This file is a template: :mod:`pdes.kernels.generate` writes a copy in which
 the two lines marked ``# routing import`` import a routing kernel's
-``source`` and ``hop`` functions (``pdes.kernels.plugin``) as module globals,
+``source`` and ``hop`` functions (``models.core.routing``) as module globals,
 and imports that copy under its own module name, so Numba compiles and
 caches :func:`advance` once per routing kernel with the algorithm's
 functions inlined or called directly (a jitted function passed as an
@@ -20,15 +20,16 @@ room for the whole packet (virtual cut-through); with shared buffers
 (``PR_PRIV > 0``) the room counts the port's free shared flits, and a grant
 reserves the packet's flits.
 """
-from models.jit import njit, njit_borrow, njit_inline
-from pdes.kernels.cycle import (
-    NEVER, PF_ROUTERS, PR_HOT, PR_PF, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT, PR_PRIV, PR_VAD,
-    endpoint_stage, make_scratch, output_stage, switch_allocation)
+from models.core.jit import njit, njit_borrow, njit_inline
+from models.core.params import (NEVER, PR_HOT, PR_PF, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PKT,
+    PR_PRIV, PR_VAD)
+from pdes.kernels.cycle import (PF_ROUTERS, endpoint_stage, make_scratch, output_stage,
+    switch_allocation)
 from pdes.kernels.buffers import shared_free, shared_room
-from pdes.kernels.layout import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_DSTR, F_HOPS, F_PHASE, OK)
+from models.core.record import ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_DSTR, F_HOPS, F_PHASE, OK
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
 HAS_SOURCE = False  # routing import
-from pdes.kernels.nexthop import NH_MASKS
+from models.core.nexthop import NH_MASKS
 from pdes.kernels.prefetch import prefetch, prefetch2, prefetch_span
 
 

@@ -14,8 +14,8 @@ Kinds (chosen by the traffic plans of ``models.traffic``):
 """
 import numpy as np
 
-from models.jit import njit, njit_inline
-from pdes.kernels.rng import P_DEST, P_TRAFFIC_AUX, below, draw53
+from models.core.jit import njit, njit_inline
+from models.core.rng import P_DEST, P_TRAFFIC_AUX, below, draw53
 
 TR_UNIFORM = 0
 TR_TABLE = 1

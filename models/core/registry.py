@@ -12,7 +12,7 @@ bottom of its own module::
 
 The config layer turns ``topology.q = "13"`` into the declared type with
 :meth:`Param.coerce`, and reports a wrong type or an unknown key as a
-:class:`~models.errors.ParameterError` naming the key.
+:class:`~models.core.errors.ParameterError` naming the key.
 """
 from __future__ import annotations
 

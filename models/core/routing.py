@@ -15,7 +15,7 @@ two jitted functions are module globals:
     at every router, for the head flit ``fid`` at the front of an input VC
     of port ``P`` whose VC class is ``in_cls``: returns ``(status, port,
     class)`` -- ``status`` ``OK`` or an ``ERR_*`` code of
-    :mod:`pdes.kernels.layout`, the output port (``port < 0``: no route) and
+    :mod:`models.core.record`, the output port (``port < 0``: no route) and
     the VC class of the hop (0 for ejection).
 
 The arguments: cycle ``t``; router ``rg`` (global id) with ports ``plo ..
@@ -28,8 +28,8 @@ engine's parameter vector ``prm`` (``pdes.kernels.cycle.PR_*``), ports
 masks, the channel snapshot), credits (``cycle.Credits``: output-queue
 estimates) and the flit pool's two halves (``rec``, ``rec_c``).
 
-Both functions are compiled with :func:`models.jit.njit_borrow` or
-:func:`models.jit.njit_inline`: they borrow the kernel's arrays, allocate
+Both functions are compiled with :func:`models.core.jit.njit_borrow` or
+:func:`models.core.jit.njit_inline`: they borrow the kernel's arrays, allocate
 nothing and index with non-negative integers only.  Every random choice is
 drawn from the counter-based generator keyed by the packet id, so it is the
 same whichever rank routes the packet.
@@ -45,7 +45,7 @@ from typing import Callable
 
 import numpy as np
 
-from models.errors import ParameterError
+from models.core.errors import ParameterError
 
 
 @dataclass(frozen=True)

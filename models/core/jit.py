@@ -38,7 +38,7 @@ import numba
 from numba.core.caching import (CompileResultCacheImpl, FunctionCache, _CacheLocator,
                                 _SourceFileBackedLocatorMixin)
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def source_digest(root: Path = _ROOT) -> str:
