@@ -20,7 +20,7 @@ import numpy as np
 from models.core.errors import ParameterError
 from models.core.jit import njit_inline, njit_kernel
 from models.metrics import UNREACHABLE, submatrix_max
-from models.core.registry import ROUTINGS, Param
+from models.core.registry import ROUTINGS, TOPOLOGIES, Param
 from models.routing import RoutingPlan
 from models.routing.paths import eject_port, hop_class, min_port_adaptive, target_of
 from models.core.bits import popcount, trailing_zeros
@@ -48,21 +48,33 @@ def check_scheme(vc_scheme: str) -> None:
         raise ParameterError(f"routing.vc_scheme: '{vc_scheme}' is not one of auto, hop, phase")
 
 
-def hierarchical(topo) -> bool:
-    """Whether a topology is a Dragonfly (groups joined by global links, Kim et al.), on which
-    minimal routing means the local-global-local route (BookSim's ``min``)."""
-    return topo.name == "dragonfly" and tuple(topo.link_class_names) == ("local", "global")
+def own_routes(topo, dist):
+    """The plan of the family's own minimal routes (the ``min_routes`` hook its topology
+    registered in :data:`models.core.registry.TOPOLOGIES`), or None."""
+    if topo.name not in TOPOLOGIES:
+        return None
+    hook = TOPOLOGIES.get(topo.name).extra.get("min_routes")
+    return hook.func(topo, dist) if hook is not None else None
 
 
 def minimal(topo, dist, vc_scheme="auto"):
-    """Plan for minimal routing: ``max_hops`` = endpoint diameter.  ``auto``: the Dragonfly's
-    local-global-local routes with Kim et al.'s classes on a Dragonfly (what BookSim's
-    ``min`` is there), graph-minimal routes with hop-index classes elsewhere."""
+    """Plan for minimal routing: ``max_hops`` = endpoint diameter.  ``auto``: the family's
+    own minimal routes where its topology registers them (on a Dragonfly the
+    local-global-local routes with Kim et al.'s classes, what BookSim's ``min`` is there),
+    graph-minimal routes with hop-index classes elsewhere; the VC scheme of the family's
+    own routes (``dragonfly``) asks for them explicitly."""
+    if vc_scheme not in ("auto", "hop", "phase"):
+        plan = own_routes(topo, dist)
+        if plan is None or plan.scheme != vc_scheme:
+            raise ParameterError(f"routing.vc_scheme: '{vc_scheme}' names minimal routes that "
+                                 f"topology '{topo.name}' does not register (use auto, hop or "
+                                 "phase)")
+        return plan
     if vc_scheme == "auto":
-        vc_scheme = "dragonfly" if hierarchical(topo) else "hop"
-    if vc_scheme == "dragonfly":
-        from models.routing.dragonfly import dragonfly_min_plan
-        return dragonfly_min_plan(topo, dist)
+        plan = own_routes(topo, dist)
+        if plan is not None:
+            return plan
+        vc_scheme = "hop"
     check_scheme(vc_scheme)
     d = endpoint_diameter(topo, dist)
     if vc_scheme == "phase":
@@ -81,28 +93,10 @@ def min_adaptive(topo, dist, vc_scheme="hop"):
                        scheme=plan.scheme, vc_scheme=plan.vc_scheme)
 
 
-def anca(topo, dist, vc_scheme="phase"):
-    """ANCA on fat trees: adaptive up to a nearest common ancestor, deterministic down.
-
-    On a fat tree every up port is minimal towards the nearest common
-    ancestor and the down path is unique, so adaptive minimal routing is
-    exactly ANCA (000 Sec. V uses it for FT-3).  Up*/down* paths are acyclic,
-    so one VC class suffices (``phase``; checked by ``pdes check``).
-    """
-    if topo.name != "fattree":
-        raise ParameterError(f"routing.algorithm: 'anca' is for fat trees (topology is "
-                             f"'{topo.name}'); use 'min_adaptive' elsewhere")
-    return min_adaptive(topo, dist, "phase" if vc_scheme == "auto" else vc_scheme)
-
-
 ROUTINGS.register("min_adaptive", min_adaptive,
                   params=[Param("vc_scheme", str, "hop", SCHEME_DOC, choices=("auto", "hop", "phase"))],
                   summary="adaptive minimal: the minimal next hop with the least occupied output",
                   reference="000 Sec. V (ANCA on fat trees); Kim et al. minimal adaptive")
-ROUTINGS.register("anca", anca,
-                  params=[Param("vc_scheme", str, "phase", SCHEME_DOC, choices=("auto", "hop", "phase"))],
-                  summary="fat tree ANCA: adaptive up, deterministic down",
-                  reference="000 Sec. V; Gomez et al. (ANCA)")
 ROUTINGS.register("min", minimal,
                   params=[Param("vc_scheme", str, "auto", SCHEME_DOC + "; dragonfly = the Dragonfly's "
                                 "local-global-local routes with Kim et al.'s classes (BookSim's min "

@@ -126,6 +126,15 @@ def worst_case(topo, seed):
                        "Dragonfly worst case: group i -> group i+1")
 
 
+def min_routes(topo, dist):
+    """Dragonfly-minimal routes (local-global-local) with Kim et al.'s VC classes, on an
+    instance with local and global link classes (what BookSim's ``min`` is there)."""
+    if tuple(topo.link_class_names) != ("local", "global"):
+        return None
+    from ..routing.dragonfly import dragonfly_min_plan
+    return dragonfly_min_plan(topo, dist)
+
+
 TOPOLOGIES.register(
     "dragonfly", dragonfly,
     params=[
@@ -138,4 +147,6 @@ TOPOLOGIES.register(
     reference="Kim et al. ISCA 2008; 000 Sec. VI-B3",
     worst_case=Hook(worst_case, "group i sends to group i+1", "000 Sec. V-C; 004 Sec. 5"),
     bisection=analytic_bisection,
+    min_routes=Hook(min_routes, "local-global-local minimal routes, Kim et al.'s VC classes",
+                    "Kim et al. ISCA 2008; BookSim's dragonflynew min"),
 )

@@ -117,12 +117,12 @@ def worst_case(topo, seed):
     hop per dimension and the ``p`` flows of a router share each link.
     """
     from ..traffic import TrafficPlan
-    from ..traffic.patterns import _router_map_to_endpoints, shift_coords, tornado_offset
+    from ..traffic.patterns import router_map_to_endpoints, shift_coords, tornado_offset
     sizes = list(topo.meta["sizes"])
     steps = [tornado_offset(s) for s in sizes]
     if not any(steps):
         raise ParameterError(f"traffic.pattern: HyperX {sizes} has a single router, no worst case")
-    return TrafficPlan("table", _router_map_to_endpoints(topo, shift_coords(topo, steps)),
+    return TrafficPlan("table", router_map_to_endpoints(topo, shift_coords(topo, steps)),
                        f"HyperX worst case: tornado per dimension, steps {steps}")
 
 

@@ -201,12 +201,12 @@ def worst_case(topo, seed):
     fixed function of the topology (the seed is not used).
     """
     from ..traffic import TrafficPlan
-    from ..traffic.patterns import _router_map_to_endpoints
+    from ..traffic.patterns import router_map_to_endpoints
     partner, quads = slimfly_router_pairs(topo)
     new = partner.copy()
     idle = partner < 0
     new[idle] = np.nonzero(idle)[0]
-    table = _router_map_to_endpoints(topo, new)
+    table = router_map_to_endpoints(topo, new)
     table[idle[topo.endpoint_router]] = -1
     n_pairs = int((partner >= 0).sum()) // 2 - 2 * len(quads)
     return TrafficPlan("table", table,

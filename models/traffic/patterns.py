@@ -186,7 +186,7 @@ def _coords_dims(topo):
     return entry.extra["coordinates"](topo) if "coordinates" in entry.extra else None
 
 
-def _router_map_to_endpoints(topo, new_router: np.ndarray) -> np.ndarray:
+def router_map_to_endpoints(topo, new_router: np.ndarray) -> np.ndarray:
     """Endpoint ``i`` of router ``r`` -> endpoint ``i mod p`` of ``new_router[r]``."""
     er = topo.endpoint_router.astype(np.int64)
     off = topo.endpoint_offsets
@@ -227,7 +227,7 @@ def tornado(topo, seed):
         steps = [tornado_offset(s) for s in dims]
         if not any(steps):
             raise ParameterError(f"traffic.pattern: tornado on {topo.name} {dims} moves no router")
-        table = _router_map_to_endpoints(topo, shift_coords(topo, steps))
+        table = router_map_to_endpoints(topo, shift_coords(topo, steps))
         return TrafficPlan("table", table, f"tornado per dimension, steps {steps}")
     if E < 2:
         raise ParameterError("traffic.pattern: tornado needs at least 2 endpoints")
@@ -254,14 +254,14 @@ def neighbor(topo, seed):
         steps = [1 if s > 1 else 0 for s in dims]
         if not any(steps):
             raise ParameterError(f"traffic.pattern: neighbor on {topo.name} {dims} has a single router")
-        table = _router_map_to_endpoints(topo, shift_coords(topo, steps))
+        table = router_map_to_endpoints(topo, shift_coords(topo, steps))
         return TrafficPlan("table", table, "neighbor, +1 in every dimension")
     with_ep = np.nonzero(topo.endpoints > 0)[0].astype(np.int64)
     if with_ep.size < 2:
         raise ParameterError("traffic.pattern: neighbor needs at least 2 routers with endpoints")
     nxt = np.full(R, -1, dtype=np.int64)
     nxt[with_ep] = np.roll(with_ep, -1)
-    return TrafficPlan("table", _router_map_to_endpoints(topo, nxt), "neighbor, next router")
+    return TrafficPlan("table", router_map_to_endpoints(topo, nxt), "neighbor, next router")
 
 
 # ==================================================================== hot spots
