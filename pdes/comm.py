@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from pdes.kernels import exchange as X
-from models.core.params import PR_HOT
+from pdes.kernels import cycle
 
 
 class Mailbox:
@@ -65,12 +65,10 @@ class Mailbox:
         """Insert a block received from a neighbour."""
         p = self.part
         a = p.arrays          # looked up each time: the record pool grows between windows
-        if not X.unpack_block(block, p.in_port_of_channel, p.out_port_of_channel, p.nv,
-                              p.prm[PR_HOT], a["in_cap"], a["cr_cap"], a["iv_deep"], a["cr_deep"],
-                              p.rp.timing.head, a["rec"], a["rec_c"], a["rec_free"], a["rec_top"],
-                              a["rec_next"], a["ib_id"], a["ib_rdy"], a["ib_head"], a["ib_cnt"],
-                              a["iv_ready"], a["iv_alloc"], a["iv_sa_ready"], a["iv_sa_at"],
-                              a["iv_va_at"], a["cr_t"], a["cr_head"], a["cr_cnt"]):
+        ports, pool, inb, crd = (G(**{f: a[f] for f in G._fields})
+                                 for G in (cycle.Ports, cycle.Pool, cycle.InputVCs, cycle.Credits))
+        if not X.unpack_block(block, p.in_port_of_channel, p.out_port_of_channel,
+                              p.rp.timing.head, p.prm, ports, pool, inb, crd):
             raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
 

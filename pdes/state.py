@@ -479,7 +479,8 @@ class PartState:
         self.reserve_records(self.records_per_cycle * (t1 - t0))
         if self._args is None:   # the kernel's grouped state (views of self.arrays)
             a = self.arrays
-            self._args = tuple(G(**{f: a[f] for f in G._fields}) for G in cycle.GROUPS) + (a["scr"],)
+            self._args = (tuple(G(**{f: a[f] for f in G._fields}) for G in cycle.GROUPS),
+                          a["scr"])
         return int(self.kernel.advance(np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx,
                                        self.ap))
 

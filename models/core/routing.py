@@ -3,32 +3,30 @@
 A routing algorithm is a model (``models/routing/``); the engine knows only
 this interface.  The algorithm's module registers a :class:`RoutingKernel`
 under a name its plans give as ``RoutingPlan.kernel``; the engine compiles a
-router stage for it (:mod:`pdes.kernels.generate`) in which the algorithm's
+router stage for it (``pdes.kernels.generate``) in which the algorithm's
 two jitted functions are module globals:
 
-``source(t, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid)``
+``source(site, eng, ctx, ap, fid)``
     once per packet, at its first router (``rec[fid, F_HOPS] == 0`` and
     ``rec[fid, F_PHASE] == 0``), before its first :func:`hop`; it may write
     the packet's routing words (``F_MID``, ``F_PHASE``, ``F_AUX2``; at
     injection ``-1``, ``0``, ``-1``).  Returns nothing.
-``hop(t, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid)``
+``hop(site, eng, ctx, ap, fid)``
     at every router, for the head flit ``fid`` at the front of an input VC
-    of port ``P`` whose VC class is ``in_cls``: returns ``(status, port,
-    class)`` -- ``status`` ``OK`` or an ``ERR_*`` code of
+    of port ``site.P`` whose VC class is ``site.in_cls``: returns ``(status,
+    port, class)`` -- ``status`` ``OK`` or an ``ERR_*`` code of
     :mod:`models.core.record`, the output port (``port < 0``: no route) and
     the VC class of the hop (0 for ejection).
 
-The arguments: cycle ``t``; router ``rg`` (global id) with ports ``plo ..
-phi - 1`` of the part, the first ``nepk`` of them endpoint ports (endpoint
-``e`` of the router on port ``plo + e - ep_first[rg]``); the algorithm's
-tables ``ctx`` (an instance of its :attr:`RoutingKernel.tables` named tuple)
-and int64 parameters ``ap`` (in :attr:`RoutingKernel.params` order); the
-engine's parameter vector ``prm`` (``pdes.kernels.cycle.PR_*``), ports
-(``cycle.Ports``), global tables (``cycle.Tables``: distances, next-hop
-masks, the channel snapshot), credits (``cycle.Credits``: output-queue
-estimates) and the flit pool's two halves (``rec``, ``rec_c``).
+The arguments: ``site`` (:class:`models.core.views.Site`: cycle, router,
+its port range and endpoint ports, input port and class) and ``eng``
+(:class:`models.core.views.EngineView`: the engine's parameter vector,
+ports, global tables, credits and the flit pool's two halves); the
+algorithm's tables ``ctx`` (an instance of its :attr:`RoutingKernel.tables`
+named tuple) and int64 parameters ``ap`` (in :attr:`RoutingKernel.params`
+order); the flit's record index ``fid``.
 
-Both functions are compiled with :func:`models.core.jit.njit_borrow` or
+Both functions are compiled with :func:`models.core.jit.njit_kernel` or
 :func:`models.core.jit.njit_inline`: they borrow the kernel's arrays, allocate
 nothing and index with non-negative integers only.  Every random choice is
 drawn from the counter-based generator keyed by the packet id, so it is the

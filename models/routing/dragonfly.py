@@ -84,11 +84,12 @@ def dragonfly_valiant(topo, dist):
 
 # ------------------------------------------------------------------------------ kernels
 @njit_kernel
-def dragonfly_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
-                  fid):
+def dragonfly_hop(site, eng, ctx, ap, fid):
     """A hop along the group hierarchy towards the current target (the intermediate group's
     entry router, then the destination); class = position in l-g-l-g-l // 2 (a local hop
     takes the next even position, a global hop the next odd one; ``F_AUX2`` = last one)."""
+    rg, plo, nepk, phi = site.rg, site.plo, site.nepk, site.phi
+    ports, rec, rec_c = eng.ports, eng.rec, eng.rec_c
     target, phase = target_of(rg, rec, rec_c, fid)
     if target == rg:
         return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0

@@ -58,9 +58,11 @@ def dragonfly_par(topo, dist, n_indirect=1, c=1.0, length_weighted=True, thresho
 
 
 @njit_kernel
-def par_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def par_hop(site, eng, ctx, ap, fid):
     """A Dragonfly hop; after one minimal local hop in the source group, first the PAR
     re-evaluation (``F_MID`` = the intermediate group's entry router if it wins)."""
+    t, rg, plo, nepk, phi = site.t, site.rg, site.plo, site.nepk, site.phi
+    prm, ports, tab, crd, rec, rec_c = eng.prm, eng.ports, eng.tab, eng.crd, eng.rec, eng.rec_c
     r_group = ctx.r_group
     dstr = rec[fid, F_DSTR]
     if (rec_c[fid, F_MID - NF_HOT] < 0 and rec[fid, F_HOPS] == 1
@@ -92,8 +94,7 @@ def par_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
                     best = cost
                     mid = m
             rec_c[fid, F_MID - NF_HOT] = mid
-    return dragonfly_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec,
-                         rec_c, fid)
+    return dragonfly_hop(site, eng, ctx, ap, fid)
 
 
 register_kernel("dragonfly_par", RoutingKernel(

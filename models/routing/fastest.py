@@ -100,9 +100,10 @@ WeightTables = namedtuple("WeightTables", ["wdist"])
 
 
 @njit_kernel
-def fastest_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
-                fid):
+def fastest_hop(site, eng, ctx, ap, fid):
     """A next hop on a lowest-latency path (a random one among ties); class = hops taken."""
+    rg, plo, nepk, phi = site.rg, site.plo, site.nepk, site.phi
+    prm, ports, rec, rec_c = eng.prm, eng.ports, eng.rec, eng.rec_c
     target, phase = target_of(rg, rec, rec_c, fid)
     if target == rg:
         return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0

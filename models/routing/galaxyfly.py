@@ -642,7 +642,7 @@ def galaxy_mid(alg, rg, dstr, dist, cap, seed, src, seq, r_group, grp_rtr, grp_n
 
 
 @njit_kernel
-def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def galaxy_source(site, eng, ctx, ap, fid):
     """Intermediate router of a NAR/NAL/NAG packet at its source router (-1 = minimal).
 
     004 Sec. 4.2: non-minimal iff ``Q_min > Th_min`` and ``Q_nonmin < Th_nonmin``, with
@@ -652,6 +652,8 @@ def galaxy_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
     ``Th_nonmin = th_nonmin * Q_min``.  The candidate is drawn only when the minimal port
     is busy.
     """
+    t, rg, plo, nepk, phi = site.t, site.rg, site.plo, site.nepk, site.phi
+    prm, ports, tab, crd, rec, rec_c = eng.prm, eng.ports, eng.tab, eng.crd, eng.rec, eng.rec_c
     dstr = rec[fid, F_DSTR]
     if dstr == rg:
         return
@@ -689,12 +691,13 @@ def lseq_position(lseq, ltype, cls):
 
 
 @njit_kernel
-def galaxy_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
-               fid):
+def galaxy_hop(site, eng, ctx, ap, fid):
     """Minimal towards the candidate, then the destination; classes by link type: with the
     ``sequence`` scheme the next position of the hop's type in the canonical sequence
     (``F_AUX2`` = last position), with ``count`` the earlier hops of the same type
     (``F_AUX2`` = global hops); ``hop``: hop-index classes (checked by the engine)."""
+    rg, plo, nepk, phi, P, in_cls = site.rg, site.plo, site.nepk, site.phi, site.P, site.in_cls
+    prm, ports, tab, rec, rec_c = eng.prm, eng.ports, eng.tab, eng.rec, eng.rec_c
     op, ovc = minimal_hop(rg, plo, nepk, phi, 0, prm[PR_SEED], ports, tab.dist, rec, rec_c, fid)
     scheme = ap[A_SCHEME]
     if scheme == 0 or op < 0 or op - plo < nepk:

@@ -426,13 +426,15 @@ LayerTables = namedtuple("LayerTables", ["lay_port"])
 
 
 @njit_kernel
-def layer_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def layer_source(site, eng, ctx, ap, fid):
     """The packet's layer (``F_AUX2``), chosen at its source router.
 
     ``ap[1] = 0``: uniform, from the counter-based generator keyed by the packet id;
     ``1``: round robin, the k-th packet of a source endpoint uses layer ``k mod layers``.
     A layer in which the destination router cannot be reached from here (RUES) falls
     back to layer 0 (minimal routing)."""
+    rg = site.rg
+    prm, rec, rec_c = eng.prm, eng.rec, eng.rec_c
     n_layers = ap[0]
     lay = 0
     if n_layers > 1:
@@ -447,9 +449,10 @@ def layer_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, r
 
 
 @njit_kernel
-def layer_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
-              fid):
+def layer_hop(site, eng, ctx, ap, fid):
     """Layer 0: a random minimal next hop; layer ``l >= 1``: the layer's table."""
+    rg, plo, nepk, phi = site.rg, site.plo, site.nepk, site.phi
+    prm, ports, tab, rec, rec_c = eng.prm, eng.ports, eng.tab, eng.rec, eng.rec_c
     op, ovc = minimal_hop(rg, plo, nepk, phi, 0, prm[PR_SEED], ports, tab.dist, rec, rec_c, fid)
     lay = rec_c[fid, F_AUX2 - NF_HOT]
     if op - plo >= nepk and lay > 0:

@@ -113,11 +113,13 @@ NoTables = namedtuple("NoTables", [])
 
 
 @njit_inline
-def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def min_hop(site, eng, ctx, ap, fid):
     """Minimal routing: a random minimal next hop, from the part's next-hop table where the
     engine built one (``prm[PR_NHMIN]``: one load of the masks or of the port entry, a
     CSR list where several ports are minimal), else a scan of the distance row; class =
     hops taken (``ap[0] = 0``) or 0 (``ap[0] = 1``, phase classes without an intermediate)."""
+    k, rg, plo, nepk, phi = site.k, site.rg, site.plo, site.nepk, site.phi
+    prm, ports, tab, rec = eng.prm, eng.ports, eng.tab, eng.rec
     dr = rec[fid, F_DSTR]
     hp = rec[fid, F_HOPS]
     ovc = hp if ap[0] == 0 else 0
@@ -166,16 +168,15 @@ def min_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, 
 
 
 @njit_kernel
-def adaptive_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c,
-                 fid):
+def adaptive_hop(site, eng, ctx, ap, fid):
     """Adaptive minimal routing: the minimal next hop whose output port is least occupied
     (random among ties; on a fat tree: adaptive up, the unique path down -- ANCA)."""
+    rg, plo = site.rg, site.plo
+    ports, rec, rec_c = eng.ports, eng.rec, eng.rec_c
     target, phase = target_of(rg, rec, rec_c, fid)
     if target == rg:
         return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
-    op = min_port_adaptive(rg, target, plo + nepk, phi, ports.out_nbr, tab.dist, prm[PR_SEED],
-                           rec[fid, F_SRC], rec[fid, F_SEQ], rec[fid, F_HOPS], prm, ports, crd,
-                           t)
+    op = min_port_adaptive(site, eng, target, rec[fid, F_SRC], rec[fid, F_SEQ], rec[fid, F_HOPS])
     return OK, op, hop_class(ap[0], phase, rec, rec_c, fid)
 
 

@@ -184,8 +184,10 @@ def pack(plan, cfg):
 
 
 @njit_kernel
-def valiant_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def valiant_source(site, eng, ctx, ap, fid):
     """Valiant: a random intermediate router (000 Sec. IV-B, 001 Sec. 3.2)."""
+    rg = site.rg
+    prm, tab, rec, rec_c = eng.prm, eng.tab, eng.rec, eng.rec_c
     dstr = rec[fid, F_DSTR]
     if dstr == rg:
         return
@@ -195,13 +197,15 @@ def valiant_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec,
 
 
 @njit_kernel
-def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def ugal_l_source(site, eng, ctx, ap, fid):
     """UGAL-L: the minimal path against ``n_indirect`` random Valiant paths, by the backlog of
     their first output port (:func:`models.routing.paths.port_backlog`) times path length,
     indirect costs times ``c`` plus ``bias`` (000 Sec. IV-C2, 001 Sec. 3.3); with a
     threshold, minimal while the minimal port's backlog is below it.  With a group table
     (hierarchical topologies) ports and lengths are those of the group hierarchy's paths
     (:func:`models.routing.paths.group_port`)."""
+    t, rg, plo, nepk, phi = site.t, site.rg, site.plo, site.nepk, site.phi
+    prm, ports, tab, crd, rec, rec_c = eng.prm, eng.ports, eng.tab, eng.crd, eng.rec, eng.rec_c
     dstr = rec[fid, F_DSTR]
     if dstr == rg:
         return
@@ -245,9 +249,11 @@ def ugal_l_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
 
 
 @njit_kernel
-def ugal_g_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def ugal_g_source(site, eng, ctx, ap, fid):
     """UGAL-G: costs are whole-path occupancies in the engine's channel snapshot (000 Sec.
     IV-C1, idealised)."""
+    rg = site.rg
+    prm, tab, rec, rec_c = eng.prm, eng.tab, eng.rec, eng.rec_c
     dstr = rec[fid, F_DSTR]
     if dstr == rg:
         return
@@ -270,8 +276,10 @@ def ugal_g_source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, 
 
 
 @njit_kernel
-def mid_hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def mid_hop(site, eng, ctx, ap, fid):
     """Minimal towards the intermediate router, then minimal towards the destination."""
+    rg, plo, nepk, phi = site.rg, site.plo, site.nepk, site.phi
+    prm, ports, tab, rec, rec_c = eng.prm, eng.ports, eng.tab, eng.rec, eng.rec_c
     op, ovc = minimal_hop(rg, plo, nepk, phi, ap[A_PHASE], prm[PR_SEED], ports, tab.dist, rec,
                           rec_c, fid)
     return OK, op, ovc

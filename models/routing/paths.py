@@ -18,8 +18,9 @@ import numpy as np
 
 from models.core.jit import njit_inline
 from models.metrics import UNREACHABLE
-from models.core.params import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_STD
+from models.core.params import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_SEED, PR_STD
 from models.core.record import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
+from models.core.rings import absorb_credits
 from models.core.rng import P_MID, P_ROUTE, below
 
 MAX_TRIES = 32   # redraws of an intermediate router that is the source/destination or too far
@@ -91,23 +92,12 @@ def port_queue(op, prm, ports, crd, t):
     """Flits sent or queued on output port ``op`` whose credits have not returned (the
     credits that have arrived by cycle ``t`` are absorbed)."""
     nv, hot = prm[PR_NV], prm[PR_HOT]
-    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
-    cr_deep = ports.cr_deep
     cap = ports.cr_cap[op]
-    nK = cr_cnt.shape[0]
     q = 0
     for v in range(nv):
         kk = op * nv + v
-        n = cr_cnt[kk]
-        if n > 0:
-            h = cr_head[kk]
-            while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
-                cred[kk] += 1
-                n -= 1
-                h = h + 1 if h + 1 < cap else 0
-            cr_cnt[kk] = n
-            cr_head[kk] = h if n > 0 else 0
-        q += cap - cred[kk]
+        absorb_credits(crd, ports.cr_deep, hot, cap, kk, t)
+        q += cap - crd.cred[kk]
     return q
 
 
@@ -142,9 +132,12 @@ def path_cost(a, b, g_off, g_nbr, g_chan, dist, snap):
 
 
 @njit_inline
-def min_port_adaptive(rg, target, net_lo, net_hi, out_nbr, dist, seed, src, seq, hop, prm, ports,
-                      crd, t):
-    """The minimal next-hop port with the least occupied output (random among ties)."""
+def min_port_adaptive(site, eng, target, src, seq, hop):
+    """The minimal next-hop port at ``site`` towards router ``target`` with the least occupied
+    output (random among ties, key: packet id ``(src, seq)`` and ``hop``)."""
+    rg, t, net_lo, net_hi = site.rg, site.t, site.plo + site.nepk, site.phi
+    prm, ports, crd = eng.prm, eng.ports, eng.crd
+    out_nbr, dist, seed = ports.out_nbr, eng.tab.dist, prm[PR_SEED]
     d = np.int64(dist[target, rg])
     if d == UNREACHABLE or d == 0:
         return -1

@@ -16,67 +16,74 @@ slot ``w`` of input VC ``ivc`` is ``ib_id[w * nIV + ivc]`` below ``hot`` and
 ``cr_t[w * nK + k]``, or ``cr_t[cr_deep[k] + w]``.
 """
 from models.core.jit import njit_borrow, njit_inline
+from models.core.record import NF_HOT, NF_USED
+from models.core.rings import absorb_credits, ring_slot
 
 
 @njit_borrow
-def enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
-                 iv_va_at, nIV, hot, iv_deep, cap, ivc, fid, rdy):
-    """Append pool record ``fid`` to input VC ``ivc`` (``cap`` slots), processable from
-    cycle ``rdy``.
+def enqueue_flit(inb, iv_deep, nIV, hot, cap, ivc, fid, rdy):
+    """Append pool record ``fid`` to input VC ``ivc`` (``cap`` slots) of the part's input VCs
+    ``inb`` (``nIV`` of them), processable from cycle ``rdy``.
 
     Room was reserved by a credit.  A flit arriving at an empty VC sets the
     VC's next decision cycle: switch allocation if the VC holds an output VC
     (a body flit), VC allocation otherwise (a head).
     """
-    w = ib_head[ivc] + ib_cnt[ivc]
+    ib_cnt = inb.ib_cnt
+    w = inb.ib_head[ivc] + ib_cnt[ivc]
     if w >= cap:
         w -= cap
-    pos = w * nIV + ivc if w < hot else iv_deep[ivc] + w
-    ib_id[pos] = fid
-    ib_rdy[pos] = rdy
+    pos = ring_slot(w, ivc, nIV, hot, iv_deep)
+    inb.ib_id[pos] = fid
+    inb.ib_rdy[pos] = rdy
     if ib_cnt[ivc] == 0:
-        iv_ready[ivc] = rdy
-        if iv_alloc[ivc] != 0:
-            iv_sa_at[ivc] = rdy if rdy > iv_sa_ready[ivc] else iv_sa_ready[ivc]
+        inb.iv_ready[ivc] = rdy
+        if inb.iv_alloc[ivc] != 0:
+            sa_ready = inb.iv_sa_ready[ivc]
+            inb.iv_sa_at[ivc] = rdy if rdy > sa_ready else sa_ready
         else:
-            iv_va_at[ivc] = rdy
+            inb.iv_va_at[ivc] = rdy
     ib_cnt[ivc] += 1
 
 
 @njit_borrow
-def queue_credit(cr_t, cr_head, cr_cnt, nK, hot, cr_deep, cap, k, arr):
+def queue_credit(crd, cr_deep, hot, cap, k, arr):
     """Queue a credit for (sender port, VC) key ``k`` (a FIFO of ``cap`` slots: the
     capacity of the input VC it counts for) arriving in cycle ``arr``; False if the
     FIFO is full (more credits than buffer slots: an engine bug)."""
+    cr_cnt = crd.cr_cnt
     n = cr_cnt[k]
     if n >= cap:
         return False
-    w = cr_head[k] + n
+    w = crd.cr_head[k] + n
     if w >= cap:
         w -= cap
-    cr_t[w * nK + k if w < hot else cr_deep[k] + w] = arr
+    crd.cr_t[ring_slot(w, k, cr_cnt.shape[0], hot, cr_deep)] = arr
     cr_cnt[k] = n + 1
     return True
 
 
 @njit_inline
-def absorb_credits(cr_t, cr_head, cr_cnt, cred, nK, hot, cr_deep, cap, kk, t):
-    """Add to ``cred[kk]`` the credits of key ``kk`` that have arrived by cycle ``t`` and drop
-    them from its FIFO.  The stages on the default path write this loop out where they
-    need it (an inline call there measured slower); the shared-buffer path calls it."""
-    n = cr_cnt[kk]
-    if n > 0:
-        h = cr_head[kk]
-        while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
-            cred[kk] += 1
-            n -= 1
-            h = h + 1 if h + 1 < cap else 0
-        cr_cnt[kk] = n
-        cr_head[kk] = h if n > 0 else 0
+def new_record(pool, top, nxt, fields):
+    """Take a pool record -- the last freed one (``pool.rec_free[0:top]``), else the first
+    never used (``nxt``) -- and copy the flit's fields (a whole record, ``NF_USED`` of
+    them) into its hot and cold halves; returns ``(fid, top, nxt)``."""
+    if top > 0:
+        top -= 1
+        fid = pool.rec_free[top]
+    else:
+        fid = nxt
+        nxt += 1
+    rec, rec_c = pool.rec, pool.rec_c
+    for f in range(NF_HOT):
+        rec[fid, f] = fields[f]
+    for f in range(NF_HOT, NF_USED):
+        rec_c[fid, f - NF_HOT] = fields[f]
+    return fid, top, nxt
 
 
 @njit_borrow
-def shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv, cap, priv, s, t):
+def shared_free(crd, cr_deep, hot, nv, cap, priv, s, t):
     """Free shared flits of the input port that sender ``s`` feeds (a shared buffer: each
     VC owns ``priv`` of the port's flits, ``cap - priv`` are shared), after absorbing
     every credit of its VCs that has arrived by cycle ``t``.
@@ -90,8 +97,8 @@ def shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv, cap, 
     used = 0
     for v in range(nv):
         kk = s * nv + v
-        absorb_credits(cr_t, cr_head, cr_cnt, cred, nK, hot, cr_deep, cap, kk, t)
-        c = cap - cred[kk] + cr_res[kk]
+        absorb_credits(crd, cr_deep, hot, cap, kk, t)
+        c = cap - crd.cred[kk] + crd.cr_res[kk]
         if c > priv:
             used += c - priv
     return cap - priv - used

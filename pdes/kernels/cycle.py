@@ -116,6 +116,7 @@ from collections import namedtuple
 import numpy as np
 
 from models.core.jit import njit, njit_borrow, njit_inline
+from models.core.rings import absorb_credits, ring_slot
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
     ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
     F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2, HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED,
@@ -126,8 +127,10 @@ from models.core.params import (
     NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
     PR_PRIV, PR_RD, PR_SAD, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_STD, PR_THR, PR_TRAFFIC)
-from pdes.kernels.buffers import enqueue_flit, queue_credit, shared_free, shared_room
-from pdes.kernels.prefetch import prefetch, prefetch2
+from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit, shared_free, shared_room
+from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, fetch_joined_slots,
+                                   fetch_joined_vcs, fetch_sent_records, list_sending_ports,
+                                   prefetch, prefetch2)
 from models.core.rng import P_INJECT, draw53
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
@@ -178,9 +181,6 @@ GROUPS = (Ports, Tables, Messages, Credits, Pool, InputVCs, Outputs, Sources, Ou
 
 
 
-PF_ROUTERS = 1     # step of the router stage's prefetch pipeline (routers ahead per stage)
-PF_OUT = 4         # depth of the output stage's prefetch pipeline (routers)
-PF_EP = 8          # prefetch distance of the endpoint stage (endpoints)
 PF_MIN_VCS = 65536  # input VCs of a part from which the pipelines are on (prm[PR_PF])
 
 
@@ -235,41 +235,149 @@ def make_scratch(prm, scr):
     return out
 
 
+@njit_inline
+def next_message(e, eg, sched, msgs):
+    """Finite workload: the next message of endpoint ``e`` (global id ``eg``) with packets
+    left, or -1 -- in table order (``sched`` 1, staggered), else round-robin from its
+    pointer (all posted at once); advances the pointer."""
+    msg_off, msg_left, ep_msg_ptr = msgs.msg_off, msgs.msg_left, msgs.ep_msg_ptr
+    lo = msg_off[eg]
+    hi = msg_off[eg + 1]
+    m = -1
+    if hi > lo:
+        ptr = ep_msg_ptr[e]
+        if sched == 1:
+            while ptr < hi and msg_left[ptr] == 0:
+                ptr += 1
+            if ptr < hi:
+                m = ptr
+            ep_msg_ptr[e] = ptr
+        else:
+            for i in range(hi - lo):
+                cand = ptr + i
+                if cand >= hi:
+                    cand -= hi - lo
+                if msg_left[cand] > 0:
+                    m = cand
+                    break
+            if m >= 0:
+                ep_msg_ptr[e] = m + 1 if m + 1 < hi else lo
+    return m
+
+
+@njit_inline
+def injection_vc(t, s, nv, hot, priv, ports, crd):
+    """``(vc, room)``: the VC of injection port ``s`` with the most room for a new packet
+    (lowest index on ties) -- its credits, or with a shared buffer its private flits left
+    and the free shared ones.  The endpoint is the port's only sender and sends one packet
+    at a time, so the room it chose stays its own until the tail (no reservation)."""
+    cred = crd.cred
+    bvc = 0
+    bcr = -1
+    if priv == 0:
+        for vc in range(nv):
+            if cred[s * nv + vc] > bcr:
+                bcr = cred[s * nv + vc]
+                bvc = vc
+    else:
+        ccap = ports.cr_cap[s]
+        free = shared_free(crd, ports.cr_deep, hot, nv, ccap, priv, s, t)
+        for vc in range(nv):
+            room = shared_room(crd.cred, crd.cr_res, ccap, priv, s * nv + vc, free)
+            if room > bcr:
+                bcr = room
+                bvc = vc
+    return bvc, bcr
+
+
+@njit_inline
+def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
+    """Take the next packet of endpoint ``e``'s source queue (or of its current message) and
+    write its record template, to be injected on VC ``vc``."""
+    ep_cur_rec, ep_next_gen = srcs.ep_cur_rec, srcs.ep_next_gen
+    seed, thr, finite = prm[PR_SEED], prm[PR_THR], prm[PR_FINITE]
+    if finite != 0:
+        # every message is posted at cycle 0
+        c = 0
+        d = msgs.msg_dst[msgs.ep_cur_msg[e]]
+    else:
+        # next packet of the source queue: its creation cycle is the
+        # next successful generation draw at or after ep_next_gen
+        c = ep_next_gen[e]
+        while draw53(seed, eg, c, P_INJECT) >= thr:
+            c += 1
+        ep_next_gen[e] = c + 1
+        if prm[PR_TRAFFIC] == TR_UNIFORM:
+            # without the tables: passing them costs atomic reference counts
+            d = uniform_destination(prm[PR_E], seed, eg, c)
+        else:
+            d = destination(prm[PR_TRAFFIC], tab.dest_table, tab.dest_table2, tab.dest_set_a,
+                            tab.dest_set_b, prm[PR_FRAC_THR], prm[PR_E], seed, eg, c)
+    srcs.ep_pending[e] -= 1
+    ep_cur_rec[e, F_SRC] = eg
+    ep_cur_rec[e, F_DST] = d
+    ep_cur_rec[e, F_DSTR] = ports.ep_router[d]
+    ep_cur_rec[e, F_CTIME] = c
+    ep_cur_rec[e, F_ITIME] = t
+    ep_cur_rec[e, F_SEQ] = srcs.ep_seq[e]
+    ep_cur_rec[e, F_FLIT] = 0
+    ep_cur_rec[e, F_HOPS] = 0
+    ep_cur_rec[e, F_VC] = vc
+    srcs.ep_cur_vc[e] = vc
+    ep_cur_rec[e, F_MID] = -1
+    ep_cur_rec[e, F_PHASE] = 0
+    ep_cur_rec[e, F_AUX] = msgs.ep_cur_msg[e] if finite != 0 else 0
+    ep_cur_rec[e, F_AUX2] = -1         # routing state: none yet
+    srcs.ep_seq[e] += 1
+    srcs.ep_cur_left[e] = prm[PR_PKT]
+
+
+@njit_inline
+def inject_flit(t, e, prm, ports, crd, pool, inb, srcs, stats, top, nxt):
+    """Endpoint ``e`` sends the next flit of its packet into its router's injection port
+    (a pool record from ``top``/``nxt``, returned updated)."""
+    nv, hot = prm[PR_NV], prm[PR_HOT]
+    ep_cur_rec, ep_cur_vc, ep_port = srcs.ep_cur_rec, srcs.ep_cur_vc, ports.ep_port
+    st = stats.st
+    arr = t + prm[PR_ELAT] + prm[PR_CHX]
+    rdy = arr + prm[PR_RD] if ep_cur_rec[e, F_FLIT] == 0 else arr
+    fid, top, nxt = new_record(pool, top, nxt, ep_cur_rec[e])
+    nIV = (ports.port_off[ports.port_off.shape[0] - 1]) * nv
+    enqueue_flit(inb, ports.iv_deep, nIV, hot, ports.in_cap[ep_port[e]],
+                 ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
+    crd.cred[(nIV // nv + e) * nv + ep_cur_vc[e]] -= 1
+    ep_cur_rec[e, F_FLIT] += 1
+    srcs.ep_cur_left[e] -= 1
+    st[S_INJECTED_FLITS] += 1
+    st[S_INFLIGHT] += 1
+    stats.smp[C_INJECTED] += 1
+    if t >= prm[PR_M0] and t < prm[PR_M1]:
+        st[S_INJECTED_WIN] += 1
+        stats.ep_inj[e] += 1
+    st[S_LAST_MOVE] = t
+    return top, nxt
+
+
 @njit_borrow
 def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     """1. Endpoints: packet generation (or the next message) and injection of one flit."""
-    port_off, ep_gid, ep_port = ports.port_off, ports.ep_gid, ports.ep_port
-    ep_active, ep_router = ports.ep_active, ports.ep_router
-    dest_table, dest_table2, dest_set_a = tab.dest_table, tab.dest_table2, tab.dest_set_a
-    dest_set_b = tab.dest_set_b
-    msg_off, msg_dst, msg_left = msgs.msg_off, msgs.msg_dst, msgs.msg_left
-    ep_msg_ptr, ep_cur_msg = msgs.ep_msg_ptr, msgs.ep_cur_msg
-    in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
-    cr_t, cr_head, cr_cnt, cred, cr_res = crd
-    rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
-    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
-    iv_ready, iv_alloc, iv_sa_ready = inb.iv_ready, inb.iv_alloc, inb.iv_sa_ready
-    iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
-    ep_pending, ep_next_gen, ep_cur_left, ep_cur_vc, ep_cur_rec, ep_seq = srcs
-    st, smp, ep_inj = stats.st, stats.smp, stats.ep_inj
-    nv, pkt, rdel, hot = prm[PR_NV], prm[PR_PKT], prm[PR_RD], prm[PR_HOT]
-    elat, seed, thr, m0, m1 = prm[PR_ELAT], prm[PR_SEED], prm[PR_THR], prm[PR_M0], prm[PR_M1]
-    tkind, n_end, inject = prm[PR_TRAFFIC], prm[PR_E], prm[PR_INJECT]
-    frac_thr, finite, sched, chx = prm[PR_FRAC_THR], prm[PR_FINITE], prm[PR_SCHED], prm[PR_CHX]
+    ep_gid, ep_active, cr_cap, cr_deep = ports.ep_gid, ports.ep_active, ports.cr_cap, ports.cr_deep
+    cred, cr_cnt, cr_head = crd.cred, crd.cr_cnt, crd.cr_head
+    ep_pending, ep_next_gen, ep_cur_left = srcs.ep_pending, srcs.ep_next_gen, srcs.ep_cur_left
+    st, smp = stats.st, stats.smp
+    nv, pkt, hot, seed, thr = prm[PR_NV], prm[PR_PKT], prm[PR_HOT], prm[PR_SEED], prm[PR_THR]
+    m0, m1, inject, finite = prm[PR_M0], prm[PR_M1], prm[PR_INJECT], prm[PR_FINITE]
     priv, pf = prm[PR_PRIV], prm[PR_PF]
-    nP = port_off[port_off.shape[0] - 1]
+    nP = ports.port_off[ports.port_off.shape[0] - 1]
     nE = ep_gid.shape[0]
-    nIV = nP * nv
-    nK = cr_cnt.shape[0]
     top = pool.rec_top[0]          # freed records: rec_free[0:top]
     nxt = pool.rec_next[0]         # records from nxt on were never used
     n_gen = 0      # packets generated by the Bernoulli draws of this cycle
-    # ---------------------------------------------------------- 1. endpoints
     for e in range(nE):
         if pf != 0 and e + PF_EP < nE:
             # the packet being injected and the injection port's credits, a few endpoints
             # ahead (an endpoint with work is far from the last one that had some)
-            prefetch2(ep_cur_rec, e + PF_EP, 0)
+            prefetch2(srcs.ep_cur_rec, e + PF_EP, 0)
             prefetch(cred, (nP + e + PF_EP) * nv)
             prefetch(cr_cnt, (nP + e + PF_EP) * nv)
             prefetch(cr_head, (nP + e + PF_EP) * nv)
@@ -283,133 +391,28 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
             n_gen += g
         if finite != 0 and ep_cur_left[e] == 0 and ep_pending[e] == 0:
             # finite workload: the next packet comes from the next message with data left
-            lo = msg_off[eg]
-            hi = msg_off[eg + 1]
-            m = -1
-            if hi > lo:
-                ptr = ep_msg_ptr[e]
-                if sched == 1:
-                    while ptr < hi and msg_left[ptr] == 0:
-                        ptr += 1
-                    if ptr < hi:
-                        m = ptr
-                    ep_msg_ptr[e] = ptr
-                else:
-                    for i in range(hi - lo):
-                        cand = ptr + i
-                        if cand >= hi:
-                            cand -= hi - lo
-                        if msg_left[cand] > 0:
-                            m = cand
-                            break
-                    if m >= 0:
-                        ep_msg_ptr[e] = m + 1 if m + 1 < hi else lo
+            m = next_message(e, eg, prm[PR_SCHED], msgs)
             if m >= 0:
-                msg_left[m] -= 1
-                ep_cur_msg[e] = m
+                msgs.msg_left[m] -= 1
+                msgs.ep_cur_msg[e] = m
                 ep_pending[e] = 1
                 st[S_CREATED_PKTS] += 1
                 st[S_CREATED_MEAS] += 1
                 st[S_CREATED_WIN_FLITS] += pkt
                 smp[C_CREATED] += 1
-        s = nP + e
-        # injection VC: the one with the most free credits (lowest index on ties);
-        # injection-port VCs are separate from the network VCs routing assigns
         if ep_cur_left[e] == 0 and ep_pending[e] == 0:
             continue
+        # injection-port VCs are separate from the network VCs routing assigns
+        s = nP + e
         ccap = cr_cap[s]
         for vc in range(nv):
-            # absorb the credits of key s * nv + vc that have arrived (written out, as in
-            # VC allocation: an inline="always" helper measured 5% slower overall)
-            kk = s * nv + vc
-            n = cr_cnt[kk]
-            if n > 0:
-                h = cr_head[kk]
-                while n > 0 and cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] <= t:
-                    cred[kk] += 1
-                    n -= 1
-                    h = h + 1 if h + 1 < ccap else 0
-                cr_cnt[kk] = n
-                cr_head[kk] = h if n > 0 else 0
-        bvc = 0
-        bcr = -1
-        if ep_cur_left[e] == 0 and priv == 0:
-            for vc in range(nv):
-                if cred[s * nv + vc] > bcr:
-                    bcr = cred[s * nv + vc]
-                    bvc = vc
-        elif ep_cur_left[e] == 0:
-            # shared buffer: the VC with the most room (its private flits left and the free
-            # shared ones).  The endpoint is the port's only sender and sends one packet at
-            # a time, so the room it chose stays its own until the tail (no reservation)
-            free = shared_free(cr_t, cr_head, cr_cnt, cred, cr_res, nK, hot, cr_deep, nv, ccap,
-                               priv, s, t)
-            for vc in range(nv):
-                room = shared_room(cred, cr_res, ccap, priv, s * nv + vc, free)
-                if room > bcr:
-                    bcr = room
-                    bvc = vc
-        if ep_cur_left[e] == 0 and ep_pending[e] > 0 and bcr >= pkt:
-            if finite != 0:
-                # every message is posted at cycle 0
-                c = 0
-                d = msg_dst[ep_cur_msg[e]]
-            else:
-                # next packet of the source queue: its creation cycle is the
-                # next successful generation draw at or after ep_next_gen
-                c = ep_next_gen[e]
-                while draw53(seed, eg, c, P_INJECT) >= thr:
-                    c += 1
-                ep_next_gen[e] = c + 1
-                if tkind == TR_UNIFORM:
-                    # without the tables: passing them costs atomic reference counts
-                    d = uniform_destination(n_end, seed, eg, c)
-                else:
-                    d = destination(tkind, dest_table, dest_table2, dest_set_a, dest_set_b,
-                                    frac_thr, n_end, seed, eg, c)
-            ep_pending[e] -= 1
-            ep_cur_rec[e, F_SRC] = eg
-            ep_cur_rec[e, F_DST] = d
-            ep_cur_rec[e, F_DSTR] = ep_router[d]
-            ep_cur_rec[e, F_CTIME] = c
-            ep_cur_rec[e, F_ITIME] = t
-            ep_cur_rec[e, F_SEQ] = ep_seq[e]
-            ep_cur_rec[e, F_FLIT] = 0
-            ep_cur_rec[e, F_HOPS] = 0
-            ep_cur_rec[e, F_VC] = bvc
-            ep_cur_vc[e] = bvc
-            ep_cur_rec[e, F_MID] = -1
-            ep_cur_rec[e, F_PHASE] = 0
-            ep_cur_rec[e, F_AUX] = ep_cur_msg[e] if finite != 0 else 0
-            ep_cur_rec[e, F_AUX2] = -1         # routing state: none yet
-            ep_seq[e] += 1
-            ep_cur_left[e] = pkt
-        if ep_cur_left[e] > 0 and cred[s * nv + ep_cur_vc[e]] >= 1:
-            arr = t + elat + chx
-            rdy = arr + rdel if ep_cur_rec[e, F_FLIT] == 0 else arr
-            if top > 0:
-                top -= 1
-                fid = rec_free[top]
-            else:
-                fid = nxt
-                nxt += 1
-            for f in range(NF_HOT):
-                rec[fid, f] = ep_cur_rec[e, f]
-            for f in range(NF_HOT, NF_USED):
-                rec_c[fid, f - NF_HOT] = ep_cur_rec[e, f]
-            enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
-                         iv_sa_at, iv_va_at, nIV, hot, iv_deep, in_cap[ep_port[e]],
-                         ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
-            cred[s * nv + ep_cur_vc[e]] -= 1
-            ep_cur_rec[e, F_FLIT] += 1
-            ep_cur_left[e] -= 1
-            st[S_INJECTED_FLITS] += 1
-            st[S_INFLIGHT] += 1
-            smp[C_INJECTED] += 1
-            if t >= m0 and t < m1:
-                st[S_INJECTED_WIN] += 1
-                ep_inj[e] += 1
-            st[S_LAST_MOVE] = t
+            absorb_credits(crd, cr_deep, hot, ccap, s * nv + vc, t)
+        if ep_cur_left[e] == 0:
+            bvc, bcr = injection_vc(t, s, nv, hot, priv, ports, crd)
+            if ep_pending[e] > 0 and bcr >= pkt:
+                start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs)
+        if ep_cur_left[e] > 0 and cred[s * nv + srcs.ep_cur_vc[e]] >= 1:
+            top, nxt = inject_flit(t, e, prm, ports, crd, pool, inb, srcs, stats, top, nxt)
     st[S_CREATED_PKTS] += n_gen
     smp[C_CREATED] += n_gen
     if t >= m0 and t < m1:
@@ -419,40 +422,19 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     pool.rec_next[0] = nxt
 
 
-@njit_borrow
-def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
-    """Switch allocation at router ``k`` (separable, input first, round-robin) of packets that
-    hold an output VC; the granted flits move into the output queues, their credits go back
-    to the sender, tails free their output VC."""
-    port_off, n_epp, in_lat = ports.port_off, ports.n_epp, ports.in_lat
-    in_sender, in_cut = ports.in_sender, ports.in_cut
-    in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
-    cr_t, cr_head, cr_cnt, cred, cr_res = crd
-    rec = pool.rec
-    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
-    iv_ready, iv_out, iv_ovc, iv_alloc = inb.iv_ready, inb.iv_out, inb.iv_ovc, inb.iv_alloc
-    iv_sa_ready, iv_sa_at, iv_va_at = inb.iv_sa_ready, inb.iv_sa_at, inb.iv_va_at
-    ov_owner, oq_id, oq_rdy, oq_head = outq.ov_owner, outq.oq_id, outq.oq_rdy, outq.oq_head
-    oq_cnt, oq_ready, rr_in, rr_out = outq.oq_cnt, outq.oq_ready, outq.rr_in, outq.rr_out
-    co_t, co_vc, co_cnt = obox.co_t, obox.co_vc, obox.co_cnt
-    st, smp = stats.st, stats.smp
+@njit_inline
+def list_requests(t, plo, phi, nv, speed, inb, outq, scr):
+    """Switch allocation, input side: the VCs of ports ``plo .. phi - 1`` that request the
+    switch this cycle, at most ``speed`` per port, round-robin from each port's pointer;
+    the requests are bucketed by output port.  Returns ``(requests, outputs)``.
+
+    Written without branches on the VC state: the list is built by always writing the
+    candidate and advancing only if it requests.  No credit check: an output VC is
+    allocated only with room for the whole packet (virtual cut-through) and only this VC
+    sends on it until its tail leaves, so the credit count is at least the flits left."""
     req_ivc, req_pin, req_out, bucket = scr.req_ivc, scr.req_pin, scr.req_out, scr.bucket
-    out_nreq, out_list, out_start = scr.out_nreq, scr.out_list, scr.out_start
-    out_fill = scr.out_fill
-    nv, oqcap, pkt, hot = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT]
-    cdel, sadel, stdel, speed = prm[PR_CD], prm[PR_SAD], prm[PR_STD], prm[PR_SPEEDUP]
-    cocap, chx, ecdel, priv = prm[PR_COCAP], prm[PR_CHX], prm[PR_ECD], prm[PR_PRIV]
-    nP = port_off[port_off.shape[0] - 1]
-    nIV = nP * nv
-    nK = cr_cnt.shape[0]
-    plo = port_off[k]
-    phi = port_off[k + 1]
-    npk = phi - plo
-    nepk = n_epp[k]
-    # ---- 4a. switch allocation (separable, input first, round-robin) of packets
-    #      that already hold an output VC; tails free their output VC here
-    # (written without branches on the VC state: the list of requesting VCs is
-    # built by always writing the candidate and advancing only if it requests)
+    out_nreq, out_list, out_start, out_fill = scr.out_nreq, scr.out_list, scr.out_start, scr.out_fill
+    iv_sa_at, rr_in = inb.iv_sa_at, outq.rr_in
     n_req = 0
     for P in range(plo, phi):
         granted_in = 0
@@ -466,11 +448,8 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
             req_pin[n_req] = P - plo
             n_req += ok
             granted_in += ok
-    # no credit check: an output VC is allocated only with room for the whole
-    # packet (virtual cut-through) and only this VC sends on it until its tail
-    # leaves, so the credit count is at least the flits left
     for j in range(n_req):
-        req_out[j] = iv_out[req_ivc[j]]
+        req_out[j] = inb.iv_out[req_ivc[j]]
     n_out = 0
     for j in range(n_req):
         lo = req_out[j] - plo
@@ -488,7 +467,101 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
         lo = req_out[j] - plo
         bucket[out_start[lo] + out_fill[lo]] = j
         out_fill[lo] += 1
+    return n_req, n_out
+
+
+@njit_inline
+def move_flit(t, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
+    """Switch traversal at router ``k``: the front flit of input VC ``ivc`` (port ``P``)
+    moves into the output queue of port ``op``, its credit goes back to the sender of
+    ``P`` (or into an outbox), and a tail frees the output VC.  Returns a status code."""
+    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
+    iv_sa_at, iv_deep = inb.iv_sa_at, ports.iv_deep
+    oq_head, oq_cnt = outq.oq_head, outq.oq_cnt
+    nv, oqcap, pkt, hot = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT]
+    nP = ports.port_off[ports.port_off.shape[0] - 1]
+    nIV = nP * nv
+    plo = ports.port_off[k]
+    nepk = ports.n_epp[k]
+    vc = ivc - P * nv
+    h = ib_head[ivc]
+    fid = ib_id[ring_slot(h, ivc, nIV, hot, iv_deep)]
+    ovc = inb.iv_ovc[ivc]
+    w = oq_head[op] + oq_cnt[op]
+    if w >= oqcap:
+        w -= oqcap
+    qpos = w * nP + op
+    sent = t + prm[PR_SAD] + prm[PR_STD]
+    outq.oq_id[qpos] = fid
+    outq.oq_rdy[qpos] = sent
+    rec[fid, F_VC] = ovc
+    if oq_cnt[op] == 0:
+        outq.oq_ready[op] = sent
+    oq_cnt[op] += 1
+    # every flit of a one-flit packet is its tail: its record (left the caches since
+    # it was routed) is not read for that
+    tail = pkt == 1
+    if not tail:
+        tail = rec[fid, F_FLIT] == pkt - 1
+    ib_cnt[ivc] -= 1
+    if ib_cnt[ivc] == 0:
+        ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
+        iv_sa_at[ivc] = NEVER
+    else:
+        h = h + 1 if h + 1 < ports.in_cap[P] else 0
+        ib_head[ivc] = h
+        r = ib_rdy[ring_slot(h, ivc, nIV, hot, iv_deep)]
+        inb.iv_ready[ivc] = r
+        if tail:
+            iv_sa_at[ivc] = NEVER
+            inb.iv_va_at[ivc] = r      # the next packet's head
+        else:
+            sa_ready = inb.iv_sa_ready[ivc]
+            iv_sa_at[ivc] = r if r > sa_ready else sa_ready
+    if op - plo >= nepk:
+        crd.cred[op * nv + ovc] -= 1
+        if prm[PR_PRIV] != 0:
+            crd.cr_res[op * nv + ovc] -= 1     # the flit was reserved at VC allocation
+    # credit back to the sender of input port P
+    s = ports.in_sender[P]
+    carr = t + ports.in_lat[P] + prm[PR_CHX] + (prm[PR_CD] if P - plo >= nepk else prm[PR_ECD])
+    if s >= 0:
+        if not queue_credit(crd, ports.cr_deep, hot, ports.cr_cap[s], s * nv + vc, carr):
+            return ERR_CREDIT
+    else:
+        cc = ports.in_cut[P]
+        cocap = prm[PR_COCAP]
+        n = obox.co_cnt[cc]
+        if n >= cocap:
+            return ERR_OUTBOX
+        obox.co_t[cc * cocap + n] = carr
+        obox.co_vc[cc * cocap + n] = vc
+        obox.co_cnt[cc] = n + 1
+    if tail:
+        outq.ov_owner[op * nv + ovc] = -1
+        inb.iv_alloc[ivc] = 0
+        inb.iv_out[ivc] = -1
+    outq.rr_in[P] = vc + 1 if vc + 1 < nv else 0
+    return OK
+
+
+@njit_borrow
+def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
+    """Switch allocation at router ``k`` (separable, input first, round-robin) of packets that
+    hold an output VC; the granted flits move into the output queues, their credits go back
+    to the sender, tails free their output VC."""
+    oq_cnt, rr_out = outq.oq_cnt, outq.rr_out
+    st, smp = stats.st, stats.smp
+    req_ivc, req_pin, req_out, bucket = scr.req_ivc, scr.req_pin, scr.req_out, scr.bucket
+    out_nreq, out_list, out_start = scr.out_nreq, scr.out_list, scr.out_start
+    oqcap, speed = prm[PR_OQCAP], prm[PR_SPEEDUP]
+    plo = ports.port_off[k]
+    phi = ports.port_off[k + 1]
+    npk = phi - plo
+    n_req, n_out = list_requests(t, plo, phi, prm[PR_NV], speed, inb, outq, scr)
     for i in range(n_out):
+        # output side: up to speed grants (room in the output queue), round-robin over
+        # the input ports from the output's pointer
         lo = out_list[i]
         op = plo + lo
         room = oqcap - oq_cnt[op]
@@ -512,69 +585,13 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
                     best = j
             if best < 0:
                 break
-            ivc = req_ivc[best]
             req_out[best] = -1
             grants -= 1
-            # ---- move the front flit of ivc into the output queue
-            P = plo + req_pin[best]
-            vc = ivc - P * nv
-            h = ib_head[ivc]
-            fid = ib_id[h * nIV + ivc if h < hot else iv_deep[ivc] + h]
-            ovc = iv_ovc[ivc]
-            w = oq_head[op] + oq_cnt[op]
-            if w >= oqcap:
-                w -= oqcap
-            qpos = w * nP + op
-            oq_id[qpos] = fid
-            oq_rdy[qpos] = t + sadel + stdel
-            rec[fid, F_VC] = ovc
-            if oq_cnt[op] == 0:
-                oq_ready[op] = t + sadel + stdel
-            oq_cnt[op] += 1
-            # every flit of a one-flit packet is its tail: its record (left the caches since
-            # it was routed) is not read for that
-            tail = pkt == 1
-            if not tail:
-                tail = rec[fid, F_FLIT] == pkt - 1
-            ib_cnt[ivc] -= 1
-            if ib_cnt[ivc] == 0:
-                ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
-                iv_sa_at[ivc] = NEVER
-            else:
-                h = h + 1 if h + 1 < in_cap[P] else 0
-                ib_head[ivc] = h
-                r = ib_rdy[h * nIV + ivc if h < hot else iv_deep[ivc] + h]
-                iv_ready[ivc] = r
-                if tail:
-                    iv_sa_at[ivc] = NEVER
-                    iv_va_at[ivc] = r      # the next packet's head
-                else:
-                    iv_sa_at[ivc] = r if r > iv_sa_ready[ivc] else iv_sa_ready[ivc]
-            if lo >= nepk:
-                cred[op * nv + ovc] -= 1
-                if priv != 0:
-                    cr_res[op * nv + ovc] -= 1     # the flit was reserved at VC allocation
-            # credit back to the sender of input port P
-            s = in_sender[P]
-            carr = t + in_lat[P] + chx + (cdel if P - plo >= nepk else ecdel)
-            if s >= 0:
-                if not queue_credit(cr_t, cr_head, cr_cnt, nK, hot, cr_deep, cr_cap[s],
-                                    s * nv + vc, carr):
-                    return ERR_CREDIT
-            else:
-                cc = in_cut[P]
-                n = co_cnt[cc]
-                if n >= cocap:
-                    return ERR_OUTBOX
-                co_t[cc * cocap + n] = carr
-                co_vc[cc * cocap + n] = vc
-                co_cnt[cc] = n + 1
-            if tail:
-                ov_owner[op * nv + ovc] = -1
-                iv_alloc[ivc] = 0
-                iv_out[ivc] = -1
-            rr_in[P] = vc + 1 if vc + 1 < nv else 0
-            last_in = P - plo
+            status = move_flit(t, k, plo + req_pin[best], req_ivc[best], op, prm, ports, crd,
+                               pool.rec, inb, outq, obox)
+            if status != OK:
+                return status
+            last_in = req_pin[best]
             smp[C_MOVES] += 1
             st[S_LAST_MOVE] = t
         if last_in >= 0:
@@ -602,86 +619,101 @@ def hist_bin(v, hmax):
     return hmax + HIST_SUB * k + j
 
 
+@njit_inline
+def eject(t, fid, e, prm, msgs, pool, stats):
+    """The flit ``fid`` leaves the network at endpoint ``e`` (delivered after the endpoint
+    channel latency); a measured packet's tail adds its latencies and hops."""
+    rec, rec_c = pool.rec, pool.rec_c
+    st, smp = stats.st, stats.smp
+    m0, m1, hmax = prm[PR_M0], prm[PR_M1], prm[PR_HMAX]
+    td = t + prm[PR_ELAT] + prm[PR_CHX]
+    st[S_DELIVERED_FLITS] += 1
+    st[S_INFLIGHT] -= 1
+    smp[C_DELIVERED] += 1
+    # counted in the window by the cycle the flit leaves the network (as the samples
+    # are): the window starts at a sample boundary decided only then, so a delivery
+    # cycle td = t + elat + chx would miss the flits that left just before it
+    if t >= m0 and t < m1:
+        st[S_DELIVERED_WIN] += 1
+        stats.ep_del[e] += 1
+    if td > st[S_LAST_DELIVERY]:
+        st[S_LAST_DELIVERY] = td
+    if rec[fid, F_FLIT] != prm[PR_PKT] - 1:
+        return
+    if prm[PR_FINITE] != 0:
+        m = rec_c[fid, F_AUX - NF_HOT]
+        msgs.msg_recv[m] += 1
+        if msgs.msg_recv[m] == msgs.msg_pkts[m]:
+            # message complete: its latency is the completion cycle (posted at 0)
+            stats.hist_msg[hist_bin(td, hmax)] += 1
+    ct = rec_c[fid, F_CTIME - NF_HOT]
+    if ct >= m0 and ct < m1:
+        plat = td - ct
+        nlat = td - rec_c[fid, F_ITIME - NF_HOT]
+        hops = rec[fid, F_HOPS]
+        st[S_DELIVERED_MEAS] += 1
+        st[S_SUM_PLAT] += plat
+        st[S_SUM_PLAT_SQ] += plat * plat
+        st[S_SUM_NLAT] += nlat
+        st[S_SUM_HOPS] += hops
+        if plat > st[S_MAX_PLAT]:
+            st[S_MAX_PLAT] = plat
+        if nlat > st[S_MAX_NLAT]:
+            st[S_MAX_NLAT] = nlat
+        stats.hist_plat[hist_bin(plat, hmax)] += 1
+        stats.hist_nlat[hist_bin(nlat, hmax)] += 1
+        nb = stats.hist_hops.shape[0]
+        stats.hist_hops[hops if hops < nb - 1 else nb - 1] += 1
+
+
+@njit_inline
+def to_outbox(fid, cc, arr, focap, pool, obox):
+    """The flit ``fid`` leaves the part over cut channel ``cc`` (arriving in cycle ``arr``):
+    its record goes into the channel's outbox.  False if the outbox is full."""
+    n = obox.fo_cnt[cc]
+    if n >= focap:
+        return False
+    row = cc * focap + n
+    fo_rec, rec, rec_c = obox.fo_rec, pool.rec, pool.rec_c
+    for f in range(NF_HOT):
+        fo_rec[row, f] = rec[fid, f]
+    for f in range(NF_HOT, NF_USED):
+        fo_rec[row, f] = rec_c[fid, f - NF_HOT]
+    obox.fo_t[row] = arr
+    obox.fo_cnt[cc] = n + 1
+    return True
+
+
 @njit_borrow
 def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
     """3. Output ports: one flit per port onto its link or to its endpoint (ejection)."""
     port_off, out_lat, out_dest = ports.port_off, ports.out_lat, ports.out_dest
-    out_cut, out_ep, in_cap, iv_deep = ports.out_cut, ports.out_ep, ports.in_cap, ports.iv_deep
-    msg_pkts, msg_recv = msgs.msg_pkts, msgs.msg_recv
+    out_ep, in_cap, iv_deep = ports.out_ep, ports.in_cap, ports.iv_deep
     rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
-    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
-    iv_ready, iv_alloc, iv_sa_ready = inb.iv_ready, inb.iv_alloc, inb.iv_sa_ready
-    iv_sa_at, iv_va_at = inb.iv_sa_at, inb.iv_va_at
     oq_id, oq_rdy, oq_head, oq_cnt = outq.oq_id, outq.oq_rdy, outq.oq_head, outq.oq_cnt
     oq_ready = outq.oq_ready
-    fo_rec, fo_t, fo_cnt = obox.fo_rec, obox.fo_t, obox.fo_cnt
-    st, smp, hist_plat, hist_nlat = stats.st, stats.smp, stats.hist_plat, stats.hist_nlat
-    hist_hops, hist_msg, link_flits = stats.hist_hops, stats.hist_msg, stats.link_flits
-    ep_del = stats.ep_del
-    nv, oqcap, pkt, hot = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT]
-    rdel, elat, m0, m1, hmax = prm[PR_RD], prm[PR_ELAT], prm[PR_M0], prm[PR_M1], prm[PR_HMAX]
-    focap, finite, chx, pf = prm[PR_FOCAP], prm[PR_FINITE], prm[PR_CHX], prm[PR_PF]
+    st, smp, link_flits = stats.st, stats.smp, stats.link_flits
+    nv, oqcap, hot, rdel = prm[PR_NV], prm[PR_OQCAP], prm[PR_HOT], prm[PR_RD]
+    m0, m1, chx, pf = prm[PR_M0], prm[PR_M1], prm[PR_CHX], prm[PR_PF]
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
-    n_hops_bins = hist_hops.shape[0]
     top = pool.rec_top[0]
     nR = port_off.shape[0] - 1
     pf_o = scr.pf_o
-    mo = pf_o.shape[0] // 8 - 1
+    mo = pf_o.shape[0] // PF_OUT_RING - 1
     for k in range(-PF_OUT, nR):
-        # Prefetch, a software pipeline over the routers ahead (as in the router stage):
-        # the ports of router k + 4 that send a flit this cycle are listed and ask for the
-        # front's output queue slot (and the next slot's ready cycle); three routers ahead
-        # they ask for the record, two ahead for the state of the input VC it joins, one
-        # ahead for the ring slot it takes there
-        ka = k + PF_OUT
-        if pf != 0 and ka < nR:
-            la = (ka & 7) * (mo + 1)
-            n = 0
-            for P in range(port_off[ka], port_off[ka + 1]):
-                pf_o[la + 1 + n] = P
-                n += oq_ready[P] <= t
-            pf_o[la] = n
-            for i in range(n):
-                P = pf_o[la + 1 + i]
-                h = oq_head[P]
-                prefetch(oq_id, h * nP + P)
-                h = h + 1 if h + 1 < oqcap else 0
-                prefetch(oq_rdy, h * nP + P)
-        kb = k + PF_OUT - 1
-        if pf != 0 and kb >= 0 and kb < nR:
-            lb = (kb & 7) * (mo + 1)
-            for i in range(pf_o[lb]):
-                P = pf_o[lb + 1 + i]
-                fq = oq_id[oq_head[P] * nP + P]
-                prefetch(rec, fq)
-                if out_ep[P] >= 0:
-                    prefetch(rec_c, fq)
-        kc = k + PF_OUT - 2
-        if pf != 0 and kc >= 0 and kc < nR:
-            lc = (kc & 7) * (mo + 1)
-            for i in range(pf_o[lc]):
-                P = pf_o[lc + 1 + i]
-                D = out_dest[P]
-                if D >= 0:
-                    v = D * nv + rec[oq_id[oq_head[P] * nP + P], F_VC]
-                    prefetch(ib_head, v)
-                    prefetch(ib_cnt, v)
-                    prefetch(iv_deep, v)
-                    prefetch(iv_alloc, v)
-        kd = k + PF_OUT - 3
-        if pf != 0 and kd >= 0 and kd < nR:
-            ld = (kd & 7) * (mo + 1)
-            for i in range(pf_o[ld]):
-                P = pf_o[ld + 1 + i]
-                D = out_dest[P]
-                if D >= 0:
-                    v = D * nv + rec[oq_id[oq_head[P] * nP + P], F_VC]
-                    w = ib_head[v] + ib_cnt[v]
-                    w = w - in_cap[D] if w >= in_cap[D] else w
-                    pos = w * nIV + v if w < hot else iv_deep[v] + w
-                    prefetch(ib_id, pos)
-                    prefetch(ib_rdy, pos)
+        if pf != 0:
+            # the pipeline over the routers ahead (pdes.kernels.prefetch): router k + PF_OUT
+            # lists its sending ports, each later router takes the next step of its chain
+            if k + PF_OUT < nR:
+                list_sending_ports(t, k + PF_OUT, oqcap, nP, ports, outq, pf_o, mo)
+            if k + PF_OUT - 1 >= 0 and k + PF_OUT - 1 < nR:
+                fetch_sent_records(k + PF_OUT - 1, nP, ports, outq, rec, rec_c, pf_o, mo)
+            if k + PF_OUT - 2 >= 0 and k + PF_OUT - 2 < nR:
+                fetch_joined_vcs(k + PF_OUT - 2, nv, nP, ports, inb, outq, rec, pf_o, mo)
+            if k + PF_OUT - 3 >= 0 and k + PF_OUT - 3 < nR:
+                fetch_joined_slots(k + PF_OUT - 3, nv, nP, hot, nIV, ports, inb, outq, rec,
+                                   pf_o, mo)
         if k < 0:
             continue
         for P in range(port_off[k], port_off[k + 1]):
@@ -701,43 +733,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
             st[S_LAST_MOVE] = t
             e = out_ep[P]
             if e >= 0:
-                # ejection: delivered after the endpoint channel latency
-                td = t + elat + chx
-                st[S_DELIVERED_FLITS] += 1
-                st[S_INFLIGHT] -= 1
-                smp[C_DELIVERED] += 1
-                # counted in the window by the cycle the flit leaves the network (as the samples
-                # are): the window starts at a sample boundary decided only then, so a delivery
-                # cycle td = t + elat + chx would miss the flits that left just before it
-                if t >= m0 and t < m1:
-                    st[S_DELIVERED_WIN] += 1
-                    ep_del[e] += 1
-                if td > st[S_LAST_DELIVERY]:
-                    st[S_LAST_DELIVERY] = td
-                if rec[fid, F_FLIT] == pkt - 1:
-                    if finite != 0:
-                        m = rec_c[fid, F_AUX - NF_HOT]
-                        msg_recv[m] += 1
-                        if msg_recv[m] == msg_pkts[m]:
-                            # message complete: its latency is the completion cycle (posted at 0)
-                            hist_msg[hist_bin(td, hmax)] += 1
-                    ct = rec_c[fid, F_CTIME - NF_HOT]
-                    if ct >= m0 and ct < m1:
-                        plat = td - ct
-                        nlat = td - rec_c[fid, F_ITIME - NF_HOT]
-                        hops = rec[fid, F_HOPS]
-                        st[S_DELIVERED_MEAS] += 1
-                        st[S_SUM_PLAT] += plat
-                        st[S_SUM_PLAT_SQ] += plat * plat
-                        st[S_SUM_NLAT] += nlat
-                        st[S_SUM_HOPS] += hops
-                        if plat > st[S_MAX_PLAT]:
-                            st[S_MAX_PLAT] = plat
-                        if nlat > st[S_MAX_NLAT]:
-                            st[S_MAX_NLAT] = nlat
-                        hist_plat[hist_bin(plat, hmax)] += 1
-                        hist_nlat[hist_bin(nlat, hmax)] += 1
-                        hist_hops[hops if hops < n_hops_bins - 1 else n_hops_bins - 1] += 1
+                eject(t, fid, e, prm, msgs, pool, stats)
                 rec_free[top] = fid
                 top += 1
                 continue
@@ -749,21 +745,11 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
             D = out_dest[P]
             if D >= 0:
                 rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
-                enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready,
-                             iv_sa_at, iv_va_at, nIV, hot, iv_deep, in_cap[D], D * nv + rec[fid, F_VC],
-                             fid, rdy)
+                enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D * nv + rec[fid, F_VC], fid,
+                             rdy)
             else:
-                cc = out_cut[P]
-                n = fo_cnt[cc]
-                if n >= focap:
+                if not to_outbox(fid, ports.out_cut[P], arr, prm[PR_FOCAP], pool, obox):
                     return ERR_OUTBOX
-                row = cc * focap + n
-                for f in range(NF_HOT):
-                    fo_rec[row, f] = rec[fid, f]
-                for f in range(NF_HOT, NF_USED):
-                    fo_rec[row, f] = rec_c[fid, f - NF_HOT]
-                fo_t[row] = arr
-                fo_cnt[cc] = n + 1
                 rec_free[top] = fid
                 top += 1
     pool.rec_top[0] = top

@@ -15,8 +15,9 @@ one (sender, VC) FIFO each.
 import numpy as np
 
 from models.core.jit import njit
-from pdes.kernels.buffers import enqueue_flit, queue_credit
-from models.core.record import F_FLIT, F_VC, NF_HOT, NF_USED
+from models.core.params import PR_HOT, PR_NV
+from models.core.record import F_FLIT, F_VC, NF_USED
+from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit
 
 HEADER = 2
 FLIT_WORDS = NF_USED + 2    # the padding of the in-memory records is not sent
@@ -60,48 +61,36 @@ def pack_block(buf, cuts, cut_out_channel, cut_in_channel, fo_rec, fo_t, fo_cnt,
 
 
 @njit
-def unpack_block(buf, in_port_of_channel, out_port_of_channel, nv, hot, in_cap, cr_cap, iv_deep,
-                 cr_deep, rdel, rec, rec_c, rec_free, rec_top, rec_next, ib_id, ib_rdy, ib_head,
-                 ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at, iv_va_at, cr_t, cr_head,
-                 cr_cnt):
+def unpack_block(buf, in_port_of_channel, out_port_of_channel, rdel, prm, ports, pool, inb, crd):
     """Insert the flits and credits of a received block; False on a credit FIFO overflow.
 
     Flits take a pool record each (the pool has room: every window reserves records
     for the flits the exchange after it brings, :meth:`pdes.state.PartState.advance`) and enter
     their input VC through :func:`~pdes.kernels.buffers.enqueue_flit`, credits their
     sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`: the routines the
-    cycle kernel uses for local links.
+    cycle kernel uses for local links.  ``rdel``: cycles from a head's arrival to its
+    first VC allocation.
     """
+    nv, hot = prm[PR_NV], prm[PR_HOT]
+    in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
     nf = buf[0]
     nc = buf[1]
-    nIV = ib_cnt.shape[0]
-    top = rec_top[0]                # freed records: rec_free[0:top]
-    nxt = rec_next[0]               # records from nxt on were never used
-    nK = cr_cnt.shape[0]
+    nIV = inb.ib_cnt.shape[0]
+    top = pool.rec_top[0]           # freed records: rec_free[0:top]
+    nxt = pool.rec_next[0]          # records from nxt on were never used
     o = HEADER
     for i in range(nf):
         a = np.int64(buf[o + 1])
         rdy = a + rdel if buf[o + 2 + F_FLIT] == 0 else a
-        if top > 0:
-            top -= 1
-            fid = rec_free[top]
-        else:
-            fid = nxt
-            nxt += 1
-        for f in range(NF_HOT):
-            rec[fid, f] = buf[o + 2 + f]
-        for f in range(NF_HOT, NF_USED):
-            rec_c[fid, f - NF_HOT] = buf[o + 2 + f]
+        fid, top, nxt = new_record(pool, top, nxt, buf[o + 2:o + 2 + NF_USED])
         D = in_port_of_channel[buf[o]]
-        enqueue_flit(ib_id, ib_rdy, ib_head, ib_cnt, iv_ready, iv_alloc, iv_sa_ready, iv_sa_at,
-                     iv_va_at, nIV, hot, iv_deep, in_cap[D], D * nv + buf[o + 2 + F_VC], fid, rdy)
+        enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D * nv + buf[o + 2 + F_VC], fid, rdy)
         o += FLIT_WORDS
-    rec_top[0] = top
-    rec_next[0] = nxt
+    pool.rec_top[0] = top
+    pool.rec_next[0] = nxt
     for i in range(nc):
         s = out_port_of_channel[buf[o]]
-        if not queue_credit(cr_t, cr_head, cr_cnt, nK, hot, cr_deep, cr_cap[s], s * nv + buf[o + 2],
-                            buf[o + 1]):
+        if not queue_credit(crd, cr_deep, hot, cr_cap[s], s * nv + buf[o + 2], buf[o + 1]):
             return False
         o += CREDIT_WORDS
     return True

@@ -5,12 +5,12 @@ from models.core.record import ERR_ROUTE
 
 
 @njit_inline
-def source(t, k, rg, plo, nepk, phi, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def source(site, eng, ctx, ap, fid):
     """No decision at the source."""
     return
 
 
 @njit_inline
-def hop(t, k, rg, plo, nepk, phi, P, in_cls, ctx, ap, prm, ports, tab, crd, rec, rec_c, fid):
+def hop(site, eng, ctx, ap, fid):
     """No route."""
     return ERR_ROUTE, -1, 0
