@@ -81,17 +81,24 @@ def _bfs_rows_kernel(offsets, nbr, sources, out):
     return overflow
 
 
+# columns of the per-source statistics of _bfs_stats_kernel: int64 ``ist`` and float64 ``fst``
+ST_ECC, ST_NREACH, ST_WREACH, ST_SUMD, ST_SUMWD, ST_NMULTI = range(6)
+SG_MIN, SG_MAX, SG_SUM = range(3)
+
+
 @njit
-def _bfs_stats_kernel(offsets, nbr, weight, sources, ecc, nreach, wreach, sumd, sumwd,
-                      sig_min, sig_max, sig_sum, nmulti):
+def _bfs_stats_kernel(offsets, nbr, weight, sources, ist, fst):
     """Per-source distance and minimal-path statistics (one BFS per source).
 
-    For source ``s = sources[i]`` writes: eccentricity ``ecc[i]``, routers
-    reached ``nreach[i]`` (incl. s), ``wreach[i] = sum weight[v]`` over reached
-    v (incl. s), ``sumd[i] = sum d(s,v)``, ``sumwd[i] = sum weight[v] d(s,v)``,
-    and over reached ``v != s`` the min/max/sum of the number of minimal paths
-    and the count with more than one.  The search skips expanding the last
-    BFS level once every router is reached (it cannot change any count).
+    For source ``s = sources[i]`` writes into row ``i`` of ``ist``:
+    eccentricity ``ST_ECC``, routers reached ``ST_NREACH`` (incl. s),
+    ``ST_WREACH = sum weight[v]`` over reached v (incl. s),
+    ``ST_SUMD = sum d(s,v)``, ``ST_SUMWD = sum weight[v] d(s,v)`` and the
+    count of reached ``v != s`` with more than one minimal path
+    ``ST_NMULTI``; into row ``i`` of ``fst``, over reached ``v != s``, the
+    min/max/sum of the number of minimal paths (``SG_MIN``, ``SG_MAX``,
+    ``SG_SUM``).  The search skips expanding the last BFS level once every
+    router is reached (it cannot change any count).
     """
     n = offsets.shape[0] - 1
     dist = np.empty(max(n, 1), dtype=np.int32)
@@ -145,15 +152,15 @@ def _bfs_stats_kernel(offsets, nbr, weight, sources, ecc, nreach, wreach, sumd, 
                 mx = g
             if g > 1.0:
                 nm += 1
-        ecc[i] = dist[queue[tail - 1]]
-        nreach[i] = tail
-        wreach[i] = wr
-        sumd[i] = sd
-        sumwd[i] = swd
-        sig_min[i] = mn if tail > 1 else 0.0
-        sig_max[i] = mx
-        sig_sum[i] = ss
-        nmulti[i] = nm
+        ist[i, ST_ECC] = dist[queue[tail - 1]]
+        ist[i, ST_NREACH] = tail
+        ist[i, ST_WREACH] = wr
+        ist[i, ST_SUMD] = sd
+        ist[i, ST_SUMWD] = swd
+        ist[i, ST_NMULTI] = nm
+        fst[i, SG_MIN] = mn if tail > 1 else 0.0
+        fst[i, SG_MAX] = mx
+        fst[i, SG_SUM] = ss
 
 
 # =========================================================================== helpers
@@ -289,22 +296,17 @@ def path_statistics(topo, sources=None, threads: int | None = None) -> dict:
     src = _sources(topo, np.arange(topo.n_routers) if sources is None else sources)
     S = src.size
     weight = np.ascontiguousarray(topo.endpoints, dtype=np.int64)
-    ecc = np.zeros(S, np.int32)
-    nreach = np.zeros(S, np.int64)
-    wreach = np.zeros(S, np.int64)
-    sumd = np.zeros(S, np.int64)
-    sumwd = np.zeros(S, np.int64)
-    sig_min = np.zeros(S, np.float64)
-    sig_max = np.zeros(S, np.float64)
-    sig_sum = np.zeros(S, np.float64)
-    nmulti = np.zeros(S, np.int64)
+    ist = np.zeros((S, 6), np.int64)
+    fst = np.zeros((S, 3), np.float64)
 
     def work(i0, i1):
-        _bfs_stats_kernel(offsets, nbr, weight, src[i0:i1], ecc[i0:i1], nreach[i0:i1],
-                          wreach[i0:i1], sumd[i0:i1], sumwd[i0:i1], sig_min[i0:i1],
-                          sig_max[i0:i1], sig_sum[i0:i1], nmulti[i0:i1])
+        _bfs_stats_kernel(offsets, nbr, weight, src[i0:i1], ist[i0:i1], fst[i0:i1])
 
     _run_chunks(work, S, threads)
+    ic, fc = np.ascontiguousarray(ist.T), np.ascontiguousarray(fst.T)   # contiguous columns
+    ecc, nreach, wreach = ic[ST_ECC], ic[ST_NREACH], ic[ST_WREACH]
+    sumd, sumwd, nmulti = ic[ST_SUMD], ic[ST_SUMWD], ic[ST_NMULTI]
+    sig_min, sig_max, sig_sum = fc[SG_MIN], fc[SG_MAX], fc[SG_SUM]
     pairs = int((nreach - 1).sum())
     connected = bool(np.all(nreach == topo.n_routers))
     ws = weight[src]

@@ -317,13 +317,26 @@ def _traffic(get, nodes: int, kept: bool, notes: list) -> dict:
                   f"{', '.join(sorted(TRAFFIC))}, tornado/neighbor(N,1,1)")
 
 
-def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object, bool]], list[str]]:
-    """(raw pdes config, [(pdes key, value, from the file?)], notes) of BookSim statements.
+class _Mapping:
+    """BookSim statements being mapped: lookups with BookSim's defaults, the pdes keys set
+    so far (``used``) and the notes."""
 
-    Raises :class:`ParameterError` ``booksim.<key>: ...`` for the first key
-    that cannot be mapped (in file order) or has a bad value.
-    """
-    notes: list[str] = []
+    def __init__(self, bs: dict):
+        self.bs = bs
+        self.used: list[tuple[str, object, bool]] = []
+        self.notes: list[str] = []
+
+    def get(self, key):
+        """The file's value of a :data:`MAPPED` key, else BookSim's default."""
+        return self.bs.get(key, MAPPED[key])
+
+    def put(self, pkey, value, *bkeys):
+        """Set pdes key ``pkey``; it is "from the file" if any of ``bkeys`` is in it."""
+        self.used.append((pkey, value, any(k in self.bs for k in bkeys)))
+
+
+def _check_keys(bs: dict, notes: list) -> None:
+    """Refuse (in file order) keys pdes cannot honour; note the ignored ones."""
     digit = str(bs.get("traffic", "")).startswith(("tornado", "neighbor"))
     for key, value in bs.items():
         if key in ("k", "n", "xr") and not digit:
@@ -344,15 +357,10 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
             continue
         raise _refuse(key, "not a BookSim key pdes knows")
 
-    def get(key):
-        return bs.get(key, MAPPED[key])
 
-    used: list[tuple[str, object, bool]] = []
-
-    def put(pkey, value, *bkeys):
-        used.append((pkey, value, any(k in bs for k in bkeys)))
-
-    # topology: anynet and its network file
+def _map_network(m: _Mapping, base_dir: str):
+    """[topology] keys and routing of BookSim's anynet network; returns the network read."""
+    bs, get, put = m.bs, m.get, m.put
     topo = _str("topology", get("topology"))
     if topo != "anynet":
         raise _refuse("topology", f"{topo!r}{' (BookSim default)' if 'topology' not in bs else ''}: "
@@ -380,10 +388,14 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
         raise _refuse("routing_function", f"{routing!r}: BookSim's anynet has only 'min' "
                       "(pdes's own algorithms: --set routing.algorithm=NAME)")
     put("routing.algorithm", "min", "routing_function")
+    return network
 
-    # traffic and load
+
+def _map_traffic(m: _Mapping, network) -> int:
+    """[traffic] keys (pattern, load) and the packet size; returns the packet size."""
+    get, put = m.get, m.put
     for k, v in _traffic(get, network.n_endpoints, network.meta["node_ids_kept"],
-                         notes).items():
+                         m.notes).items():
         put(f"traffic.{k}", v, "traffic")
     size = _int("packet_size", get("packet_size"), 1)
     rate = _float("injection_rate", get("injection_rate"))
@@ -395,8 +407,12 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
                      "cycle per node; pdes needs a load in (0, 1]")
     put("traffic.load", load, "injection_rate", "injection_rate_uses_flits", "packet_size")
     put("router.packet_size", size, "packet_size")
+    return size
 
-    # router
+
+def _map_buffers(m: _Mapping, size: int) -> None:
+    """[router] VCs and buffers of BookSim's private or shared buffer policy."""
+    bs, get, put = m.bs, m.get, m.put
     vcs = _int("num_vcs", get("num_vcs"), 1)
     put("router.num_vcs", vcs, "num_vcs")
     buf = _int("buf_size", get("buf_size"))
@@ -422,7 +438,12 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
     else:
         put("router.vc_buffer_flits", _int("vc_buf_size", get("vc_buf_size"), 1), "vc_buf_size")
     if policy == "private" and "private_buf_size" in bs:
-        notes.append("booksim.private_buf_size: ignored (used by the shared buffer policy only)")
+        m.notes.append("booksim.private_buf_size: ignored (used by the shared buffer policy only)")
+
+
+def _map_pipeline(m: _Mapping) -> None:
+    """[router] pipeline delays and internal speedup."""
+    get, put = m.get, m.put
     # BookSim's timing of these keys (docs/router-model.md#pipeline-timing); its
     # allocators take at least a cycle (iq_router.cpp refuses 0), and so does its crossbar
     put("router.pipeline", "booksim", "router")
@@ -437,11 +458,14 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
     put("router.st_delay", crossbar, "st_prepare_delay", "st_final_delay")
     speedup = _float("internal_speedup", get("internal_speedup"))
     if speedup != int(speedup):
-        notes.append(f"booksim.internal_speedup: pdes moves whole flits: {speedup:g} acts as "
-                     f"{int(speedup)}")
+        m.notes.append(f"booksim.internal_speedup: pdes moves whole flits: {speedup:g} acts as "
+                       f"{int(speedup)}")
     put("router.internal_speedup", speedup, "internal_speedup")
 
-    # measurement
+
+def _map_measure(m: _Mapping) -> None:
+    """[measure] keys: sample period, warm-up, measured cycles and seed."""
+    get, put = m.get, m.put
     period = _int("sample_period", get("sample_period"), 1)
     warm = _int("warmup_periods", get("warmup_periods"), 0)
     samples = _int("max_samples", get("max_samples"), 1)
@@ -465,11 +489,25 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
         raise _refuse("seed", "'time' is not reproducible; give an integer")
     put("measure.seed", _int("seed", seed, 0), "seed")
 
+
+def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object, bool]], list[str]]:
+    """(raw pdes config, [(pdes key, value, from the file?)], notes) of BookSim statements.
+
+    Raises :class:`ParameterError` ``booksim.<key>: ...`` for the first key
+    that cannot be mapped (in file order) or has a bad value.
+    """
+    m = _Mapping(bs)
+    _check_keys(bs, m.notes)
+    network = _map_network(m, base_dir)
+    size = _map_traffic(m, network)
+    _map_buffers(m, size)
+    _map_pipeline(m)
+    _map_measure(m)
     raw: dict = {}
-    for key, value, _ in used:
+    for key, value, _ in m.used:
         section, name = key.split(".")
         raw.setdefault(section, {})[name] = value
-    return raw, used, notes
+    return raw, m.used, m.notes
 
 
 def load(path: str) -> tuple[dict, list[tuple[str, object, bool]], list[str]]:

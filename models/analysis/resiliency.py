@@ -61,12 +61,13 @@ for any number of ranks.  Without ``comm`` everything runs here.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from models.core.errors import ParameterError
 
-__all__ = ["resiliency", "CRITERIA"]
+__all__ = ["resiliency", "CRITERIA", "DEFAULTS"]
 
 CRITERIA = ("disconnect", "diameter", "distance")
 """Names of the resiliency criteria, in report order."""
@@ -193,11 +194,160 @@ def _check_float(key, value, lo, hi=None):
     return out
 
 
-def resiliency(topo, seed: int = 0, samples: int | None = None, *, criteria=CRITERIA,
-               step: float = 0.05, level: float = 0.5, min_samples: int = 16,
-               max_samples: int = 400, batch: int = 16, ci_width: float = 2.0,
-               diameter_slack: int = 2, distance_slack: float = 1.0, comm=None,
-               threads: int | None = None) -> dict:
+DEFAULTS = {"criteria": CRITERIA, "step": 0.05, "level": 0.5, "min_samples": 16,
+            "max_samples": 400, "batch": 16, "ci_width": 2.0, "diameter_slack": 2,
+            "distance_slack": 1.0}
+"""Keyword options of :func:`resiliency` and their defaults."""
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """Checked arguments of one :func:`resiliency` call."""
+
+    seed: int
+    samples: int | None
+    criteria: tuple          # the requested criteria and "disconnect", in CRITERIA order
+    step: float
+    n_steps: int
+    level: float
+    min_samples: int
+    max_samples: int
+    batch: int
+    ci_width: float
+    diameter_slack: int
+    distance_slack: float
+
+
+def _settings(seed, samples, options: dict) -> _Settings:
+    """Check the arguments of :func:`resiliency` (first bad one in this order is reported)."""
+    for key in options:
+        if key not in DEFAULTS:
+            raise TypeError(f"resiliency() got an unexpected keyword argument {key!r}")
+    o = {**DEFAULTS, **options}
+    seed = _check_int("seed", seed, 0)
+    samples = _check_int("samples", samples, 1, allow_none=True)
+    min_samples = _check_int("min_samples", o["min_samples"], 2)
+    max_samples = _check_int("max_samples", o["max_samples"], 1)
+    batch = _check_int("batch", o["batch"], 1)
+    step = _check_float("step", o["step"], 0.0, 1.0)
+    level = _check_float("level", o["level"], 0.0, 1.0 + 1e-12)
+    ci_width = _check_float("ci_width", o["ci_width"], 0.0)
+    diameter_slack = _check_int("diameter_slack", o["diameter_slack"], 0)
+    distance_slack = o["distance_slack"]
+    if isinstance(distance_slack, bool) or not isinstance(distance_slack, (int, float, np.number)) \
+            or not math.isfinite(distance_slack) or distance_slack < 0:
+        raise ParameterError(f"resiliency.distance_slack: must be a number >= 0, "
+                             f"got {distance_slack!r}")
+    n_steps = round(1.0 / step)
+    if abs(n_steps * step - 1.0) > 1e-9:
+        raise ParameterError(f"resiliency.step: 1/step must be an integer, got {step!r}")
+    criteria = o["criteria"]
+    if isinstance(criteria, str):
+        criteria = [c for c in criteria.split(",") if c]
+    for c in criteria:
+        if c not in CRITERIA:
+            raise ParameterError(f"resiliency.criteria: unknown criterion {c!r} "
+                                 f"(known: {', '.join(CRITERIA)})")
+    crit = tuple(c for c in CRITERIA if c in criteria or c == "disconnect")
+    return _Settings(seed=seed, samples=samples, criteria=crit, step=step, n_steps=n_steps,
+                     level=level, min_samples=min_samples, max_samples=max_samples, batch=batch,
+                     ci_width=ci_width, diameter_slack=diameter_slack,
+                     distance_slack=float(distance_slack))
+
+
+def _baseline(graph: _Graph, st: _Settings) -> tuple:
+    """(diameter, average distance) of the intact network, (None, None) if no criterion needs
+    them; refuses a network that is disconnected before any link fails."""
+    topo = graph.topo
+    all_links = np.arange(topo.n_links)
+    if not graph.connected(all_links):
+        raise ParameterError(f"topology '{topo.name}': the network is disconnected before any "
+                             "link fails")
+    need_dist = "diameter" in st.criteria or "distance" in st.criteria
+    return graph.distances(all_links) if need_dist else (None, None)
+
+
+def _thresholds(arr: np.ndarray, st: _Settings, L: int) -> list:
+    """Per-sample thresholds in percent, one column per criterion (CI quantity)."""
+    cols = []
+    for c in st.criteria:
+        if c == "disconnect":
+            cols.append(100.0 * arr[:, 0] / L)
+        else:
+            cols.append(100.0 * st.step * arr[:, 1 + CRITERIA.index(c)])
+    return cols
+
+
+def _draw_samples(graph: _Graph, st: _Settings, base: tuple, comm) -> np.ndarray:
+    """Per-sample (m*, s_disconnect, s_diameter, s_distance), drawn in batches until the
+    stopping rule holds; samples split round-robin over the ranks of ``comm``."""
+    rank, size = (comm.Get_rank(), comm.Get_size()) if comm is not None else (0, 1)
+    results: list[tuple] = []
+    samples = st.samples
+    target = samples if samples is not None else st.max_samples
+    while len(results) < target:
+        b0 = len(results)
+        b1 = min(target, b0 + (st.batch if samples is None else target))
+        mine = [(i, *_one_sample(graph, st.seed, i, st.n_steps, base, st.criteria))
+                for i in range(b0 + rank, b1, size)]
+        if comm is not None and size > 1:
+            gathered = [r for part in comm.allgather(mine) for r in part]
+        else:
+            gathered = mine
+        gathered.sort()
+        results.extend(r[1:] for r in gathered)
+        if samples is None and len(results) >= st.min_samples:
+            cols = _thresholds(np.asarray(results, dtype=np.int64), st, graph.topo.n_links)
+            if max(_ci_width(x) for x in cols) <= st.ci_width:
+                break
+    return np.asarray(results, dtype=np.int64)
+
+
+def _stats(x: np.ndarray) -> dict:
+    """Mean, standard deviation and 95 % CI width of per-sample thresholds ``x``."""
+    n = x.shape[0]
+    return {"mean": float(x.mean()), "std": float(x.std(ddof=1)) if n > 1 else 0.0,
+            "ci95_width": _ci_width(x) if n > 1 else None}
+
+
+def _report(arr: np.ndarray, graph: _Graph, st: _Settings, baseline: tuple) -> dict:
+    """The result dict of :func:`resiliency` from the per-sample thresholds ``arr``."""
+    L = graph.topo.n_links
+    step = st.step
+    d0, a0 = baseline
+    n = arr.shape[0]
+    out = {
+        "links": L,
+        "step": step,
+        "level": st.level,
+        "seed": st.seed,
+        "samples": n,
+        "ci_target": st.ci_width,
+        "terminal_routers": int(graph.terminals.size),
+        "baseline": {"diameter": d0, "avg_distance": a0,
+                     "diameter_limit": None if d0 is None else d0 + st.diameter_slack,
+                     "avg_distance_limit": None if a0 is None else a0 + st.distance_slack},
+    }
+    steps = np.arange(st.n_steps)
+    curve = {"fraction": [float(s * step) for s in steps]}
+    for c in st.criteria:
+        thr = arr[:, 1 + CRITERIA.index(c)]
+        tolerated = np.array([np.count_nonzero(thr >= s) / n for s in steps])
+        out[c] = {
+            "fraction": float(np.nonzero(tolerated >= st.level - 1e-12)[0].max() * step),
+            **_stats(100.0 * step * thr),
+            "median": float(np.median(thr) * step),
+            "min": float(thr.min() * step),
+            "max": float(thr.max() * step),
+        }
+        curve[c] = [float(v) for v in tolerated]
+    out["disconnect"]["exact"] = _stats(100.0 * arr[:, 0] / L)
+    out["curve"] = curve
+    return out
+
+
+def resiliency(topo, seed: int = 0, samples: int | None = None, *, comm=None,
+               threads: int | None = None, **options) -> dict:
     """Random link-failure resiliency: disconnection, diameter and distance thresholds.
 
     Parameters
@@ -207,27 +357,30 @@ def resiliency(topo, seed: int = 0, samples: int | None = None, *, criteria=CRIT
         Seed of the failure permutations (sample ``i`` uses ``default_rng([seed, i])``).
     samples : int, optional
         Exact number of samples; default: adaptive (see the module docstring).
-    criteria : sequence of str
-        Any of ``"disconnect"``, ``"diameter"``, ``"distance"`` (the
-        disconnection threshold is always computed: the others need it).
-    step : float
-        Failure step as a fraction of the links (``1/step`` must be an integer).
-    level : float
-        Share of the samples that must tolerate a step for it to count in the
-        tabulated ``fraction`` (default 0.5: the median threshold).
-    min_samples, max_samples, batch : int
-        Bounds and batch size of the adaptive sample count.
-    ci_width : float
-        Target width of the 95 % confidence interval of the mean threshold,
-        in percentage points of the links.
-    diameter_slack : int
-        Tolerated growth of the diameter (000 Sec. III-D2: 2).
-    distance_slack : float
-        Tolerated growth of the average distance in hops (000 Sec. III-D3: 1).
     comm : mpi4py communicator, optional
         Samples are split over its ranks; the result is identical for any size.
     threads : int, optional
         Threads of each distance computation (default: all CPUs).
+    **options
+        Keyword options (defaults in :data:`DEFAULTS`):
+
+        criteria : sequence of str
+            Any of ``"disconnect"``, ``"diameter"``, ``"distance"`` (the
+            disconnection threshold is always computed: the others need it).
+        step : float
+            Failure step as a fraction of the links (``1/step`` must be an integer).
+        level : float
+            Share of the samples that must tolerate a step for it to count in the
+            tabulated ``fraction`` (default 0.5: the median threshold).
+        min_samples, max_samples, batch : int
+            Bounds and batch size of the adaptive sample count.
+        ci_width : float
+            Target width of the 95 % confidence interval of the mean threshold,
+            in percentage points of the links.
+        diameter_slack : int
+            Tolerated growth of the diameter (000 Sec. III-D2: 2).
+        distance_slack : float
+            Tolerated growth of the average distance in hops (000 Sec. III-D3: 1).
 
     Returns
     -------
@@ -246,110 +399,18 @@ def resiliency(topo, seed: int = 0, samples: int | None = None, *, criteria=CRIT
     ParameterError
         Bad numbers or criteria (the message names ``resiliency.<key>``), or a
         network that is disconnected before any link fails.
+    TypeError
+        An unknown keyword option.
 
     References
     ----------
     000 Sec. III-D (Table III); 004 Sec. 3.4, Fig. 5.
     """
-    seed = _check_int("seed", seed, 0)
-    samples = _check_int("samples", samples, 1, allow_none=True)
-    min_samples = _check_int("min_samples", min_samples, 2)
-    max_samples = _check_int("max_samples", max_samples, 1)
-    batch = _check_int("batch", batch, 1)
-    step = _check_float("step", step, 0.0, 1.0)
-    level = _check_float("level", level, 0.0, 1.0 + 1e-12)
-    ci_width = _check_float("ci_width", ci_width, 0.0)
-    diameter_slack = _check_int("diameter_slack", diameter_slack, 0)
-    if isinstance(distance_slack, bool) or not isinstance(distance_slack, (int, float, np.number)) \
-            or not math.isfinite(distance_slack) or distance_slack < 0:
-        raise ParameterError(f"resiliency.distance_slack: must be a number >= 0, "
-                             f"got {distance_slack!r}")
-    distance_slack = float(distance_slack)
-    n_steps = round(1.0 / step)
-    if abs(n_steps * step - 1.0) > 1e-9:
-        raise ParameterError(f"resiliency.step: 1/step must be an integer, got {step!r}")
-    if isinstance(criteria, str):
-        criteria = [c for c in criteria.split(",") if c]
-    for c in criteria:
-        if c not in CRITERIA:
-            raise ParameterError(f"resiliency.criteria: unknown criterion {c!r} "
-                                 f"(known: {', '.join(CRITERIA)})")
-    crit = tuple(c for c in CRITERIA if c in criteria or c == "disconnect")
+    st = _settings(seed, samples, options)
     if topo.n_links == 0:
         raise ParameterError(f"topology '{topo.name}': resiliency needs at least one link")
-
     graph = _Graph(topo, threads)
-    all_links = np.arange(topo.n_links)
-    if not graph.connected(all_links):
-        raise ParameterError(f"topology '{topo.name}': the network is disconnected before any "
-                             "link fails")
-    need_dist = "diameter" in crit or "distance" in crit
-    d0, a0 = graph.distances(all_links) if need_dist else (None, None)
-    base = (d0, a0, diameter_slack, distance_slack)
-    L = topo.n_links
-    pct = 100.0 * step
-
-    def thresholds(arr):
-        """Per-sample thresholds in percent, one column per criterion (CI quantity)."""
-        cols = []
-        for c in crit:
-            if c == "disconnect":
-                cols.append(100.0 * arr[:, 0] / L)
-            else:
-                cols.append(pct * arr[:, 1 + CRITERIA.index(c)])
-        return cols
-
-    rank, size = (comm.Get_rank(), comm.Get_size()) if comm is not None else (0, 1)
-    results: list[tuple] = []
-    target = samples if samples is not None else max_samples
-    while len(results) < target:
-        b0 = len(results)
-        b1 = min(target, b0 + (batch if samples is None else target))
-        mine = [(i, *_one_sample(graph, seed, i, n_steps, base, crit))
-                for i in range(b0 + rank, b1, size)]
-        if comm is not None and size > 1:
-            gathered = [r for part in comm.allgather(mine) for r in part]
-        else:
-            gathered = mine
-        gathered.sort()
-        results.extend(r[1:] for r in gathered)
-        if samples is None and len(results) >= min_samples:
-            cols = thresholds(np.asarray(results, dtype=np.int64))
-            if max(_ci_width(x) for x in cols) <= ci_width:
-                break
-
-    arr = np.asarray(results, dtype=np.int64)
-    n = arr.shape[0]
-    out = {
-        "links": L,
-        "step": step,
-        "level": level,
-        "seed": seed,
-        "samples": n,
-        "ci_target": ci_width,
-        "terminal_routers": int(graph.terminals.size),
-        "baseline": {"diameter": d0, "avg_distance": a0,
-                     "diameter_limit": None if d0 is None else d0 + diameter_slack,
-                     "avg_distance_limit": None if a0 is None else a0 + distance_slack},
-    }
-    steps = np.arange(n_steps)
-    curve = {"fraction": [float(s * step) for s in steps]}
-
-    def stats(x):
-        return {"mean": float(x.mean()), "std": float(x.std(ddof=1)) if n > 1 else 0.0,
-                "ci95_width": _ci_width(x) if n > 1 else None}
-
-    for c in crit:
-        thr = arr[:, 1 + CRITERIA.index(c)]
-        tolerated = np.array([np.count_nonzero(thr >= s) / n for s in steps])
-        out[c] = {
-            "fraction": float(np.nonzero(tolerated >= level - 1e-12)[0].max() * step),
-            **stats(pct * thr),
-            "median": float(np.median(thr) * step),
-            "min": float(thr.min() * step),
-            "max": float(thr.max() * step),
-        }
-        curve[c] = [float(v) for v in tolerated]
-    out["disconnect"]["exact"] = stats(100.0 * arr[:, 0] / L)
-    out["curve"] = curve
-    return out
+    d0, a0 = _baseline(graph, st)
+    base = (d0, a0, st.diameter_slack, st.distance_slack)
+    arr = _draw_samples(graph, st, base, comm)
+    return _report(arr, graph, st, (d0, a0))

@@ -310,10 +310,29 @@ def sequences(topo, dist, alg: str, cap: int, tables=None) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ explicit dependency graph
+WalkGraph = namedtuple("WalkGraph", ["off", "nbr", "chan", "dist", "grp"])
+"""Router graph of the dependency walk: port offsets (CSR), neighbour and output channel of
+each port, distance table and group of each router."""
+
+WalkLabels = namedtuple("WalkLabels", ["scheme", "lseq", "K", "maxdeg"])
+"""VC labelling of the walk: scheme (1 = sequence, 0 = count), sentinel-coded link-type
+sequence, classes per channel and largest router degree."""
+
+WalkOut = namedtuple("WalkOut", ["seen", "edges", "seqs"])
+"""Outputs of the walk: dependencies already added (bool), the edge list (``n x 2``) and
+the link-type sequences met (bool per code)."""
+
+
 @njit
-def _walk(s, m, d, off, nbr, chan, dist, grp, scheme, lseq, K, maxdeg, seen, edges, n_edges,
-          seqs):
-    """Add the dependencies of every path s -> (minimal) m -> (minimal) d (m = -1: minimal)."""
+def _walk(s, m, d, g, lab, out, n_edges):
+    """Add the dependencies of every path s -> (minimal) m -> (minimal) d (m = -1: minimal).
+
+    ``g``: :data:`WalkGraph`, ``lab``: :data:`WalkLabels`, ``out``: :data:`WalkOut`;
+    returns the new edge count, or -1 if a hop needs more classes than ``lab.K``.
+    """
+    off, nbr, chan, dist, grp = g.off, g.nbr, g.chan, g.dist, g.grp
+    scheme, lseq, K, maxdeg = lab.scheme, lab.lseq, lab.K, lab.maxdeg
+    seen, edges, seqs = out.seen, out.edges, out.seqs
     DEP = 16
     xs = np.zeros(DEP, np.int64)
     its = np.zeros(DEP, np.int64)
@@ -367,10 +386,12 @@ def _walk(s, m, d, off, nbr, chan, dist, grp, scheme, lseq, K, maxdeg, seen, edg
 
 
 @njit
-def _all_paths(off, nbr, chan, dist, grp, grp_rtr, adj, grp_cl, ep, alg, cap, scheme, lseq, K,
-               maxdeg, nonmin, seen, edges, seqs):
-    R = off.shape[0] - 1
-    G = grp_rtr.shape[0]
+def _all_paths(g, adj, grp_cl, ep, alg, cap, nonmin, lab, out):
+    """Walk every minimal path between endpoint routers (``ep``) and, with ``nonmin``, every
+    source -> candidate -> destination path of ``alg`` within ``cap`` hops (see :func:`_walk`);
+    returns the edge count, or -1 if a hop needs more classes than ``lab.K``."""
+    dist, grp = g.dist, g.grp
+    R = g.off.shape[0] - 1
     ne = 0
     for s in range(R):
         if ep[s] == 0:
@@ -379,8 +400,7 @@ def _all_paths(off, nbr, chan, dist, grp, grp_rtr, adj, grp_cl, ep, alg, cap, sc
         for d in range(R):
             if ep[d] == 0 or d == s:
                 continue
-            ne = _walk(s, -1, d, off, nbr, chan, dist, grp, scheme, lseq, K, maxdeg, seen, edges,
-                       ne, seqs)
+            ne = _walk(s, -1, d, g, lab, out, ne)
             if ne < 0 or nonmin == 0:
                 if ne < 0:
                     return -1
@@ -399,8 +419,7 @@ def _all_paths(off, nbr, chan, dist, grp, grp_rtr, adj, grp_cl, ep, alg, cap, sc
                         adj[gm, gs] and adj[gm, gd]
                 if not ok or np.int64(dist[m, s]) + np.int64(dist[d, m]) > cap:
                     continue
-                ne = _walk(s, m, d, off, nbr, chan, dist, grp, scheme, lseq, K, maxdeg, seen,
-                           edges, ne, seqs)
+                ne = _walk(s, m, d, g, lab, out, ne)
                 if ne < 0:
                     return -1
     return ne
@@ -418,7 +437,7 @@ def dependency_graph(topo, dist, plan, scheme: str | None = None, nonmin: bool =
     kp = plan.kernel_params
     scheme = scheme or plan.scheme
     alg = plan.info["galaxy_alg"]
-    grp, grp_rtr, grp_nb, grp_cl, adj = group_structure(topo, alg)
+    grp, _, _, grp_cl, adj = group_structure(topo, alg)
     K = int(plan.vcs_needed) if scheme == plan.scheme else 16
     n_nodes = 2 * topo.n_links * K
     off = topo.port_offsets.astype(np.int64)
@@ -426,11 +445,11 @@ def dependency_graph(topo, dist, plan, scheme: str | None = None, nonmin: bool =
     seen = np.zeros(n_nodes * maxdeg * K, dtype=np.bool_)
     edges = np.zeros((n_nodes * maxdeg * K, 2), dtype=np.int64)
     seqs = np.zeros(1 << (MAX_CAP + 2), dtype=np.bool_)
-    ne = _all_paths(off, topo.port_neighbor.astype(np.int64),
-                    topo.port_out_channel.astype(np.int64), dist, grp.astype(np.int64), grp_rtr,
-                    adj, grp_cl, (topo.endpoints > 0).astype(np.int8), ALG_IDS[alg],
-                    int(kp["max_hops_cap"]), 1 if scheme == "sequence" else 0, int(kp["lseq"]), K,
-                    maxdeg, int(nonmin), seen, edges, seqs)
+    g = WalkGraph(off, topo.port_neighbor.astype(np.int64),
+                  topo.port_out_channel.astype(np.int64), dist, grp.astype(np.int64))
+    lab = WalkLabels(1 if scheme == "sequence" else 0, int(kp["lseq"]), K, maxdeg)
+    ne = _all_paths(g, adj, grp_cl, (topo.endpoints > 0).astype(np.int8), ALG_IDS[alg],
+                    int(kp["max_hops_cap"]), int(nonmin), lab, WalkOut(seen, edges, seqs))
     if ne < 0:
         return None, n_nodes, np.nonzero(seqs)[0]
     return edges[:ne], n_nodes, np.nonzero(seqs)[0]

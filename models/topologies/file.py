@@ -86,6 +86,7 @@ import ast
 import json
 import os
 import re
+from typing import NamedTuple
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -210,16 +211,31 @@ def _link_data(key, values, lines, uniq, name: str, where: _Where, default=None)
     return hi
 
 
-def _finish(path, fmt, p, n_routers, u, v, lines, table: _RouterTable, where: _Where,
-            extra_meta=None, latency=None, cable_m=None, latency_default=None) -> Topology:
-    """Check, de-duplicate and normalise the parsed links into a Topology.
+class _Links(NamedTuple):
+    """Link listings of a file: endpoints ``u``/``v`` and line of each (0 = no line).
 
     ``latency`` and ``cable_m`` are per-listing values (NaN where a listing
-    gives none) or ``None`` when the file gives none at all.
+    gives none) or ``None`` when the file gives none at all; a link without a
+    latency gets ``latency_default`` (``None``: refused).
     """
-    u = np.asarray(u, dtype=np.int64)
-    v = np.asarray(v, dtype=np.int64)
-    lines = np.asarray(lines, dtype=np.int64)
+
+    u: list
+    v: list
+    lines: list
+    latency: list | None = None
+    cable_m: list | None = None
+    latency_default: float | None = None
+
+
+def _finish(path, fmt, p, n_routers, links: _Links, table: _RouterTable,
+            extra_meta=None) -> Topology:
+    """Check, de-duplicate and normalise the parsed links into a Topology
+    (errors name the file through ``table.where``)."""
+    where = table.where
+    latency, cable_m = links.latency, links.cable_m
+    u = np.asarray(links.u, dtype=np.int64)
+    v = np.asarray(links.v, dtype=np.int64)
+    lines = np.asarray(links.lines, dtype=np.int64)
     if n_routers < 1:
         raise where("the file describes no router")
     if n_routers > MAX_ROUTERS:
@@ -239,7 +255,7 @@ def _finish(path, fmt, p, n_routers, u, v, lines, table: _RouterTable, where: _W
     data = {}
     if latency is not None:
         lat = _link_data(all_keys, np.asarray(latency, dtype=np.float64), lines, key, "latency",
-                         where, latency_default)
+                         where, links.latency_default)
         data["link_latency"] = lat.astype(np.int64)
     if cable_m is not None:
         data["cable_m"] = _link_data(all_keys, np.asarray(cable_m, dtype=np.float64), lines, key,
@@ -337,8 +353,8 @@ def _read_edgelist(path, p, where):
         n_routers = declared
     lat = lats if any(x == x for x in lats) else None
     cab = cabs if any(x == x for x in cabs) else None
-    return _finish(path, "edgelist", p, n_routers, us, vs, ls, table, where,
-                   latency=lat, cable_m=cab)
+    return _finish(path, "edgelist", p, n_routers, _Links(us, vs, ls, latency=lat, cable_m=cab),
+                   table)
 
 
 def _read_anynet(path, p, where):
@@ -424,8 +440,8 @@ def _read_anynet(path, p, where):
         table.group = stable.group
         extra["groups_file"] = side
     weighted = any(w == w for w in ws)
-    return _finish(path, "anynet", p, n_routers, us, vs, ls, table, where, extra,
-                   latency=ws if weighted else None, latency_default=1)
+    links = _Links(us, vs, ls, latency=ws if weighted else None, latency_default=1)
+    return _finish(path, "anynet", p, n_routers, links, table, extra)
 
 
 def _read_graphml(path, p, where):
@@ -481,7 +497,7 @@ def _read_graphml(path, p, where):
             raise where(f"self-loop on node {nodes[ids.index(a)]!r}")
     n_routers = max(ids) + 1 if ids else 0
     extra = {"labels": [str(x) for x in nodes]} if relabel else {}
-    return _finish(path, "graphml", p, n_routers, us, vs, [0] * len(us), table, where, extra)
+    return _finish(path, "graphml", p, n_routers, _Links(us, vs, [0] * len(us)), table, extra)
 
 
 _READERS = {"edgelist": _read_edgelist, "anynet": _read_anynet, "graphml": _read_graphml}
