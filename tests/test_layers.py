@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(d for d in Path(__file__).resolve().parents if (d / "pyproject.toml").exists())
 PACKAGES = ("models", "partition", "pdes")
 
 
