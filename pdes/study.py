@@ -7,7 +7,7 @@ Every point is an ordinary run of a resolved config and gives exactly the
 results ``pdes run`` gives for that config, on any rank count.
 
 One process per rank runs the whole study.  Topology, distances and routing
-tables are built once per distinct network and routing (:func:`pdes.engine.prepare`
+tables are built once per distinct network and routing (:func:`pdes.build.prepare`
 with ``reuse``) and the compiled kernels stay loaded.  Under MPI the world can
 be split into ``concurrent`` groups; each group takes tasks (a point, or the
 bisection of one series) from a queue that world rank 0 serves, and world
