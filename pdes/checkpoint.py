@@ -34,10 +34,10 @@ import os
 import numpy as np
 
 from models.core.errors import ParameterError
-from pdes.engine import LoopState
-from pdes.kernels import cycle
 from models.core import params as prm_slots
 from models.core.record import NF, NF_HOT, NF_USED, NSTAT, STAT_MAX
+from pdes import reduce
+from pdes.loopstate import LoopState
 from pdes.state import ring_positions
 
 FORMAT = "pdes-checkpoint"
@@ -228,21 +228,22 @@ def combine(caps: list, sizes: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- write
-def save(engine, state: LoopState, path: str) -> None:
-    """Write the checkpoint of ``engine`` at ``state.cycle`` to ``path`` (collective).
+def save(prep, group, state: LoopState, path: str) -> None:
+    """Write the checkpoint of the parts of ``group`` (a run of ``prep``) at ``state.cycle``
+    to ``path`` (collective).
 
     Every rank captures its parts; rank 0 gathers, writes ``<path>.tmp-<pid>``,
     syncs it to disk and renames it over ``path``.  A write failure raises
     :class:`CheckpointError` on every rank.
     """
-    prep, group, parts = engine.prep, engine.group, engine.parts
+    parts = group.parts
     for p in parts:
         a = p.arrays
         if a["fo_cnt"].any() or a["co_cnt"].any() or a["smp"].any():
             raise CheckpointError("checkpoint: outboxes or sample counters not empty at a sample "
                                   "boundary (engine bug)")
-    st = engine._stats()
-    hists = {n: group.sum(sum(p.arrays[n] for p in parts).copy()) for n in REDUCED}
+    st = reduce.stats(group)
+    hists = {n: reduce.summed(group, n) for n in REDUCED}
     port_off = port_offsets(prep.topo)
     caps = group.gather([capture(p, port_off, prep.topo.n_endpoints) for p in parts])
     err = ""

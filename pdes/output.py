@@ -13,6 +13,8 @@ import os
 
 import numpy as np
 
+from pdes.sizing import buffer_note
+
 FORMAT = "pdes-results"
 FORMAT_VERSION = 1
 
@@ -61,7 +63,6 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     f.attrs["routing_max_hops"] = int(prep.plan.max_hops)
     f.attrs["traffic"] = prep.traffic.description
     f.attrs["topology_params"] = json.dumps(_jsonable(topo.params), sort_keys=True)
-    from pdes.engine import buffer_note
     f.attrs["buffer_note"] = buffer_note(prep)
     write_config(f.create_group("config"), prep.cfg)
     s = f.create_group("summary")

@@ -21,7 +21,7 @@ node's rank 0, or for ``rows`` gathered from all ranks).  Either way the values
 are the same, so results do not depend on it.
 
 The windows are kept in :attr:`NodeShare.keep`, which must live as long as the
-arrays (:class:`pdes.engine.Prepared` holds it).  The shared arrays are
+arrays (:class:`pdes.build.Prepared` holds it).  The shared arrays are
 read-only by contract: nothing may write them after they are filled.
 
 Library code takes the communicator as an argument; with ``comm=None`` or one

@@ -7,7 +7,7 @@ Every point is an ordinary run of a resolved config and gives exactly the
 results ``pdes run`` gives for that config, on any rank count.
 
 One process per rank runs the whole study.  Topology, distances and routing
-tables are built once per distinct network and routing (:func:`pdes.engine.prepare`
+tables are built once per distinct network and routing (:func:`pdes.build.prepare`
 with ``reuse``) and the compiled kernels stay loaded.  Under MPI the world can
 be split into ``concurrent`` groups; each group takes tasks (a point, or the
 bisection of one series) from a queue that world rank 0 serves, and world
@@ -298,11 +298,11 @@ class Runner:
 
     def prepared(self, cfg: dict):
         """The prepared network of ``cfg``, built once per distinct network, routing and traffic."""
-        from pdes.engine import prepare
+        from pdes.build import prepare
         key = self.prep_key(cfg)
         prep = self.preps.get(key)
         if prep is None:
-            from pdes.engine import same_network
+            from pdes.build import same_network
             reuse = next((p for p in self.preps.values() if same_network(p.cfg, cfg)), None)
             prep = prepare(cfg, self.comm if self.size > 1 else None, reuse=reuse)
             self.preps[key] = prep
@@ -311,7 +311,7 @@ class Runner:
     def check_all(self, loads_first: float) -> None:
         """Prepare every series once (validation against the built network, memory estimate)
         before any run."""
-        from pdes.engine import check_run_memory
+        from pdes.sizing import check_run_memory
         node = 1
         if self.comm is not None:
             from mpi4py import MPI
@@ -748,7 +748,7 @@ def run_study(spec: Spec, path: str, world, concurrent: int = 1, resume: bool = 
     if say:
         if intro:
             say(intro)
-        from pdes.cli.common import compile_notice
+        from pdes.compiling import compile_notice
         compile_notice(say)
     if wrank == 0:
         known = file.summaries()

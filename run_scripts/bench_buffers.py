@@ -43,7 +43,8 @@ def speed_child(load: float, warmup: int, measure: int) -> dict:
 
     from pdes import config as C
     from pdes.comm import LocalGroup
-    from pdes.engine import Engine, make_parts, prepare
+    from pdes.build import make_parts, prepare
+    from pdes.loop import Engine
 
     cfg = C.resolve({}, ["topology.q=13", "topology.p=9", "router.num_vcs=2",
                          "router.link_latency=1", "router.buffer_flits=64", f"traffic.load={load}",

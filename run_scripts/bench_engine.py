@@ -26,7 +26,8 @@ def one(q, p, load, warmup, measure, vcs):
 
     from pdes import config as C
     from pdes.comm import LocalGroup
-    from pdes.engine import Engine, make_parts, prepare
+    from pdes.build import make_parts, prepare
+    from pdes.loop import Engine
 
     cfg = C.resolve({}, [f"topology.q={q}", f"topology.p={p}", f"router.num_vcs={vcs}",
                          "router.link_latency=1", "router.buffer_flits=64", "router.packet_size=1",

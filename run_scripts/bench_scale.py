@@ -103,7 +103,8 @@ def warm_kernels() -> None:
 
 def measure(args, comm) -> dict | None:
     """Run the instance on ``comm``; rank 0 gets the report, the others None."""
-    from pdes.engine import prepare, simulate
+    from pdes.build import prepare
+    from pdes.engine import simulate
     cfg = config(args)
     warm_kernels()
     comm.Barrier()

@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import test_golden as G  # noqa: E402
 
-from pdes.engine import prepare, run_local  # noqa: E402
+from pdes.build import prepare  # noqa: E402
+from pdes.engine import run_local  # noqa: E402
 
 
 def main(argv=None) -> int:

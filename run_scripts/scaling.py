@@ -428,7 +428,7 @@ def _partition_at(instance: str, ranks: int, extra=()):
     from models import layout as L
     from models.topology import build
     from pdes import config as C
-    from pdes.engine import window_for
+    from pdes.loop import window_for
     cfg = C.resolve({}, instance_sets(instance, 1000, extra))
     topo = build(*C.topology_params(cfg))
     fixed = cfg["router"]["link_latency"]

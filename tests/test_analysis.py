@@ -435,7 +435,8 @@ def test_channel_load_matches_simulation():
     """pdes's min routing draws uniformly among minimal next hops: the per-hop split."""
     from models.analysis.load import channel_load
     from pdes import config as C
-    from pdes.engine import prepare, run_local
+    from pdes.build import prepare
+    from pdes.engine import run_local
     cfg = C.resolve({}, ["topology.name=galaxyfly", "topology.n=3", "topology.q=5",
                          "topology.a=2", "topology.p=2", "traffic.load=0.2",
                          "router.link_latency=1", "measure.warmup_cycles=1000",

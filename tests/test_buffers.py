@@ -12,8 +12,11 @@ import pytest
 from pdes import checkpoint as K
 from pdes import config as C
 from pdes.comm import LocalGroup
-from pdes.engine import (MIN_AUTO_VC_FLITS, CheckpointPlan, CheckpointStop, Engine, buffer_note,
-                         make_parts, prepare, run_local)
+from pdes.build import make_parts, prepare
+from pdes.engine import run_local
+from pdes.loop import Engine
+from pdes.loopstate import CheckpointPlan, CheckpointStop
+from pdes.sizing import MIN_AUTO_VC_FLITS, buffer_note
 from pdes.kernels import cycle
 from models.core import params as prm_slots
 from models.core.record import F_VC, OK

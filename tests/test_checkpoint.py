@@ -19,7 +19,9 @@ import pytest
 
 from models.core.errors import ParameterError
 from pdes import checkpoint as K
-from pdes.engine import CheckpointPlan, CheckpointStop, prepare, run_local
+from pdes.build import prepare
+from pdes.engine import run_local
+from pdes.loopstate import CheckpointPlan, CheckpointStop
 from pdes.kernels import cycle
 
 sys.path.insert(0, os.path.dirname(__file__))

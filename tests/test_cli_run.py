@@ -144,7 +144,8 @@ def test_buffer_note_compares_a_vcs_share_with_the_round_trip(tmp_path):
     """A VC's share of the port buffer below a link's credit round trip is reported at start,
     also under --quiet, and stored in the result file; none when every link is covered."""
     from pdes import config as C
-    from pdes.engine import buffer_note, prepare
+    from pdes.build import prepare
+    from pdes.sizing import buffer_note
     cfg = C.resolve({}, ["topology.q=13", "topology.p=9", "router.buffer_flits=64"])
     prep = prepare(cfg)
     # credit delay, a channel's extra cycle for the flit and for its credit, and switch

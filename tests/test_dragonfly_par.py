@@ -5,7 +5,8 @@ import pytest
 
 from models.routing.cdg import check
 from pdes import config as C
-from pdes.engine import plan_routing, prepare, run_local
+from pdes.build import plan_routing, prepare
+from pdes.engine import run_local
 
 DF = ["topology.name=dragonfly", "topology.h=2", "router.link_latency=2"]
 

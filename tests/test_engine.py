@@ -7,7 +7,9 @@ import pytest
 
 from models.metrics import distance_matrix
 from pdes import config as C
-from pdes.engine import SimulationError, prepare, run_local, simulate
+from pdes.build import prepare
+from pdes.engine import run_local, simulate
+from pdes.loopstate import SimulationError
 from pdes.kernels import cycle
 from models.core import params as prm_slots
 from pdes.output import write_results
@@ -71,7 +73,8 @@ def test_record_pool_holds_each_flit_once():
     """Every buffered flit owns one pool record, no record is both used and free, and
     none leaks (saturated run, split in two parts, so flits are in flight at the end)."""
     from pdes.comm import LocalGroup
-    from pdes.engine import Engine, make_parts
+    from pdes.build import make_parts
+    from pdes.loop import Engine
 
     cfg = cfg_of("traffic.load=0.95", "measure.drain_cycles=300", "router.packet_size=2")
     prep = prepare(cfg)
@@ -184,7 +187,8 @@ def test_same_seed_same_result_other_seed_differs():
 def test_watchdog_reports_instead_of_hanging():
     """A network whose flits cannot move (all network credits withheld) is reported as a deadlock."""
     from pdes.comm import LocalGroup
-    from pdes.engine import Engine, make_parts
+    from pdes.build import make_parts
+    from pdes.loop import Engine
 
     cfg = cfg_of("measure.watchdog_cycles=300", "traffic.load=0.3")
     prep = prepare(cfg)
@@ -198,7 +202,8 @@ def test_watchdog_reports_instead_of_hanging():
 def test_routing_vc_overflow_is_an_error():
     """A path longer than the VCs allow stops the run with a message naming the routing."""
     from pdes.comm import LocalGroup
-    from pdes.engine import Engine, make_parts
+    from pdes.build import make_parts
+    from pdes.loop import Engine
 
     cfg = cfg_of("topology.name=torus", "topology.dims=[8]", "router.num_vcs=4")
     prep = prepare(cfg)
@@ -268,7 +273,7 @@ def test_next_hop_masks_change_no_result(sets, monkeypatch):
 def test_next_hop_masks_mark_exactly_the_minimal_ports():
     """Bit j of nh_min[k, d] is set exactly when network port j of router k is one step closer
     to d."""
-    from pdes.engine import make_parts
+    from pdes.build import make_parts
     from pdes.state import PartState
     prep = prepare(cfg_of("topology.name=bdf", "topology.u=5", "topology.p=3"))
     part = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 10)[0]
@@ -288,7 +293,7 @@ def test_next_hop_masks_mark_exactly_the_minimal_ports():
 
 def test_backlog_growth_is_the_trend_over_the_window():
     """backlog_growth fits the source-queue backlog of the window's samples with a line."""
-    from pdes.engine import backlog_growth
+    from pdes.reduce import backlog_growth
     # (cycle, delivered, injected, created packets, moves, in flight); 2-flit packets
     rows = [(t, 0, 10, 5 + (t // 100) % 2, 0, 0) for t in range(100, 1100, 100)]
     # before the window: ignored; in it, created 2*(5 or 6) vs injected 10 -> +0 or +2 per sample

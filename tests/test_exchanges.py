@@ -6,7 +6,8 @@ from models.core.errors import ParameterError
 from models.topology import build
 from models.traffic.exchanges import alltoall, bisection, nn3d, torus_dims
 from pdes import config as C
-from pdes.engine import prepare, run_local
+from pdes.build import prepare
+from pdes.engine import run_local
 
 
 def test_torus_dims_match_paper():

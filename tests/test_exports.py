@@ -46,7 +46,7 @@ def test_anynet_weights_one_side_default_and_conflict(tmp_path):
 
 def test_engine_uses_file_latencies_unless_fixed(tmp_path):
     """A run takes a file's link latencies when router.link_latency = 0, the fixed value otherwise."""
-    from pdes.engine import link_latencies
+    from pdes.build import link_latencies
     path = ring(tmp_path, weights=[1, 2, 3, 4, 5, 6])
     cfg = C.resolve({}, ["topology.name=file", f"topology.path={path}"])
     lat, _ = link_latencies(cfg, from_file(path))

@@ -117,7 +117,8 @@ def stored() -> dict:
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_golden_one_and_two_parts(name):
     """Results of a golden config on 1 part and on a 2-part split equal the stored digest."""
-    from pdes.engine import prepare, run_local
+    from pdes.build import prepare
+    from pdes.engine import run_local
     cfg = golden_cfg(name)
     want = stored()[name]
     prep = prepare(cfg)

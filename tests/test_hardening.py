@@ -243,7 +243,8 @@ def test_memory_estimate_is_printed_and_scales_with_buffers():
     """The start report gives the run's memory estimate; its buffer part grows with the buffers
     and its per-rank part shrinks with more ranks."""
     from pdes import config as C
-    from pdes.engine import memory_estimate, prepare
+    from pdes.build import prepare
+    from pdes.sizing import memory_estimate
     small = prepare(C.resolve({}, ["router.buffer_flits=64"]))
     big = prepare(C.resolve({}, ["router.buffer_flits=640"]))
     a, b = memory_estimate(small), memory_estimate(big)

@@ -8,7 +8,9 @@ import pytest
 from models.core.jit import njit
 from models.routing.paths import min_port
 from pdes import config as C
-from pdes.engine import check_run_memory, describe_memory, make_parts, prepare, run_local
+from pdes.build import make_parts, prepare
+from pdes.engine import run_local
+from pdes.sizing import check_run_memory, describe_memory
 from pdes.kernels import nexthop as NH
 from models.core import nexthop as NHK
 from models.core.params import PR_NHMIN, PR_NHMULTI

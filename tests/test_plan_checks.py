@@ -9,7 +9,7 @@ import models.traffic  # noqa: F401
 from models.core.errors import ParameterError
 from models.core.registry import ROUTINGS, TRAFFIC
 from pdes import config as C
-from pdes.engine import prepare
+from pdes.build import prepare
 
 
 def cfg_of(*sets):
@@ -58,7 +58,7 @@ def test_unknown_traffic_kind_raises(monkeypatch):
 def test_every_registered_routing_passes_the_plan_check():
     """Every registered algorithm's plan, on the first of a few topologies it accepts, names
     exactly its kernel's inputs."""
-    from pdes.engine import check_plan, plan_routing
+    from pdes.build import check_plan, plan_routing
     candidates = [[], ["topology.name=dragonfly", "topology.h=2"],
                   ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
                    "topology.p=2"],

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from pdes import config as C
-from pdes.engine import make_parts, prepare, run_local
+from pdes.build import make_parts, prepare
+from pdes.engine import run_local
 from pdes.kernels import cycle
 from models.core import params as prm_slots
 

@@ -10,7 +10,8 @@ import pytest
 from models.core.errors import ParameterError
 from pdes import booksim
 from pdes import config as C
-from pdes.engine import prepare, run_local
+from pdes.build import prepare
+from pdes.engine import run_local
 from pdes.kernels import cycle
 from models.core import params as prm_slots
 from models.core.record import F_VC, OK

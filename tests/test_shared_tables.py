@@ -5,7 +5,7 @@ import pytest
 from models.core.errors import ParameterError
 from models.metrics import distance_matrix, is_symmetric, submatrix_max
 from models.topology import build
-from pdes.engine import TOPOLOGY_SHARED
+from pdes.build import TOPOLOGY_SHARED
 from pdes.shared import NodeShare
 
 
@@ -104,7 +104,8 @@ def test_prepare_shares_the_read_only_tables_once_per_node(monkeypatch):
     monkeypatch.setattr(pdes.shared, "MIN_SHARED_BYTES", 1)     # share even this small network
 
     from pdes import config as C
-    from pdes.engine import memory_estimate, prepare
+    from pdes.build import prepare
+    from pdes.sizing import memory_estimate
     comm = MPI.COMM_WORLD
     cfg = C.resolve({}, ["topology.q=7", "routing.algorithm=layered", "traffic.pattern=worst_case"])
     prep = prepare(cfg, comm)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from pdes import config as C
-from pdes.engine import prepare, run_local
+from pdes.build import prepare
+from pdes.engine import run_local
 from pdes.timing import booksim_stages, kernel_timing, router_cycles, zero_load_latency
 
 

@@ -23,7 +23,7 @@ def add_arguments(p):
 def main(args) -> int:
     from models.routing.cdg import check
     from pdes import config as C
-    from pdes.engine import plan_routing
+    from pdes.build import plan_routing
 
     raw = C.load_toml(args.config) if args.config else {}
     cfg = C.resolve(raw, args.sets)

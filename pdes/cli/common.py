@@ -1,8 +1,7 @@
-"""What the simulating commands (``run``, ``sweep``) share: the MPI wrapper, output paths,
-the compile notice."""
+"""What the simulating commands (``run``, ``sweep``) share: the MPI wrapper, the stop
+request, output paths (the compile notice is :mod:`pdes.compiling`'s)."""
 from __future__ import annotations
 
-import glob
 import os
 import signal
 import stat
@@ -10,9 +9,6 @@ import sys
 import time
 
 from models.core.errors import ParameterError
-
-COMPILE_SECONDS = 20
-"""What a first compile of the simulation kernels takes on a current core (cold cache)."""
 
 
 def world():
@@ -123,19 +119,3 @@ def check_output(path: str, key: str, *, replace: bool = True) -> None:
         if not replace:
             raise ParameterError(f"{key}: {path} exists (use --resume to continue that study, "
                                  "or --force to replace it)")
-
-
-def kernels_cached(kernels=None) -> bool:
-    """Whether the compiled cycle kernels of this source version for the given routing
-    kernels (``models.core.routing.RoutingKernel``; None: any) are in the on-disk cache."""
-    from models.core.jit import cache_dir
-    from pdes.kernels import generate
-    if kernels is not None:
-        return all(generate.compiled(k) for k in kernels)
-    return bool(glob.glob(os.path.join(cache_dir(), "**", "*.advance-*.nbi"), recursive=True))
-
-
-def compile_notice(say, kernels=None) -> None:
-    """Say that the kernels will be compiled first, when they are not cached."""
-    if say is not None and not kernels_cached(kernels):
-        say(f"compiling simulation kernels once for this version, about {COMPILE_SECONDS} s")

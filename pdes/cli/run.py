@@ -23,8 +23,9 @@ import sys
 from models.core.errors import ParameterError
 from models.core.registry import Param
 from pdes.checkpoint import EXIT_STOPPED
-from pdes.cli.common import StopRequest, check_output, compile_notice, mpi_main, say_fn
-from pdes.engine import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
+from pdes.cli.common import StopRequest, check_output, mpi_main, say_fn
+from pdes.compiling import compile_notice
+from pdes.sizing import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
                          describe_memory, size_text)
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
@@ -63,7 +64,7 @@ def main(args) -> int:
 def _main(args, comm) -> int:
     from pdes import config as C
     from pdes.checkpoint import open_checkpoint, restart_config
-    from pdes.engine import CheckpointStop
+    from pdes.loopstate import CheckpointStop
 
     rank = comm.Get_rank()
     raw, told = read_config(args)
@@ -109,7 +110,8 @@ def _main(args, comm) -> int:
 def _simulate(args, comm, cfg, ck, plan, say) -> int:
     from pdes import __version__
     from pdes import config as C
-    from pdes.engine import prepare, simulate
+    from pdes.build import prepare
+    from pdes.engine import simulate
     from pdes.output import write_results
 
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -185,7 +187,7 @@ def checkpoint_plan(args, cfg):
     there is no checkpoint file (neither ``--checkpoint`` nor an output file)."""
     import os
 
-    from pdes.engine import CheckpointPlan
+    from pdes.loopstate import CheckpointPlan
     every = 0 if args.checkpoint_every is None else CYCLES.coerce(args.checkpoint_every,
                                                                   "checkpoint-every")
     stop_at = 0 if args.stop_at is None else CYCLES.coerce(args.stop_at, "stop-at")
