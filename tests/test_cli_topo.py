@@ -91,6 +91,13 @@ def test_topo_export_then_import(tmp_path, fmt, ext):
     (["slimfly", "--set", "layout.cycle_ns=0"], "layout.cycle_ns"),
     (["slimfly", "--set", "layout.preset=moon"], "layout.preset"),
     (["slimfly", "--set", "topology.q=6"], "topology.q"),
+    (["dragonfly", "--set", "topology.h=0"], "topology.h: must be >= 1 (got 0)"),
+    (["dragonfly", "--set", "topology.h=true"], "topology.h: expected an integer, got True"),
+    (["hypercube", "--set", "topology.n=31"], "topology.n: must be in [1, 30] (got 31)"),
+    (["skywalk", "--set", "topology.r_limit=1.5"], "topology.r_limit: must be in (0, 1] (got 1.5)"),
+    (["torus", "--set", "topology.dims=[4,0]"], "topology.dims: must be >= 1 (got 0)"),
+    (["fattree", "--set", "topology.levels=4"], "topology.levels: must be in [2, 3] (got 4)"),
+    (["fattree", "--set", "topology.k=7"], "topology.k: fat tree radix k = 7 must be even"),
     (["file", "--set", "topology.path=does_not_exist.txt"], "topology.path"),
     (["file", "--set", "topology.path=MALFORMED"], "line 2"),
     (["file"], "topology.path"),
@@ -124,6 +131,19 @@ def test_info_lists_topologies():
     sf = next(e for e in data["topology"] if e["name"] == "slimfly")
     assert {p["name"] for p in sf["params"]} >= {"q", "p"}
     assert all({"name", "type", "default", "doc"} <= set(p) for p in sf["params"])
+
+
+def test_info_shows_parameter_ranges():
+    """info prints each parameter's declared range, and --json gives it with the bounds."""
+    proc = pdes("info", "hypercube")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()[2:]}
+    assert "in [1, 30]" in rows["n"] and ">= 0" in rows["p"]
+    data = json.loads(pdes("info", "--json").stdout)
+    sky = {p["name"]: p for e in data["topology"] if e["name"] == "skywalk" for p in e["params"]}
+    assert sky["r_limit"]["range"] == "in (0, 1]"
+    assert (sky["r_limit"]["lo"], sky["r_limit"]["hi"], sky["r_limit"]["lo_open"]) == (0.0, 1.0, True)
+    assert sky["z"]["range"] == ">= 1" and sky["z"]["lo"] == 1 and "hi" not in sky["z"]
 
 
 def test_info_unknown_name():

@@ -479,7 +479,7 @@ def test_error_messages_state_the_rule():
         oft(7)
     with pytest.raises(ParameterError, match=re.escape("topology.d_i: Skywalk d_i = 9 > d_imax = z-1 = 7")):
         skywalk(8, 256, 9, 4)
-    with pytest.raises(ParameterError, match=re.escape("topology.h: MLFM h must be >= 1")):
+    with pytest.raises(ParameterError, match=re.escape("topology.h: must be >= 1 (got 0)")):
         mlfm(0)
 
 

@@ -13,12 +13,28 @@ bottom of its own module::
 The config layer turns ``topology.q = "13"`` into the declared type with
 :meth:`Param.coerce`, and reports a wrong type or an unknown key as a
 :class:`~models.core.errors.ParameterError` naming the key.
+
+A registry created with ``checked=True`` (:data:`TOPOLOGIES`) also guards
+direct Python calls: :meth:`Registry.register` returns the function wrapped
+so that every argument that names a :class:`Param` passes :meth:`Param.check`
+(type, finiteness, ``choices``, ``lo``/``hi``) before the function runs.  The
+module rebinds its public name to the returned function, so
+``dragonfly(h=0)`` and ``--set topology.h=0`` refuse the same values with the
+same ``topology.h: ...`` message.  Rules that tie a parameter to others or to
+number theory (prime powers, divisibility, ``g <= a*h + 1``) stay in the
+family's own code.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+import os
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Any, Callable, NamedTuple
+
+import numpy as np
 
 from .errors import ParameterError
 
@@ -136,6 +152,65 @@ class Param:
                 raise TypeError(f"unknown parameter kind {kind!r}")
         except (ValueError, TypeError, ParameterError):
             raise ParameterError(f"{where}: expected {_type_name(kind)}, got {value!r}") from None
+        return self._finish(out, where)
+
+    def check(self, value, where: str):
+        """Validate ``value`` given from Python (not text) and return it in its plain type.
+
+        Stricter than :meth:`coerce`, which parses config text: an ``int``
+        parameter takes any :class:`numbers.Integral` (numpy integers too) but
+        not a ``bool`` or a float, however integral; a ``float`` parameter any
+        real number but a ``bool``; a list parameter a non-empty list, tuple
+        or 1-D array of such items; a ``str`` parameter a string (or an
+        ``os.PathLike``, for file names).  Then ``choices`` and ``lo``/``hi``
+        apply as for the config.  Integers come back as ``int``, numbers as
+        ``float``, lists as ``list``; ``None`` is the caller's business.
+        """
+        kind = self.kind
+        bad = ParameterError(f"{where}: expected {_type_name(kind)}, got {value!r}")
+        if kind in ("int_list", "float_list"):
+            if isinstance(value, (str, bytes)) or getattr(value, "ndim", 1) != 1:
+                raise bad
+            try:
+                items = list(value)
+            except TypeError:
+                raise bad from None
+            if not items:
+                raise bad
+            item = Param(self.name, int if kind == "int_list" else float, None, "")
+            try:
+                out = [item._plain(v) for v in items]
+            except ValueError:
+                raise bad from None
+        else:
+            try:
+                out = self._plain(value)
+            except ValueError:
+                raise bad from None
+        return self._finish(out, where)
+
+    def _plain(self, value):
+        """``value`` as this (scalar) kind's plain Python type, or ValueError."""
+        kind = self.kind
+        if kind is int:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
+                raise ValueError
+            return int(value)
+        if kind is float:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
+                raise ValueError
+            return float(value)
+        if kind is bool:
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError
+            return bool(value)
+        if kind is str:
+            if not isinstance(value, (str, os.PathLike)):
+                raise ValueError
+            return value
+        raise TypeError(f"unknown parameter kind {kind!r}")  # pragma: no cover
+
+    def _finish(self, out, where: str):
         if self.choices is not None and out not in self.choices:
             raise ParameterError(
                 f"{where}: {out!r} is not one of {', '.join(map(str, self.choices))}")
@@ -186,27 +261,74 @@ class Hook(NamedTuple):
     reference: str
 
 
+def checked_call(func: Callable, params: list[Param], section: str) -> Callable:
+    """``func`` wrapped so that each argument named by a :class:`Param` passes :meth:`Param.check`.
+
+    The wrapper keeps ``func``'s name, docstring and signature
+    (:func:`functools.wraps`), binds the call to that signature (a wrong
+    call is the same ``TypeError``), validates every given argument that
+    has a ``Param`` and calls ``func`` with the plain values.  An argument
+    of ``None`` passes untouched where ``None`` is the default (of the
+    ``Param`` or of ``func``): the function derives that value itself.
+    Defaults the caller leaves out are not checked.  The errors read
+    ``<section>.<param>: <rule>``, as from the config.
+    """
+    sig = inspect.signature(func)
+    by_name = {p.name: p for p in params}
+    missing = [n for n in by_name if n not in sig.parameters]
+    if missing:
+        raise TypeError(f"{section} {func.__name__}: Param {', '.join(missing)} is not an "
+                        "argument of the function")
+    nullable = {n for n, p in by_name.items()
+                if p.default is None or sig.parameters[n].default is None}
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        for name, value in bound.arguments.items():
+            p = by_name.get(name)
+            if p is None or (value is None and name in nullable):
+                continue
+            bound.arguments[name] = p.check(value, f"{section}.{name}")
+        return func(*bound.args, **bound.kwargs)
+
+    return wrapper
+
+
 class Registry:
     """A small name -> :class:`Entry` dictionary for one kind of model.
 
     ``extras`` names the keyword hooks an entry may register with itself
     (e.g. a topology's worst-case pattern); any other keyword is refused.
+    With ``checked``, :meth:`register` returns (and stores) the function
+    wrapped by :func:`checked_call` under the config section ``section``.
     """
 
-    def __init__(self, kind: str, key: str, extras: dict[str, str] | None = None):
+    def __init__(self, kind: str, key: str, extras: dict[str, str] | None = None,
+                 checked: bool = False):
         self.kind = kind
         self.key = key  # the config key that names an entry, for error messages
+        self.section = key.split(".", 1)[0]
         self.extras = dict(extras or {})
+        self.checked = checked
         self._entries: dict[str, Entry] = {}
 
     def register(self, name: str, func: Callable, *, params: list[Param], summary: str,
                  reference: str, **extra) -> Callable:
+        """Register ``func`` under ``name``; returns the function callers should use.
+
+        For a ``checked`` registry that is the argument-checking wrapper:
+        bind the module's public name to it (``slim_fly = TOPOLOGIES.register(
+        "slimfly", slim_fly, ...)``) so direct calls are checked too.
+        """
         if name in self._entries:
             raise RuntimeError(f"{self.kind} '{name}' registered twice")
         for k in extra:
             if k not in self.extras:
                 raise TypeError(f"{self.kind} '{name}': unknown registration keyword '{k}' "
                                 f"(known: {', '.join(sorted(self.extras)) or 'none'})")
+        if self.checked:
+            func = checked_call(func, list(params), self.section)
         self._entries[name] = Entry(name, func, list(params), summary, reference, dict(extra))
         return func
 
@@ -228,7 +350,7 @@ class Registry:
         return iter(self._entries[n] for n in self.names())
 
 
-TOPOLOGIES = Registry("topology", "topology.name", extras={
+TOPOLOGIES = Registry("topology", "topology.name", checked=True, extras={
     "worst_case": "Hook: (topo, seed) -> TrafficPlan, the adversarial pattern for minimal routing",
     "bisection": "(topo) -> {links, formula, exact} or None: closed-form bisection (000 Sec. III-C)",
     "coordinates": "(topo) -> dimension sizes, when router ids are mixed-radix coordinates",

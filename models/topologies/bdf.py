@@ -1,8 +1,6 @@
 """BDF (Bermond-Delorme-Farhi) diameter-3 graphs P_u * G_d (construction notes 2)."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
 from models.core.errors import ParameterError
@@ -111,9 +109,6 @@ def bdf(u: int = 3, p: int | None = None) -> Topology:
     ----------
     000 Sec. II-C, II-C1 (BDF graphs, * product, property P*, P_u).
     """
-    if isinstance(u, bool) or not isinstance(u, Integral) or u < 1:
-        raise ParameterError(f"topology.u: BDF u={u!r} must be an odd prime power")
-    u = int(u)
     if is_prime_power(u) is None or u % 2 == 0:
         raise ParameterError(f"topology.u: BDF u={u} must be an odd prime power")
     t = u + 1
@@ -121,9 +116,6 @@ def bdf(u: int = 3, p: int | None = None) -> Topology:
     d = t // 2
     if p is None:
         p = d
-    if isinstance(p, bool) or not isinstance(p, Integral) or p < 0:
-        raise ParameterError(f"topology.p: BDF p must be an integer >= 0, got {p!r}")
-    p = int(p)
 
     _, er, absolute = polarity_graph(u)
     n_pts = u * u + u + 1
@@ -150,11 +142,11 @@ def bdf(u: int = 3, p: int | None = None) -> Topology:
                       p, group, group_kind="supernode", what="topology.u: BDF")
 
 
-TOPOLOGIES.register(
+bdf = TOPOLOGIES.register(
     "bdf", bdf,
     params=[
-        Param("u", int, 3, "odd prime power (order of the projective plane)"),
-        Param("p", int, None, "endpoints per router (default (u+1)/2 = k'/3)"),
+        Param("u", int, 3, "odd prime power (order of the projective plane)", lo=1),
+        Param("p", int, None, "endpoints per router (default (u+1)/2 = k'/3)", lo=0),
     ],
     summary="BDF graph P_u * G_{k'/3} (Bermond-Delorme-Farhi), diameter 3",
     reference="000 Sec. II-C, II-C1",

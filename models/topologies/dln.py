@@ -6,7 +6,7 @@ import numpy as np
 from models.core.errors import ParameterError
 from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
-from .random_regular import _check_int, balanced_p, regular_edges
+from .random_regular import balanced_p, regular_edges
 
 
 def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int = 0,
@@ -67,9 +67,6 @@ def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int =
     Amano, Hsu, Casanova, "A case for random shortcut topologies for HPC
     interconnects" (ISCA 2012).
     """
-    fam = "DLN"
-    routers = _check_int(fam, "routers", routers, 3)
-    shortcuts = _check_int(fam, "shortcuts", shortcuts, 0)
     if shortcuts > routers - 3:
         raise ParameterError(f"topology.shortcuts: DLN shortcuts = {shortcuts} > routers - 3 = "
                              f"{routers - 3} (each router has routers-3 non-ring partners)")
@@ -77,9 +74,7 @@ def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int =
         raise ParameterError(f"topology.shortcuts: DLN routers*shortcuts = {routers}*{shortcuts} "
                              "must be even")
     check_build(routers, routers * (2 + shortcuts) // 2, "topology.routers")
-    p = balanced_p(2 + shortcuts) if p is None else _check_int(fam, "p", p, 0)
-    seed = _check_int(fam, "seed", seed, 0)
-    group_size = _check_int(fam, "group_size", group_size, 1)
+    p = balanced_p(2 + shortcuts) if p is None else p
     ring_u = np.arange(routers, dtype=np.int64)
     ring_v = (ring_u + 1) % routers
     ring_keys = set((np.minimum(ring_u, ring_v) * routers + np.maximum(ring_u, ring_v)).tolist())
@@ -105,14 +100,16 @@ def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int =
                       what="topology: DLN")
 
 
-TOPOLOGIES.register(
+dln = TOPOLOGIES.register(
     "dln", dln,
     params=[
-        Param("routers", int, 64, "number of routers on the ring"),
-        Param("shortcuts", int, 4, "random shortcuts per router y (DLN-2-y)"),
-        Param("p", int, None, "endpoints per router (default floor(sqrt(2+y+p)), 000 Sec. III)"),
-        Param("seed", int, 0, "random seed (numpy default_rng)"),
-        Param("group_size", int, 16, "routers per rack (group = id // group_size)"),
+        Param("routers", int, 64, "number of routers on the ring", lo=3),
+        Param("shortcuts", int, 4, "random shortcuts per router y (DLN-2-y), y <= routers-3, "
+                                   "routers*y even", lo=0),
+        Param("p", int, None, "endpoints per router (default floor(sqrt(2+y+p)), 000 Sec. III)",
+              lo=0),
+        Param("seed", int, 0, "random seed (numpy default_rng)", lo=0),
+        Param("group_size", int, 16, "routers per rack (group = id // group_size)", lo=1),
     ],
     summary="DLN-2-y: ring plus y random shortcuts per router",
     reference="000 Sec. III; Koibuchi et al. ISCA 2012",

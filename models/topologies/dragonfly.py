@@ -1,20 +1,11 @@
 """Dragonfly with the consecutive (absolute) global arrangement (construction notes 4)."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
-
-
-def _int(key: str, value, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < lo:
-        raise ParameterError(f"topology.{key}: Dragonfly {key} must be an integer >= {lo}, "
-                             f"got {value!r}")
-    return int(value)
 
 
 def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
@@ -71,13 +62,11 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
         if a is None:
             h = 2
         else:
-            a = _int("a", a, 1)
-            h = -(-(_int("g", g, 1) - 1) // a) if g is not None else -(-a // 2)
+            h = -(-(g - 1) // a) if g is not None else -(-a // 2)
             h = max(h, 1)
-    h = _int("h", h, 1)
-    a = 2 * h if a is None else _int("a", a, 1)
-    p = h if p is None else _int("p", p, 0)
-    g = a * h + 1 if g is None else _int("g", g, 1)
+    a = 2 * h if a is None else a
+    p = h if p is None else p
+    g = a * h + 1 if g is None else g
     if g > a * h + 1:
         raise ParameterError(f"topology.g: Dragonfly g={g} > a*h+1 = {a * h + 1} "
                              "(one global link per pair of groups)")
@@ -135,13 +124,14 @@ def min_routes(topo, dist):
     return dragonfly_min_plan(topo, dist)
 
 
-TOPOLOGIES.register(
+dragonfly = TOPOLOGIES.register(
     "dragonfly", dragonfly,
     params=[
-        Param("h", int, None, "global links per router (default 2; balanced a=2h, p=h, g=ah+1)"),
-        Param("a", int, None, "routers per group (default 2h)"),
-        Param("p", int, None, "endpoints per router (default h)"),
-        Param("g", int, None, "number of groups, g <= a*h+1 (default a*h+1)"),
+        Param("h", int, None, "global links per router (default 2; balanced a=2h, p=h, g=ah+1)",
+              lo=1),
+        Param("a", int, None, "routers per group (default 2h)", lo=1),
+        Param("p", int, None, "endpoints per router (default h)", lo=0),
+        Param("g", int, None, "number of groups, g <= a*h+1 (default a*h+1)", lo=1),
     ],
     summary="Dragonfly, consecutive global arrangement, diameter 3",
     reference="Kim et al. ISCA 2008; 000 Sec. VI-B3",

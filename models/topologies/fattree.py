@@ -1,20 +1,11 @@
 """Folded-Clos fat trees: 2-level leaf-spine and 3-level k-ary fat tree."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
-
-
-def _int(key: str, value, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < lo:
-        raise ParameterError(f"topology.{key}: fat tree {key} must be an integer >= {lo}, "
-                             f"got {value!r}")
-    return int(value)
 
 
 def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = None) -> Topology:
@@ -94,18 +85,13 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     routers, ``2p^3`` endpoints, ``p = k/2``); 001 Sec. 2.2.1 (two-level
     fat tree).
     """
-    k = _int("k", k, 2)
     if k % 2:
         raise ParameterError(f"topology.k: fat tree radix k = {k} must be even "
                              "(k/2 ports down and k/2 up at aggregation/core level)")
-    levels = _int("levels", levels, 2)
-    if levels not in (2, 3):
-        raise ParameterError(f"topology.levels: fat tree levels = {levels} must be 2 or 3")
-    oversub = _int("oversub", oversub, 1)
     if k % (oversub + 1):
         raise ParameterError(f"topology.oversub: fat tree oversub + 1 = {oversub + 1} must divide "
                              f"k = {k} (leaf has u = k/(oversub+1) uplinks, p = oversub*u hosts)")
-    pods = k if pods is None else _int("pods", pods, 1)
+    pods = k if pods is None else pods
     if pods > k:
         raise ParameterError(f"topology.pods: fat tree pods = {pods} > k = {k} "
                              "(a core/spine router has k ports)")
@@ -180,14 +166,16 @@ def worst_case(topo, seed):
                        f"fat tree worst case: {what} i -> {what} i+1 through the top level")
 
 
-TOPOLOGIES.register(
+fat_tree = TOPOLOGIES.register(
     "fattree", fat_tree,
     params=[
-        Param("k", int, 8, "router radix (even)"),
-        Param("levels", int, 3, "2 (leaf-spine) or 3 (k-ary fat tree)", choices=(2, 3)),
+        Param("k", int, 8, "router radix (even)", lo=2),
+        Param("levels", int, 3, "2 (leaf-spine) or 3 (k-ary fat tree)", lo=2, hi=3),
         Param("oversub", int, 1, "hosts:uplinks ratio at the leaves; oversub+1 must divide k "
-                                 "(leaf: u = k/(oversub+1) uplinks, p = oversub*u endpoints)"),
-        Param("pods", int, None, "3 levels: pods; 2 levels: leaf routers; 1..k (default k)"),
+                                 "(leaf: u = k/(oversub+1) uplinks, p = oversub*u endpoints)",
+              lo=1),
+        Param("pods", int, None, "3 levels: pods; 2 levels: leaf routers; 1..k (default k)",
+              lo=1),
     ],
     summary="folded-Clos fat tree (indirect), 2 or 3 levels, optional leaf oversubscription",
     reference="000 Sec. VI-B3; 001 Sec. 2.2.1",

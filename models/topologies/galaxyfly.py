@@ -1,8 +1,6 @@
 """Galaxy graph and Galaxyfly GF(n, q, a, p, h) (construction notes 3)."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
 from models.core.errors import ParameterError
@@ -11,13 +9,6 @@ from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 LINK_CLASSES = ("local", "global_intra_cluster", "global_inter_cluster")
-
-
-def _int(key: str, value, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < lo:
-        raise ParameterError(f"topology.{key}: Galaxyfly {key} must be an integer >= {lo}, "
-                             f"got {value!r}")
-    return int(value)
 
 
 def galaxy_graph(n: int, q: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -109,20 +100,14 @@ def galaxyfly(n: int = 5, q: int = 7, a: int = 4, p: int = 2, h: int | None = No
     004 Sec. 2.1 (Galaxy graph, Lemma 2.2, Thm 2.1), Sec. 2.2 and Tables 1-2
     (Galaxyfly), Tables 3, 5, 6 (configurations).
     """
-    n = _int("n", n, 1)
-    if isinstance(q, bool) or not isinstance(q, Integral) or not (
-            q == 1 or (is_prime_power(q) is not None and q % 4 != 2)):
+    if not (q == 1 or (is_prime_power(q) is not None and q % 4 != 2)):
         raise ParameterError(f"topology.q: Galaxy graph q={q!r} must be 1 or a prime power "
                              "q = 4l+delta (q != 2)")
-    q = int(q)
-    a = _int("a", a, 1)
-    p = _int("p", p, 0)
     check_build(n * q * a, n * q * a * (a - 1 + n - 1 + (q + 1) // 2) // 2, "topology.q")
     delta = 1 if q == 1 else generator_sets(q)[2]
     d_g = n - 1 + (q - delta) // 2
     if h is None:
         h = -(-d_g // a)
-    h = _int("h", h, 0)
     if a * h < d_g:
         raise ParameterError(f"topology.h: Galaxyfly a*h = {a * h} < n-1+(q-delta)/2 = {d_g}")
 
@@ -168,14 +153,15 @@ def worst_case(topo, seed):
                        "Galaxyfly worst case: cluster i -> cluster i+1")
 
 
-TOPOLOGIES.register(
+galaxyfly = TOPOLOGIES.register(
     "galaxyfly", galaxyfly,
     params=[
-        Param("n", int, 5, "number of clusters"),
-        Param("q", int, 7, "supernodes per cluster: 1 or a prime power, q mod 4 != 2"),
-        Param("a", int, 4, "routers per supernode"),
-        Param("p", int, 2, "endpoints per router"),
-        Param("h", int, None, "global ports per router (default ceil((n-1+(q-delta)/2)/a))"),
+        Param("n", int, 5, "number of clusters", lo=1),
+        Param("q", int, 7, "supernodes per cluster: 1 or a prime power, q mod 4 != 2", lo=1),
+        Param("a", int, 4, "routers per supernode", lo=1),
+        Param("p", int, 2, "endpoints per router", lo=0),
+        Param("h", int, None, "global ports per router (default ceil((n-1+(q-delta)/2)/a))",
+              lo=0),
     ],
     summary="Galaxyfly GF(n,q,a,p,h): Galaxy graph of K_a supernodes, diameter <= 5",
     reference="004 Sec. 2.1-2.2, Tables 1-2",

@@ -1,11 +1,8 @@
 """Binary hypercube."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
-from models.core.errors import ParameterError
 from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
@@ -47,14 +44,6 @@ def hypercube(n: int = 6, p: int = 1) -> Topology:
     000 Sec. III and VI-B3 (HC: one link per dimension, electric inside a
     rack, optical between racks); 002 Sec. III-A (Hypercube baseline).
     """
-    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
-        raise ParameterError(f"topology.n: hypercube n must be an integer >= 1, got {n!r}")
-    n = int(n)
-    if n > 30:
-        raise ParameterError(f"topology.n: hypercube n = {n} > 30 (2^n routers)")
-    if isinstance(p, bool) or not isinstance(p, Integral) or p < 0:
-        raise ParameterError(f"topology.p: hypercube p must be an integer >= 0, got {p!r}")
-    p = int(p)
     check_build(1 << n, n << max(n - 1, 0), "topology.n")
     n_r = 1 << n
     ids = np.arange(n_r, dtype=np.int64)
@@ -77,11 +66,11 @@ def analytic_bisection(topo) -> dict:
             "exact": True}
 
 
-TOPOLOGIES.register(
+hypercube = TOPOLOGIES.register(
     "hypercube", hypercube,
     params=[
-        Param("n", int, 6, "dimensions (2^n routers)"),
-        Param("p", int, 1, "endpoints per router"),
+        Param("n", int, 6, "dimensions (2^n routers)", lo=1, hi=30),
+        Param("p", int, 1, "endpoints per router", lo=0),
     ],
     summary="binary hypercube (direct, degree n)",
     reference="000 Sec. III, VI-B3; 002 Sec. III-A",

@@ -1,11 +1,8 @@
 """h-MLFM: multi-layer full mesh (construction notes 5)."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
-from models.core.errors import ParameterError
 from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
@@ -54,9 +51,6 @@ def mlfm(h: int = 4) -> Topology:
     001 Sec. 2.2.3 (Multi-Layer Full-Mesh), Sec. 2.2.2 (stacked single-path
     trees).
     """
-    if isinstance(h, bool) or not isinstance(h, Integral) or h < 1:
-        raise ParameterError(f"topology.h: MLFM h must be >= 1, got {h!r}")
-    h = int(h)
     check_build(3 * h * (h + 1) // 2, h * h * (h + 1), "topology.h")
     n_lr = h * (h + 1)
     i, j = np.triu_indices(h + 1, 1)
@@ -89,9 +83,10 @@ def worst_case(topo, seed):
     return TrafficPlan("table", plan.table, f"MLFM worst case: {plan.description}")
 
 
-TOPOLOGIES.register(
+mlfm = TOPOLOGIES.register(
     "mlfm", mlfm,
-    params=[Param("h", int, 4, "layers = local routers per layer - 1 = endpoints per local router")],
+    params=[Param("h", int, 4, "layers = local routers per layer - 1 = endpoints per local router",
+                  lo=1)],
     summary="h-MLFM multi-layer full mesh (indirect), LR-LR distance 2",
     reference="001 Sec. 2.2.3",
     worst_case=Hook(worst_case, "shift by h endpoints", "001 Sec. 4.2"),

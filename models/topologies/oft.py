@@ -1,8 +1,6 @@
 """Two-level k-OFT (orthogonal fat tree) built from the k-ML3B table (construction notes 6)."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
 from models.core.errors import ParameterError
@@ -127,9 +125,6 @@ def oft(k: int = 4) -> Topology:
     001 Sec. 2.2.4 and Table 2 (4-ML3B); 001 Sec. 2.2.2 (stacked single-path
     trees).
     """
-    if isinstance(k, bool) or not isinstance(k, Integral) or k < 3:
-        raise ParameterError(f"topology.k: OFT k must be an integer >= 3, got {k!r}")
-    k = int(k)
     check_build(3 * (k * (k - 1) + 1), 2 * k * (k * (k - 1) + 1), "topology.k")
     if _prime_power(k - 1) is None:
         raise ParameterError(
@@ -166,9 +161,9 @@ def worst_case(topo, seed):
     return TrafficPlan("table", plan.table, f"OFT worst case: {plan.description}")
 
 
-TOPOLOGIES.register(
+oft = TOPOLOGIES.register(
     "oft", oft,
-    params=[Param("k", int, 4, "router radix / 2; k-1 prime (prime power via GF(k-1))")],
+    params=[Param("k", int, 4, "router radix / 2; k-1 prime (prime power via GF(k-1))", lo=3)],
     summary="two-level orthogonal fat tree k-OFT (indirect), endpoint-router distance 2",
     reference="001 Sec. 2.2.4, Table 2",
     worst_case=Hook(worst_case, "shift by k endpoints", "001 Sec. 4.2"),

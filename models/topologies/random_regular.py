@@ -1,20 +1,11 @@
 """Random regular router graphs (Jellyfish) and the shared configuration-model builder."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
-
-
-def _check_int(family: str, key: str, value, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < lo:
-        raise ParameterError(f"topology.{key}: {family} {key} must be an integer >= {lo}, "
-                             f"got {value!r}")
-    return int(value)
 
 
 def balanced_p(degree: int) -> int:
@@ -175,9 +166,6 @@ def random_regular(routers: int = 64, degree: int = 8, p: int | None = None, see
     Singla et al., "Jellyfish" (NSDI 2012); 000 Sec. III (random
     topologies); 002 Sec. III-A (Random baseline).
     """
-    fam = "random_regular"
-    routers = _check_int(fam, "routers", routers, 2)
-    degree = _check_int(fam, "degree", degree, 1)
     check_build(routers, routers * min(degree, routers) // 2, "topology.routers")
     if degree >= routers:
         raise ParameterError(f"topology.degree: random_regular degree = {degree} must be < "
@@ -188,9 +176,7 @@ def random_regular(routers: int = 64, degree: int = 8, p: int | None = None, see
     if degree == 1 and routers > 2:
         raise ParameterError("topology.degree: random_regular degree = 1 cannot give a connected "
                              "graph with more than 2 routers")
-    p = balanced_p(degree) if p is None else _check_int(fam, "p", p, 0)
-    seed = _check_int(fam, "seed", seed, 0)
-    group_size = _check_int(fam, "group_size", group_size, 1)
+    p = balanced_p(degree) if p is None else p
     rng = np.random.default_rng(seed)
     u, v = regular_edges(routers, degree, rng)
     params = {"routers": routers, "degree": degree, "p": p, "seed": seed, "group_size": group_size}
@@ -199,14 +185,15 @@ def random_regular(routers: int = 64, degree: int = 8, p: int | None = None, see
                       what="topology: random_regular")
 
 
-TOPOLOGIES.register(
+random_regular = TOPOLOGIES.register(
     "random_regular", random_regular,
     params=[
-        Param("routers", int, 64, "number of routers"),
-        Param("degree", int, 8, "network degree (routers*degree even, degree < routers)"),
-        Param("p", int, None, "endpoints per router (default floor(sqrt(degree+p)), 000 Sec. III)"),
-        Param("seed", int, 0, "random seed (numpy default_rng)"),
-        Param("group_size", int, 16, "routers per rack (group = id // group_size)"),
+        Param("routers", int, 64, "number of routers", lo=2),
+        Param("degree", int, 8, "network degree (routers*degree even, degree < routers)", lo=1),
+        Param("p", int, None, "endpoints per router (default floor(sqrt(degree+p)), 000 Sec. III)",
+              lo=0),
+        Param("seed", int, 0, "random seed (numpy default_rng)", lo=0),
+        Param("group_size", int, 16, "routers per rack (group = id // group_size)", lo=1),
     ],
     summary="connected random regular graph (Jellyfish)",
     reference="Singla et al. NSDI 2012; 000 Sec. III",

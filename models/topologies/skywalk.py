@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
 
 import numpy as np
 
@@ -19,13 +18,6 @@ LINK_CLASSES = ("intra_cabinet", "straight", "diagonal")
 
 _REJECTION_TRIES = 16
 """Rejection draws for a diagonal partner before enumerating the remaining set."""
-
-
-def _int(key: str, value, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < lo:
-        raise ParameterError(f"topology.{key}: Skywalk {key} must be an integer >= {lo}, "
-                             f"got {value!r}")
-    return int(value)
 
 
 class _Uniform:
@@ -245,19 +237,9 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     cyclic switch choice, 10 seeds), II-D (straight-first), III-A (cabinet
     grid), III-G (cable-length bound r).
     """
-    z = _int("z", z, 1)
-    c = _int("c", c, 1)
-    d_i = _int("d_i", d_i, 0)
     if d_i > z - 1:
         raise ParameterError(f"topology.d_i: Skywalk d_i = {d_i} > d_imax = z-1 = {z - 1}")
-    d_o = _int("d_o", d_o, 0)
     check_build(z * c, z * c * (d_i + d_o) // 2, "topology.c")
-    p = _int("p", p, 0)
-    seed = _int("seed", seed, 0)
-    tries = _int("tries", tries, 1)
-    if isinstance(r_limit, bool) or not isinstance(r_limit, Real) or not 0 < r_limit <= 1:
-        raise ParameterError(f"topology.r_limit: Skywalk r_limit must be in (0, 1], got {r_limit!r}")
-    r_limit = float(r_limit)
     x = math.isqrt(c - 1) + 1 if c > 1 else 1          # ceil(sqrt(c))
     y = -(-c // x)
     d_smax = -(-(x + y - 2) // z)
@@ -316,17 +298,20 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
                       what="topology: Skywalk")
 
 
-TOPOLOGIES.register(
+skywalk = TOPOLOGIES.register(
     "skywalk", skywalk,
     params=[
-        Param("z", int, 8, "switches per cabinet"),
-        Param("c", int, 64, "cabinets (grid ceil(sqrt(c)) rows x ceil(c/rows) columns)"),
-        Param("d_i", int, 7, "intra-cabinet links per switch (<= z-1)"),
-        Param("d_o", int, 4, "inter-cabinet links per switch, straight first (<= d_smax + d_dmax)"),
-        Param("p", int, 8, "hosts per switch (002's m)"),
-        Param("seed", int, 0, "first random seed (numpy default_rng)"),
-        Param("tries", int, 10, "seeds tried; the connected instance with most links is kept"),
-        Param("r_limit", float, 1.0, "cable bound r: Manhattan distance <= r * l_max (0 < r <= 1)"),
+        Param("z", int, 8, "switches per cabinet", lo=1),
+        Param("c", int, 64, "cabinets (grid ceil(sqrt(c)) rows x ceil(c/rows) columns)", lo=1),
+        Param("d_i", int, 7, "intra-cabinet links per switch (<= z-1)", lo=0),
+        Param("d_o", int, 4, "inter-cabinet links per switch, straight first (<= d_smax + d_dmax)",
+              lo=0),
+        Param("p", int, 8, "hosts per switch (002's m)", lo=0),
+        Param("seed", int, 0, "first random seed (numpy default_rng)", lo=0),
+        Param("tries", int, 10, "seeds tried; the connected instance with most links is kept",
+              lo=1),
+        Param("r_limit", float, 1.0, "cable bound r: Manhattan distance <= r * l_max (0 < r <= 1)",
+              lo=0.0, lo_open=True, hi=1.0),
     ],
     summary="Skywalk: cabinet-aware random topology, straight-first (low-delay switches)",
     reference="002 Sec. II-B..D, III-A",

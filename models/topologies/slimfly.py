@@ -1,8 +1,6 @@
 """Slim Fly: the McKay-Miller-Siran (MMS) graphs of diameter 2 (construction notes 1)."""
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 
 from models.core.errors import ParameterError
@@ -11,13 +9,6 @@ from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 _Q_RULE = "q must be a prime power with q = 4w + delta, delta in {-1,0,1}, w >= 1"
-
-
-def _int(key: str, value, lo: int, what: str) -> int:
-    """``value`` as an int >= ``lo``, else a ParameterError naming ``topology.<key>``."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < lo:
-        raise ParameterError(f"topology.{key}: {what} {key} must be an integer >= {lo}, got {value!r}")
-    return int(value)
 
 
 def slim_fly(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> Topology:
@@ -69,24 +60,17 @@ def slim_fly(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> Topo
     000 Sec. II-B (eqs. (1)-(3)), II-B2 (p = ceil(k'/2)), V-E (oversubscription),
     VI-A (racks); 001 Sec. 2.1.2 (generator sets, floor(k'/2)).
     """
-    if isinstance(q, bool) or not isinstance(q, Integral) or q < 1:
-        raise ParameterError(f"topology.q: Slim Fly q={q!r} is not a prime power ({_Q_RULE})")
-    q = int(q)
     if is_prime_power(q) is None:
         raise ParameterError(f"topology.q: Slim Fly q={q} is not a prime power ({_Q_RULE})")
     if q % 4 == 2:
         raise ParameterError(f"topology.q: Slim Fly q={q} is congruent to 2 mod 4 ({_Q_RULE})")
     check_build(2 * q * q, q * q * ((3 * q + 1) // 2), "topology.q")
-    if p_rounding not in ("ceil", "floor"):
-        raise ParameterError(f"topology.p_rounding: Slim Fly p_rounding={p_rounding!r} "
-                             "is not one of ceil, floor")
     F = GF(q)
     X, Xp, delta = generator_sets(q)
     w = (q - delta) // 4
     k_net = (3 * q - delta) // 2
     if p is None:
         p = (k_net + 1) // 2 if p_rounding == "ceil" else k_net // 2
-    p = _int("p", p, 0, "Slim Fly")
 
     q2 = q * q
     e = np.arange(q, dtype=np.int64)
@@ -214,11 +198,12 @@ def worst_case(topo, seed):
                        f"router pairs, {int(idle.sum())} routers idle")
 
 
-TOPOLOGIES.register(
+slim_fly = TOPOLOGIES.register(
     "slimfly", slim_fly,
     params=[
-        Param("q", int, 5, "prime power, q mod 4 != 2 (q = 4w + delta)"),
-        Param("p", int, None, "endpoints per router (default ceil(k'/2), k' = (3q-delta)/2)"),
+        Param("q", int, 5, "prime power, q mod 4 != 2 (q = 4w + delta)", lo=1),
+        Param("p", int, None, "endpoints per router (default ceil(k'/2), k' = (3q-delta)/2)",
+              lo=0),
         Param("p_rounding", str, "ceil", "rounding of k'/2 for the default p",
               choices=("ceil", "floor")),
     ],

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 import math
 
-from numbers import Integral
-
 import numpy as np
 
-from models.core.errors import ParameterError
 from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
@@ -52,14 +49,7 @@ def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
     000 Sec. III (T3D, T5D); 002 Sec. III-A (Torus baseline, first
     dimension of size z).
     """
-    dims = [4, 4, 4] if dims is None else list(dims)
-    if not dims or any(isinstance(s, bool) or not isinstance(s, Integral) or s < 1 for s in dims):
-        raise ParameterError(f"topology.dims: torus dims must be a non-empty list of integers "
-                             f">= 1, got {dims!r}")
-    dims = [int(s) for s in dims]
-    if isinstance(p, bool) or not isinstance(p, Integral) or p < 0:
-        raise ParameterError(f"topology.p: torus p must be an integer >= 0, got {p!r}")
-    p = int(p)
+    dims = [4, 4, 4] if dims is None else dims
     n_r = math.prod(dims)
     check_build(n_r, n_r * len(dims), "topology.dims")
     ids = np.arange(n_r, dtype=np.int64)
@@ -101,11 +91,11 @@ def analytic_bisection(topo) -> dict | None:
     return {"links": 2 * R // k, "formula": "2R/k_max (000 Sec. III-C: 2N/k)", "exact": True}
 
 
-TOPOLOGIES.register(
+torus = TOPOLOGIES.register(
     "torus", torus,
     params=[
-        Param("dims", "int_list", [4, 4, 4], "routers per dimension, e.g. 8x16x16"),
-        Param("p", int, 1, "endpoints per router"),
+        Param("dims", "int_list", [4, 4, 4], "routers per dimension, e.g. 8x16x16", lo=1),
+        Param("p", int, 1, "endpoints per router", lo=0),
     ],
     summary="torus with wraparound links (direct, low radix)",
     reference="000 Sec. III (T3D/T5D); 002 Sec. III-A",

@@ -1,8 +1,8 @@
 """``python -m pdes info``: list the registered topologies, routings and traffic patterns.
 
 For each entry: name, summary, reference (paper and section) and its
-parameters (name, type, default, doc), i.e. the keys accepted in the
-``[topology]``, ``[routing]`` and ``[traffic]`` sections.
+parameters (name, type, default, declared range, doc), i.e. the keys accepted
+in the ``[topology]``, ``[routing]`` and ``[traffic]`` sections.
 """
 from __future__ import annotations
 
@@ -39,6 +39,21 @@ def _default(p) -> str:
     return json.dumps(p.default)
 
 
+def _range(p) -> dict:
+    """The declared range: ``range`` as text plus the bounds that are set (empty when none)."""
+    text = p.range_text()
+    if not text:
+        return {}
+    out = {"range": text}
+    if p.lo is not None:
+        out["lo"] = p.lo
+        if p.lo_open:
+            out["lo_open"] = True
+    if p.hi is not None:
+        out["hi"] = p.hi
+    return out
+
+
 def collect() -> dict:
     """``{section: [entry dict, ...]}`` for every registry whose module exists."""
     import models.core.registry as reg
@@ -54,7 +69,8 @@ def collect() -> dict:
             entries.append({
                 "name": e.name, "summary": e.summary, "reference": e.reference,
                 "params": [{"name": p.name, "type": _type(p.kind), "default": _default(p),
-                            "doc": p.doc, **({"choices": list(p.choices)} if p.choices else {})}
+                            "doc": p.doc, **({"choices": list(p.choices)} if p.choices else {}),
+                            **_range(p)}
                            for p in e.params],
             })
         out[section] = entries
@@ -87,9 +103,12 @@ def main(args) -> int:
                 w = max(len(p["name"]) for p in e["params"])
                 tw = max(len(p["type"]) for p in e["params"])
                 dw = max(len(p["default"]) for p in e["params"])
+                rw = max(len(p.get("range", "")) for p in e["params"])
                 for p in e["params"]:
                     doc = p["doc"] + (f" [{'|'.join(map(str, p['choices']))}]" if "choices" in p else "")
-                    lines.append(f"      {p['name']:<{w}}  {p['type']:<{tw}}  {p['default']:<{dw}}  {doc}")
+                    rng = f"{p.get('range', ''):<{rw}}  " if rw else ""
+                    lines.append(f"      {p['name']:<{w}}  {p['type']:<{tw}}  {p['default']:<{dw}}  "
+                                 f"{rng}{doc}")
         lines.append("")
     print("\n".join(lines).rstrip())
     return 0
