@@ -8,6 +8,53 @@ from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 
+def _leaf_spine(pods, u, p):
+    """Two levels: ``pods`` leaves of ``p`` hosts, each linked to all ``u`` spines."""
+    n_leaf, n_spine = pods, u
+    n_r = n_leaf + n_spine
+    lu = np.repeat(np.arange(n_leaf, dtype=np.int64), u)
+    lv = n_leaf + np.tile(np.arange(u, dtype=np.int64), n_leaf)
+    endpoints = np.zeros(n_r, np.int32)
+    endpoints[:n_leaf] = p
+    group = np.full(n_r, n_leaf, np.int64)
+    group[:n_leaf] = np.arange(n_leaf)
+    level = np.ones(n_r, np.int8)
+    level[:n_leaf] = 0
+    cls = np.zeros(lu.size, np.int8)
+    names = ("leaf_spine",)
+    kind = "rack"
+    return n_r, lu, lv, cls, endpoints, group, level, names, kind
+
+
+def _three_level(pods, u, p, half):
+    """Three levels: ``pods`` pods of ``k/2`` edge and ``u`` aggregation routers (complete bipartite inside a pod), aggregation router ``a`` of every pod linked to the ``k/2`` cores of plane ``a``."""
+    n_edge, n_agg, n_core = pods * half, pods * u, u * half
+    n_r = n_edge + n_agg + n_core
+    # edge (q, e) -- agg (q, a) for every e, a of pod q
+    q = np.repeat(np.arange(pods, dtype=np.int64), half * u)
+    e = np.tile(np.repeat(np.arange(half, dtype=np.int64), u), pods)
+    a = np.tile(np.arange(u, dtype=np.int64), pods * half)
+    eu = q * half + e
+    ev = n_edge + q * u + a
+    # agg (q, a) -- core (a, j) for every j
+    agg = np.repeat(np.arange(n_agg, dtype=np.int64), half)
+    j = np.tile(np.arange(half, dtype=np.int64), n_agg)
+    cu = n_edge + agg
+    cv = n_edge + n_agg + (agg % u) * half + j
+    lu = np.concatenate([eu, cu])
+    lv = np.concatenate([ev, cv])
+    cls = np.concatenate([np.zeros(eu.size, np.int8), np.ones(cu.size, np.int8)])
+    endpoints = np.zeros(n_r, np.int32)
+    endpoints[:n_edge] = p
+    group = np.concatenate([np.arange(n_edge) // half, np.arange(n_agg) // u,
+                            pods + np.arange(n_core) // half])
+    level = np.concatenate([np.zeros(n_edge, np.int8), np.ones(n_agg, np.int8),
+                            np.full(n_core, 2, np.int8)])
+    names = ("edge_agg", "agg_core")
+    kind = "pod"
+    return n_r, lu, lv, cls, endpoints, group, level, names, kind
+
+
 def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = None) -> Topology:
     """Folded-Clos fat tree of radix-``k`` routers with 2 or 3 levels.
 
@@ -100,45 +147,8 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     half = k // 2
     check_build(pods * k + half * half, pods * k * k, "topology.k")
 
-    if levels == 2:
-        n_leaf, n_spine = pods, u
-        n_r = n_leaf + n_spine
-        lu = np.repeat(np.arange(n_leaf, dtype=np.int64), u)
-        lv = n_leaf + np.tile(np.arange(u, dtype=np.int64), n_leaf)
-        endpoints = np.zeros(n_r, np.int32)
-        endpoints[:n_leaf] = p
-        group = np.full(n_r, n_leaf, np.int64)
-        group[:n_leaf] = np.arange(n_leaf)
-        level = np.ones(n_r, np.int8)
-        level[:n_leaf] = 0
-        cls = np.zeros(lu.size, np.int8)
-        names = ("leaf_spine",)
-        kind = "rack"
-    else:
-        n_edge, n_agg, n_core = pods * half, pods * u, u * half
-        n_r = n_edge + n_agg + n_core
-        # edge (q, e) -- agg (q, a) for every e, a of pod q
-        q = np.repeat(np.arange(pods, dtype=np.int64), half * u)
-        e = np.tile(np.repeat(np.arange(half, dtype=np.int64), u), pods)
-        a = np.tile(np.arange(u, dtype=np.int64), pods * half)
-        eu = q * half + e
-        ev = n_edge + q * u + a
-        # agg (q, a) -- core (a, j) for every j
-        agg = np.repeat(np.arange(n_agg, dtype=np.int64), half)
-        j = np.tile(np.arange(half, dtype=np.int64), n_agg)
-        cu = n_edge + agg
-        cv = n_edge + n_agg + (agg % u) * half + j
-        lu = np.concatenate([eu, cu])
-        lv = np.concatenate([ev, cv])
-        cls = np.concatenate([np.zeros(eu.size, np.int8), np.ones(cu.size, np.int8)])
-        endpoints = np.zeros(n_r, np.int32)
-        endpoints[:n_edge] = p
-        group = np.concatenate([np.arange(n_edge) // half, np.arange(n_agg) // u,
-                                pods + np.arange(n_core) // half])
-        level = np.concatenate([np.zeros(n_edge, np.int8), np.ones(n_agg, np.int8),
-                                np.full(n_core, 2, np.int8)])
-        names = ("edge_agg", "agg_core")
-        kind = "pod"
+    build_levels = _leaf_spine(pods, u, p) if levels == 2 else _three_level(pods, u, p, half)
+    n_r, lu, lv, cls, endpoints, group, level, names, kind = build_levels
     params = {"k": k, "levels": levels, "oversub": oversub, "pods": pods, "p": p, "uplinks": u}
     return from_edges("fattree", params, n_r, lu, lv, endpoints, group, link_class=cls,
                       link_class_names=names, group_kind=kind, meta={"level": level},

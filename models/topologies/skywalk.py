@@ -148,6 +148,57 @@ def _instance(rng, z, c, d_i, rounds_s, rounds_d, straight, diagonal_ok):
             np.concatenate([np.zeros(n_intra, np.int8), np.array(cls, dtype=np.int8)]))
 
 
+def _cabinet_pairs(c, x, y, r_limit):
+    """Cabinet rows and columns on the ``x x y`` grid, each cabinet's straight partners within
+    the cable-length bound (sorted), and the test of a diagonal pair against it."""
+    cab = np.arange(c)
+    row, col = cab // y, cab % y
+    bound = r_limit * (CABINET_WIDTH_M * (y - 1) + CABINET_DEPTH_M * (x - 1)) + 1e-9
+
+    def dist(a, b):
+        return CABINET_WIDTH_M * np.abs(col[a] - col[b]) + CABINET_DEPTH_M * np.abs(row[a] - row[b])
+
+    straight = []
+    for a in range(c):
+        line = np.concatenate([np.nonzero(row == row[a])[0], np.nonzero(col == col[a])[0]])
+        line = line[(line != a) & (dist(a, line) <= bound)]
+        straight.append(np.sort(line).tolist())
+    row_l, col_l = row.tolist(), col.tolist()
+    dist_l = [[CABINET_DEPTH_M * i, CABINET_WIDTH_M * i] for i in range(max(x, y))]
+
+    def diagonal_ok(a, b):
+        ra, rb, ca, cb = row_l[a], row_l[b], col_l[a], col_l[b]
+        return (ra != rb and ca != cb
+                and dist_l[abs(ra - rb)][0] + dist_l[abs(ca - cb)][1] <= bound)
+
+    return row, col, straight, diagonal_ok
+
+
+def _best_instance(z, c, d_i, r_straight, r_diagonal, seed, tries, straight, diagonal_ok):
+    """The connected instance with the most links over seeds ``seed .. seed+tries-1`` (ties:
+    the smaller seed), as ``(seed, u, v, link class)``, and every try's link count (0 for
+    a disconnected one); refused when no seed gives a connected instance."""
+    from scipy.sparse import coo_matrix   # scipy loaded only when used
+    from scipy.sparse.csgraph import connected_components
+    n_sw = z * c
+    best = None
+    counts = []
+    for s in range(seed, seed + tries):
+        u, v, cls = _instance(np.random.default_rng(s), z, c, d_i, r_straight, r_diagonal,
+                              straight, diagonal_ok)
+        g = coo_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n_sw, n_sw))
+        if connected_components(g, directed=False)[0] != 1:
+            counts.append(0)
+            continue
+        counts.append(int(u.size))
+        if best is None or u.size > best[1].size:
+            best = (s, u, v, cls)
+    if best is None:
+        raise ParameterError(f"topology.tries: Skywalk found no connected instance for seeds "
+                             f"{seed}..{seed + tries - 1} (raise d_i, d_o or tries)")
+    return best, counts
+
+
 def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, seed: int = 0,
             tries: int = 10, r_limit: float = 1.0) -> Topology:
     """Skywalk(z, c, d_i, d_o): random intra-cabinet links plus straight-first inter-cabinet links.
@@ -250,44 +301,9 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     d_s = min(d_o, d_smax)
     d_d = min(d_o - d_s, d_dmax)
 
-    cab = np.arange(c)
-    row, col = cab // y, cab % y
-    bound = r_limit * (CABINET_WIDTH_M * (y - 1) + CABINET_DEPTH_M * (x - 1)) + 1e-9
-
-    def dist(a, b):
-        return CABINET_WIDTH_M * np.abs(col[a] - col[b]) + CABINET_DEPTH_M * np.abs(row[a] - row[b])
-
-    straight = []
-    for a in range(c):
-        line = np.concatenate([np.nonzero(row == row[a])[0], np.nonzero(col == col[a])[0]])
-        line = line[(line != a) & (dist(a, line) <= bound)]
-        straight.append(np.sort(line).tolist())
-    row_l, col_l = row.tolist(), col.tolist()
-    dist_l = [[CABINET_DEPTH_M * i, CABINET_WIDTH_M * i] for i in range(max(x, y))]
-
-    def diagonal_ok(a, b):
-        ra, rb, ca, cb = row_l[a], row_l[b], col_l[a], col_l[b]
-        return (ra != rb and ca != cb
-                and dist_l[abs(ra - rb)][0] + dist_l[abs(ca - cb)][1] <= bound)
-
+    row, col, straight, diagonal_ok = _cabinet_pairs(c, x, y, r_limit)
+    best, counts = _best_instance(z, c, d_i, z * d_s, z * d_d, seed, tries, straight, diagonal_ok)
     n_sw = z * c
-    best = None
-    counts = []
-    for s in range(seed, seed + tries):
-        u, v, cls = _instance(np.random.default_rng(s), z, c, d_i, z * d_s, z * d_d,
-                              straight, diagonal_ok)
-        from scipy.sparse import coo_matrix   # scipy loaded only when used
-        from scipy.sparse.csgraph import connected_components
-        g = coo_matrix((np.ones(u.size, np.int8), (u, v)), shape=(n_sw, n_sw))
-        if connected_components(g, directed=False)[0] != 1:
-            counts.append(0)
-            continue
-        counts.append(int(u.size))
-        if best is None or u.size > best[1].size:
-            best = (s, u, v, cls)
-    if best is None:
-        raise ParameterError(f"topology.tries: Skywalk found no connected instance for seeds "
-                             f"{seed}..{seed + tries - 1} (raise d_i, d_o or tries)")
     s, u, v, cls = best
     params = {"z": z, "c": c, "d_i": d_i, "d_o": d_o, "p": p, "seed": seed, "tries": tries,
               "r_limit": r_limit, "d_s": d_s, "d_d": d_d, "rows": x, "cols": y}
