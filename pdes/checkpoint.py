@@ -35,8 +35,9 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core import params as prm_slots
-from models.core.record import NF, NF_HOT, NF_USED, NSTAT, STAT_MAX
+from models.core.record import NF_HOT, NF_USED, NSTAT, STAT_MAX
 from pdes import reduce
+from pdes.kernels import state_table as ST
 from pdes.loopstate import LoopState
 from pdes.state import ring_positions
 
@@ -51,41 +52,43 @@ MAY_DIFFER = ("output.file", "output.per_link", "output.per_endpoint", "run.part
               "run.max_imbalance", "run.max_memory_gb")
 """Config keys a restart may change: none of them changes a simulated result."""
 
-TABLES = {
-    "input_vcs": ("vc", ("ib_cnt", "iv_ready", "iv_out", "iv_ovc", "iv_alloc", "iv_sa_ready",
-                         "iv_sa_at", "iv_va_at")),
-    "output_vcs": ("vc", ("ov_owner", "rr_va")),
-    "ports": ("port", ("oq_cnt", "oq_ready", "rr_in", "rr_out", "link_flits")),
-    "credits": ("key", ("cr_cnt", "cred", "cr_res")),
-    "endpoints": ("ep", ("ep_pending", "ep_next_gen", "ep_cur_left", "ep_cur_vc", "ep_cur_rec",
-                         "ep_seq", "ep_msg_ptr", "ep_cur_msg", "ep_inj", "ep_del")),
-}
-"""Per-entity kernel arrays: file group -> (index space, arrays).  ``iv_out`` holds a global
-port, ``ov_owner`` a global VC (both local indices in the kernel)."""
+def _tables() -> dict:
+    """The per-entity arrays of the state table by file group (in :data:`pdes.kernels.state_table.SPACES` order)."""
+    out = {}
+    for r in ST.ROWS:
+        p = r.checkpoint
+        if p.kind == "saved" or (p.kind == "ring" and p.role == "count"):
+            out.setdefault(p.group, []).append(r.name)
+    return {g: (ST.SPACES[g], tuple(out[g])) for g in ST.SPACES if g in out}
 
-RINGS = {
-    "input_vcs": ("vc", "ib_id", "ib_rdy", "ib_head", "ib_cnt"),
-    "ports": ("port", "oq_id", "oq_rdy", "oq_head", "oq_cnt"),
-    "credits": ("key", None, "cr_t", "cr_head", "cr_cnt"),
-}
+
+def _rings() -> dict:
+    """The ring buffers of the state table by file group: their arrays by role."""
+    roles = {}
+    for r in ST.with_policy("ring"):
+        roles.setdefault(r.checkpoint.group, {})[r.checkpoint.role] = r.name
+    return {g: (ST.SPACES[g], roles[g].get("ids"), roles[g]["ready"], roles[g]["head"],
+                roles[g]["count"]) for g in ST.SPACES if g in roles}
+
+
+TABLES = _tables()
+"""Per-entity kernel arrays: file group -> (index space, arrays), from the kernel state table
+(:mod:`pdes.kernels.state_table`).  ``iv_out`` holds a global port, ``ov_owner`` a global VC
+(both local indices in the kernel)."""
+
+RINGS = _rings()
 """Ring buffers: file group -> (index space, record ids (None: no records), ready/arrival
 cycles, head, count).  Stored as ``<group>/ready`` (and ``<group>/record``), front first."""
 
-REDUCED = ("hist_plat", "hist_nlat", "hist_hops", "hist_msg")
-"""Histograms, stored summed over the parts (``stats/<name>``), as is ``stats/st``."""
+REDUCED = tuple(r.name for r in ST.with_policy("reduced") if r.name != "st")
+"""Histograms, stored summed over the parts (``stats/<name>``), as is ``stats/st`` (sums, and
+maxima for :data:`models.core.record.STAT_MAX`)."""
 
-NOT_SAVED = {
-    "rec": "rebuilt from the ring contents", "rec_c": "rebuilt", "rec_free": "rebuilt",
-    "rec_top": "rebuilt", "rec_next": "rebuilt", "ib_head": "rings restart at slot 0",
-    "oq_head": "rings restart at slot 0",
-    "cr_head": "rings restart at slot 0",
-    "fo_rec": "outboxes are empty at a sample boundary", "fo_t": "empty", "fo_cnt": "empty",
-    "co_t": "empty", "co_vc": "empty", "co_cnt": "empty",
-    "smp": "sample counters are zero after the boundary's reduction",
-}
+NOT_SAVED = {**{r.name: r.checkpoint.reason for r in ST.with_policy("rebuilt")},
+             **{ring[3]: "rings restart at slot 0" for ring in RINGS.values()}}
 """Kernel state that a checkpoint does not store, and why."""
 
-SHARED = ("st", "snap", "msg_left", "msg_recv") + REDUCED
+SHARED = tuple(r.name for r in ST.with_policy("reduced") + ST.with_policy("network"))
 """Kernel state stored once for the whole network (``stats/``, ``routing/snap``, ``messages/``)."""
 
 
@@ -337,7 +340,7 @@ def expected_datasets(attrs) -> dict:
     out = {}
     for group, (sp, names) in TABLES.items():
         for name in names:
-            out[f"{group}/{name}"] = (space[sp], NF) if name == "ep_cur_rec" else (space[sp],)
+            out[f"{group}/{name}"] = (space[sp], *ST.trailing_shape(ST.BY_NAME[name]))
     for group, (_, ids, _, _, _) in RINGS.items():
         out[f"{group}/ready"] = (None,)
         if ids is not None:

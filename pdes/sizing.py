@@ -13,13 +13,16 @@ from models.core import routing as rk
 from models.core.errors import ParameterError
 from models.core.record import HIST_OCTAVES, HIST_SUB
 from pdes.kernels import nexthop as NH
+from pdes.kernels import state_table as ST
+from pdes.kernels.cycle import scratch_size
+from pdes.state import HOP_BINS
 from pdes.timing import slot_round_trip
 
 # engine limits that follow from the narrow integer types of the per-VC kernel state
-# (pdes.state.PartState: int16 occupancy and credit counters, int8 VC indices)
-MAX_VCS = 127
-MAX_VC_FLITS = 32767
-MAX_VCS_PER_ROUTER = 32767
+# (pdes.kernels.state_table: int16 occupancy and credit counters, int8 VC indices)
+MAX_VCS = ST.limit("iv_ovc", "rr_in")                  # VC indices: 127
+MAX_VC_FLITS = ST.limit("ib_head", "ib_cnt", "cr_head", "cr_cnt", "cred", "cr_res")  # 32767
+MAX_VCS_PER_ROUTER = ST.limit("rr_out", "rr_va")       # input VCs of a router: 32767
 
 MIN_AUTO_VC_FLITS = 16
 """The queue the automatic buffers give every VC beyond its link's round trip, and their
@@ -224,37 +227,47 @@ def _arrays_nbytes(obj, share=None) -> int:
     return int(sum(seen.values()))
 
 
+def estimated_sizes(prep, share: float) -> dict:
+    """The named sizes of the kernel state (:data:`pdes.kernels.state_table.SIZES`) of a
+    rank that holds ``share`` of the network's routers, ports and endpoints, with every
+    buffer full (the rings at their ports' capacities, a record for every flit they hold)."""
+    rp, topo = prep.rp, prep.topo
+    nP = (2 * topo.n_links + topo.n_endpoints) * share
+    nE = topo.n_endpoints * share
+    nv, oq = rp.num_vcs, rp.output_flits
+    ecap = rp.endpoint_capacity()
+    link_cap = rp.link_capacity(topo.n_links)
+    # input VC slots (every port at its capacity); credit FIFOs: one per sender and VC, as
+    # deep as the input VC they count for (the endpoints' as the ports they inject into)
+    n_ib = nv * (2 * float(link_cap.sum()) + topo.n_endpoints * ecap) * share
+    # records: every port full (a shared buffer holds fewer flits than its VCs' rings)
+    held = (2 * float(rp.port_flits(link_cap).sum()) + topo.n_endpoints * rp.port_flits(ecap)) * share
+    radix = int((topo.degree + topo.endpoints).max()) if topo.n_routers else 1
+    return {"nR": topo.n_routers * share, "nP": nP, "nE": nE, "nS": nP + nE,
+            "nC": 0, "focap": 0, "cocap": 0,      # the outboxes are not counted (SIZES)
+            "nv": nv, "oq": oq, "n_ib": n_ib, "n_cr": n_ib + nv * nE * ecap,
+            "n_rec": held + nP * oq,
+            "n_hist": prep.cfg["measure"]["latency_hist_max"] + HIST_SUB * HIST_OCTAVES,
+            "n_hops": HOP_BINS, "n_scr": scratch_size(radix, nv, rp.speedup)}
+
+
 def memory_estimate(prep, nranks: int = 1, ranks_per_node: int = 1) -> dict:
     """Estimated bytes of a run: per rank (kernel state, private tables, histograms) and per
     node (the node-shared tables, :mod:`pdes.shared`), at start and with every buffer full.
 
-    The kernel state is sized for the rank's share of the ports, with the
-    partition's allowed imbalance.  The buffers (every input VC, output queue and
-    credit FIFO at its port's capacity, and the flit records behind them) become
-    resident only as flits pass: the rings are allocated for every slot but their
-    pages are mapped on first use, and the record pool grows with the records in use.
-    They are counted apart (``buffers``, ``per_node_full``: every buffer full at once).
+    The kernel state (every array of :mod:`pdes.kernels.state_table` with a ``memory``
+    part) is sized for the rank's share of the ports, with the partition's allowed
+    imbalance.  The buffers (every input VC, output queue and credit FIFO at its port's
+    capacity, and the flit records behind them) become resident only as flits pass: the
+    rings are allocated for every slot but their pages are mapped on first use, and the
+    record pool grows with the records in use.  They are counted apart (``buffers``,
+    ``per_node_full``: every buffer full at once).
     """
-    rp, topo = prep.rp, prep.topo
-    share = min(1.0, prep.cfg["run"]["max_imbalance"] / nranks)
-    ports = (2 * topo.n_links + topo.n_endpoints) * share
-    eps = topo.n_endpoints * share
-    nv, oq = rp.num_vcs, rp.output_flits
-    ecap = rp.endpoint_capacity()
-    # input VC slots (every port at its capacity); credit FIFOs: one per sender and VC, as
-    # deep as the input VC they count for (ejection ports' and endpoints' included)
-    slots = nv * (2 * float(rp.link_capacity(topo.n_links).sum()) + topo.n_endpoints * ecap) * share
-    credit_slots = slots + 2 * nv * eps * ecap
-    # records: every port full (a shared buffer holds fewer flits than its VCs' rings)
-    held = (2 * float(rp.port_flits(rp.link_capacity(topo.n_links)).sum())
-            + topo.n_endpoints * rp.port_flits(ecap)) * share
-    records = held + ports * oq
-    # resident at start: per-VC, per-port and per-endpoint state
-    state = ports * nv * 64 + ports * 96 + eps * (160 + 24 * nv)
-    # resident as buffers fill: records (two 32-byte halves and a free-stack entry), ring
-    # slots (record index and ready cycle; credit arrival cycles), output queue slots
-    buffers = records * 68 + slots * 8 + credit_slots * 4 + ports * oq * 8
-    hist = 3 * (prep.cfg["measure"]["latency_hist_max"] + HIST_SUB * HIST_OCTAVES) * 8 + 64 * 8
+    topo = prep.topo
+    sizes = estimated_sizes(prep, min(1.0, prep.cfg["run"]["max_imbalance"] / nranks))
+    part = {m: sum(ST.nbytes(r, sizes) for r in ST.ROWS if r.memory == m)
+            for m in (ST.STATE, ST.BUFFERS, ST.HISTOGRAMS)}
+    state, buffers, hist = part[ST.STATE], part[ST.BUFFERS], int(part[ST.HISTOGRAMS])
     sh = prep.share
     tables = _arrays_nbytes(prep.plan.tables, sh) + _arrays_nbytes(prep.traffic, sh)
     lat = sum(_arrays_nbytes({"a": a}, sh) for a in (prep.link_latency, prep.cable_m) if a is not None)

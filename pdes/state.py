@@ -7,6 +7,10 @@ output queues, endpoint source queues, outboxes for cut channels and
 integer statistics.  Nothing here depends on how many partitions exist
 except which channels are cut.
 
+The kernel arrays are declared in :mod:`pdes.kernels.state_table` (length, type, initial
+value); the part computes those built from the topology and the partition (numbering,
+links, capacities) and allocates every other one from the table.
+
 Local numbering: routers in increasing global id; on each router its
 endpoint ports, then its network ports in neighbour order (the topology's
 CSR order).  Senders (owners of credit counters) are local ports
@@ -18,18 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.core import nexthop as NHK
+from models.core import params as P
 from models.core.jit import njit
+from models.core.record import HIST_OCTAVES, HIST_SUB, S_LAST_MOVE
 from pdes.kernels import cycle, generate
 from pdes.kernels import nexthop as NH
-from models.core import nexthop as NHK
-from models.core import params as prm_slots
-from models.core.record import HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NSAMPLE, NSTAT
+from pdes.kernels import state_table as ST
 from pdes.timing import KernelTiming
-
-
-def next_pow2(x: np.ndarray) -> np.ndarray:
-    x = np.maximum(np.asarray(x, dtype=np.int64), 1)
-    return (1 << np.ceil(np.log2(x)).astype(np.int64)).astype(np.int64)
 
 
 @dataclass
@@ -83,14 +83,6 @@ class RouterParams:
         return int(min(cap.min(), self.endpoint_capacity())) if cap.size else self.endpoint_capacity()
 
 
-def _line_aligned_zeros(shape):
-    """An int32 array of zeros whose data starts on a 64-byte (cache line) boundary."""
-    n = int(np.prod(shape))
-    raw = np.zeros(n + 16, dtype=np.int32)
-    off = (-raw.ctypes.data % 64) // 4
-    return raw[off:off + n].reshape(shape)
-
-
 @njit
 def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, rtt):
     out = np.zeros(ports.shape[0], dtype=np.int32)
@@ -130,97 +122,66 @@ def ring_positions(w: np.ndarray, ring: np.ndarray, n: int, hot: int, deep: np.n
     return np.where(w < hot, w * n + ring, deep[ring] + w)
 
 
-_KEEP_INT64 = frozenset({"st", "smp", "hist_plat", "hist_nlat", "hist_hops", "hist_msg", "link_flits",
-                         "ep_inj", "ep_del", "ep_seq", "ep_pending", "iv_deep", "cr_deep",
-                         "rec_top", "rec_next"})
-
-# per-VC and per-port state touched at random by the cycle loop, in the narrowest type its
-# range allows, so that more of it stays in the core's caches (the limits are checked in
-# pdes.engine: MAX_VC_FLITS, MAX_VCS, MAX_VCS_PER_ROUTER)
-_NARROW = {
-    "ib_head": np.int16, "ib_cnt": np.int16,                       # < flits per VC
-    "cr_head": np.int16, "cr_cnt": np.int16, "cred": np.int16, "cr_res": np.int16,  # <= flits per VC
-    "iv_ovc": np.int8, "rr_in": np.int8,                           # VC indices
-    "rr_out": np.int16, "rr_va": np.int16,                         # < input (port, VC)s of a router
-}
-
+HOP_BINS = 64
+"""Bins of the hop histogram (hops 0 .. 63)."""
 
 
 class PartState:
-    """State of the routers with ``owner == part``."""
+    """State of the routers with ``owner == part``.
+
+    :attr:`arrays` holds every kernel array of :mod:`pdes.kernels.state_table` by name,
+    :attr:`prm` the kernel's parameter vector (:mod:`models.core.params`).
+    """
 
     def __init__(self, topo, link_latency, owner, part, rp: RouterParams, *, ep_active,
-                 window: int, hist_max: int, n_hop_bins: int = 64):
-        R = topo.n_routers
+                 window: int, hist_max: int, n_hop_bins: int = HOP_BINS):
         owner = np.asarray(owner, dtype=np.int32)
         self.part = int(part)
         self.nv = nv = rp.num_vcs
         self.rp = rp
-        loc = np.nonzero(owner == part)[0].astype(np.int64)
-        nR = loc.size
-        self.router_gid = loc.astype(np.int32)
-        p = topo.endpoints[loc].astype(np.int64)
-        deg = topo.degree[loc].astype(np.int64)
-        nports = p + deg
-        port_off = np.zeros(nR + 1, dtype=np.int64)
-        np.cumsum(nports, out=port_off[1:])
-        nP = int(port_off[-1])
-        port_router = np.repeat(np.arange(nR, dtype=np.int64), nports)
-        idx = np.arange(nP, dtype=np.int64) - port_off[port_router]
-        is_ep = idx < p[port_router]
-        is_net = ~is_ep
+        self.window = int(window)
+        num = _numbering(topo, np.nonzero(owner == part)[0].astype(np.int64))
+        self.nR, self.nP, self.nE = nR, nP, nE = num["nR"], num["nP"], num["nE"]
+        self.router_gid, self.ep_gid, self.is_net = num["router_gid"], num["ep_gid"], num["is_net"]
+        ports = _ports(topo, link_latency, rp.endpoint_latency, num)
+        self._cut_channels(topo, owner, ports)
+        caps = _capacities(topo, rp, num, ports["out_channel"])
+        self.in_cap, self.cr_cap = caps["in_cap"], caps["cr_cap"]
+        # every input VC and output queue slot full: the most records the part can hold
+        self.max_records = int(rp.port_flits(self.in_cap).sum() + nP * rp.output_flits)
+        self.records_per_cycle = nE + self.nC  # at most one new flit per endpoint and cut channel
+        S = rp.speedup
+        maxp = int(np.diff(num["port_off"]).max()) if nR else 1
+        self.sizes = {
+            "nR": nR, "nP": nP, "nE": nE, "nS": nP + nE, "nC": self.nC, "nv": nv,
+            "oq": rp.output_flits, "n_ib": caps.pop("n_ib"), "n_cr": caps.pop("n_cr"),
+            "n_rec": min(self.max_records, 1024),   # grown by reserve_records
+            "focap": max(self.window, 1), "cocap": max(self.window * S, 1),
+            "n_hist": hist_max + HIST_SUB * HIST_OCTAVES, "n_hops": n_hop_bins,
+            "n_scr": cycle.scratch_size(maxp, nv, S)}
+        self.prm = _params(rp, self.sizes, hot=caps.pop("hot"), hist_max=hist_max)
+        ep_act = np.asarray(ep_active, dtype=np.int8)[self.ep_gid] if nE else np.zeros(0, np.int8)
+        built = {k: v for k, v in {**num, **ports, **caps}.items() if k in ST.BY_NAME}
+        # (an array of zeros is allocated, not written: its pages, e.g. the rings' and the
+        # outboxes', stay unmapped until a flit or credit uses them)
+        self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
+        self.arrays["st"][S_LAST_MOVE] = -1
 
-        # --- endpoints (local order: by router, then endpoint index)
-        ep_first_r = topo.endpoint_offsets[loc]
-        ep_gid = (np.repeat(ep_first_r, p) + (np.arange(int(p.sum())) -
-                                              np.repeat(np.cumsum(p) - p, p))).astype(np.int64)
-        nE = ep_gid.size
-        ep_port = np.nonzero(is_ep)[0].astype(np.int64)  # endpoint ports are in the same order
-        self.ep_gid = ep_gid
-
-        # --- network ports: CSR index in the global topology
-        csr = np.full(nP, -1, dtype=np.int64)
-        csr[is_net] = topo.port_offsets[loc][port_router[is_net]] + (idx[is_net] - p[port_router[is_net]])
-        csr2local = np.full(2 * topo.n_links, -1, dtype=np.int64)
-        csr2local[csr[is_net]] = np.nonzero(is_net)[0]
-        out_nbr = np.full(nP, -1, dtype=np.int32)
-        out_nbr[is_net] = topo.port_neighbor[csr[is_net]]
-        out_ch = np.full(nP, -1, dtype=np.int64)
-        out_ch[is_net] = topo.port_out_channel[csr[is_net]]
-        lat = np.asarray(link_latency, dtype=np.int64)
-        elat = rp.endpoint_latency
-        out_ltype = np.zeros(nP, dtype=np.int8)
-        out_ltype[is_net] = topo.link_class[out_ch[is_net] // 2]
-        out_lat = np.zeros(nP, dtype=np.int64)
-        out_lat[is_net] = lat[out_ch[is_net] // 2]
-        in_lat = np.full(nP, elat, dtype=np.int64)
-        in_lat[is_net] = out_lat[is_net]
-        peer = np.full(nP, -1, dtype=np.int64)
-        peer[is_net] = topo.port_peer[csr[is_net]]
-        peer_local = np.full(nP, -1, dtype=np.int64)
-        peer_local[is_net] = csr2local[peer[is_net]]
-        remote = is_net & (peer_local < 0)
-
-        out_dest = np.where(is_net, peer_local, -1).astype(np.int64)
-        in_sender = np.where(is_net, peer_local, -1).astype(np.int64)
-        in_sender[ep_port] = nP + np.arange(nE)
-        out_ep = np.full(nP, -1, dtype=np.int64)
-        out_ep[ep_port] = np.arange(nE)
-
-        # cut channels: outgoing (this part sends) and incoming (credits go back)
-        cut_ports = np.nonzero(remote)[0]
-        nC = cut_ports.size
-        out_cut = np.full(nP, -1, dtype=np.int64)
-        out_cut[cut_ports] = np.arange(nC)
-        in_cut = np.full(nP, -1, dtype=np.int64)
-        in_cut[cut_ports] = np.arange(nC)
+    def _cut_channels(self, topo, owner, ports) -> None:
+        """The cut channels (network ports whose link leaves the part): flits leave on
+        ``cut_out_channel``, arrive on ``cut_in_channel`` (and their credits go back); the
+        maps from a global channel to the local receiving and sending ports."""
+        out_ch, is_net = ports["out_channel"], self.is_net
+        cut_ports = np.nonzero(ports.pop("remote"))[0]
+        self.nC = nC = cut_ports.size
+        for name in ("out_cut", "in_cut"):
+            ports[name] = np.full(self.nP, -1, dtype=np.int64)
+            ports[name][cut_ports] = np.arange(nC)
         self.cut_ports = cut_ports
         self.cut_out_channel = out_ch[cut_ports]            # flits leave on these channels
         self.cut_in_channel = out_ch[cut_ports] ^ 1         # flits arrive on these (credits go back)
-        self.cut_peer_part = owner[out_nbr[cut_ports]] if nC else np.zeros(0, np.int32)
-        self.cut_latency = out_lat[cut_ports]
-        # global channel -> local receiving port / local sending port (for received data)
-        self.chan_in_port = {}   # filled lazily as arrays below
+        self.cut_peer_part = owner[ports["out_nbr"][cut_ports]] if nC else np.zeros(0, np.int32)
+        self.cut_latency = ports["out_lat"][cut_ports]
         n_ch = 2 * topo.n_links
         # (int32: two of these global-sized maps per rank)
         self.in_port_of_channel = np.full(n_ch, -1, dtype=np.int32)
@@ -228,139 +189,6 @@ class PartState:
         self.out_port_of_channel = np.full(n_ch, -1, dtype=np.int32)
         self.out_port_of_channel[out_ch[is_net]] = np.nonzero(is_net)[0]
         self.out_channel = out_ch
-
-        # --- buffer capacities (flits per VC): an input port's from its link (both ends of a
-        # link are alike) or the endpoints'; a sender's credits count the input VCs at the
-        # other end of its link, an endpoint's those of the port it injects into
-        ecap = rp.endpoint_capacity()
-        in_cap = np.full(nP, ecap, dtype=np.int64)
-        in_cap[is_net] = rp.link_capacity(topo.n_links)[out_ch[is_net] // 2]
-        cr_cap = np.concatenate([in_cap, np.full(nE, ecap, dtype=np.int64)])
-        hot = rp.hot_slots(topo.n_links)
-        iv_deep, n_ib = ring_layout(np.repeat(in_cap, nv), hot)
-        cr_deep, n_cr = ring_layout(np.repeat(cr_cap, nv), hot)
-        self.in_cap, self.cr_cap = in_cap, cr_cap
-
-        # --- credits: a counter and a FIFO of arrival cycles per (sender, VC)
-        nS = nP + nE
-        cred = np.zeros(nS * nv, dtype=np.int32)
-        cred.reshape(-1, nv)[:nP][is_net] = in_cap[is_net, None]
-        cred.reshape(-1, nv)[nP:, :] = ecap            # endpoints inject into any VC
-
-        S = rp.speedup
-        maxp = int(nports.max()) if nR else 1
-        self.window = int(window)
-        focap = max(self.window, 1)
-        cocap = max(self.window * S, 1)
-        prm = np.zeros(prm_slots.NPRM, dtype=np.int64)
-        prm[prm_slots.PR_NV] = nv
-        prm[prm_slots.PR_VCCAP] = rp.vc_flits
-        prm[prm_slots.PR_OQCAP] = rp.output_flits
-        prm[prm_slots.PR_PKT] = rp.packet_size
-        prm[prm_slots.PR_CD] = rp.credit_delay
-        prm[prm_slots.PR_RD] = rp.timing.head
-        prm[prm_slots.PR_VAD] = rp.timing.va_to_sa
-        prm[prm_slots.PR_SAD] = rp.timing.sa_to_send
-        prm[prm_slots.PR_STD] = 0
-        prm[prm_slots.PR_CHX] = rp.timing.channel
-        prm[prm_slots.PR_ECD] = rp.timing.endpoint_credit
-        prm[prm_slots.PR_SPEEDUP] = S
-        prm[prm_slots.PR_ELAT] = elat
-        prm[prm_slots.PR_HMAX] = hist_max
-        prm[prm_slots.PR_FOCAP] = focap
-        prm[prm_slots.PR_COCAP] = cocap
-        prm[prm_slots.PR_INJECT] = 1
-        prm[prm_slots.PR_M0] = np.iinfo(np.int32).max
-        prm[prm_slots.PR_M1] = np.iinfo(np.int32).max
-        prm[prm_slots.PR_HOT] = hot
-        prm[prm_slots.PR_PRIV] = rp.private_flits
-        # the stages' prefetch pipelines, for a part whose VC state outgrows the caches (on a
-        # smaller one they cost more than they save); they never change a result
-        prm[prm_slots.PR_PF] = 1 if nP * nv >= cycle.PF_MIN_VCS else 0
-        self.prm = prm
-
-        i32 = np.int32
-        # every input VC and output queue slot full: the most records the part can hold
-        self.max_records = int(rp.port_flits(in_cap).sum() + nP * rp.output_flits)
-        self.records_per_cycle = nE + nC      # at most one new flit per endpoint and cut channel
-        n_rec = min(self.max_records, 1024)   # grown by reserve_records
-        a = self.arrays = {}
-        a.update(
-            port_off=port_off, n_epp=p.astype(np.int64), router_gid=self.router_gid,
-            port_router=port_router,
-            in_lat=in_lat, in_sender=in_sender, in_cut=in_cut,
-            out_lat=out_lat, out_ltype=out_ltype, out_dest=out_dest, out_cut=out_cut, out_nbr=out_nbr, out_ep=out_ep,
-            ep_gid=ep_gid, ep_port=ep_port,
-            ep_active=np.asarray(ep_active, dtype=np.int8)[ep_gid] if nE else np.zeros(0, np.int8),
-            in_cap=in_cap, cr_cap=cr_cap, iv_deep=iv_deep, cr_deep=cr_deep,
-            # the rings are allocated for every slot, but only the pages a flit or credit
-            # has used become resident (np.zeros maps zero pages lazily; nothing here
-            # writes them)
-            cr_t=np.zeros(n_cr, dtype=i32), cr_head=np.zeros(nS * nv, dtype=i32),
-            cr_cnt=np.zeros(nS * nv, dtype=i32), cred=cred,
-            # shared buffers: flits of the packet that holds the output VC not yet sent
-            # (reserved at VC allocation, taken from the credits by switch allocation)
-            cr_res=np.zeros(nS * nv, dtype=i32),
-            # flit records live in one pool and stay put while the flit crosses a router:
-            # buffers and queues hold record indices, so a hop moves one int32, not a
-            # record.  rec_free[0:rec_top[0]] are the freed records, records from
-            # rec_next[0] on were never used; reserve_records grows the pool (up to
-            # max_records: every buffer and queue slot full) before it can run out.
-            # Fields 0..NF_HOT-1 (read at every hop) and the others are in two arrays of
-            # 32-byte rows, so the records of the flits in the network take half the cache
-            rec=_line_aligned_zeros((n_rec, NF_HOT)), rec_c=_line_aligned_zeros((n_rec, NF_HOT)),
-            rec_free=np.zeros(n_rec, dtype=i32),
-            rec_top=np.zeros(1, dtype=np.int64), rec_next=np.zeros(1, dtype=np.int64),
-            ib_id=np.zeros(n_ib, dtype=i32),
-            # ready cycle of each buffered flit, beside the records: a dense array the
-            # pops read without touching the (much larger) record of the next flit
-            ib_rdy=np.zeros(n_ib, dtype=i32),
-            ib_head=np.zeros(nP * nv, dtype=i32), ib_cnt=np.zeros(nP * nv, dtype=i32),
-            iv_ready=np.zeros(nP * nv, dtype=np.int64),
-            iv_out=np.full(nP * nv, -1, dtype=np.int64), iv_ovc=np.zeros(nP * nv, dtype=np.int64),
-            iv_alloc=np.zeros(nP * nv, dtype=np.int8), iv_sa_ready=np.zeros(nP * nv, dtype=np.int64),
-            # the cycle from which a VC may request the switch (allocated, front flit ready)
-            # or VC allocation (head not yet allocated), NEVER when it has nothing to do:
-            # one load and compare per VC in the sweeps instead of four
-            iv_sa_at=np.full(nP * nv, prm_slots.NEVER, dtype=np.int64),
-            iv_va_at=np.full(nP * nv, prm_slots.NEVER, dtype=np.int64),
-            ov_owner=np.full(nP * nv, -1, dtype=np.int64),
-            oq_id=np.zeros(nP * rp.output_flits, dtype=i32),
-            oq_rdy=np.zeros(nP * rp.output_flits, dtype=i32),
-            oq_head=np.zeros(nP, dtype=i32), oq_cnt=np.zeros(nP, dtype=i32),
-            oq_ready=np.full(nP, prm_slots.NEVER, dtype=np.int64),   # front's ready cycle, NEVER if empty
-            rr_in=np.zeros(nP, dtype=np.int64), rr_out=np.zeros(nP, dtype=np.int64),
-            rr_va=np.zeros(nP * nv, dtype=np.int64),
-            ep_pending=np.zeros(nE, dtype=np.int64), ep_next_gen=np.zeros(nE, dtype=np.int64),
-            ep_cur_left=np.zeros(nE, dtype=np.int64), ep_cur_vc=np.zeros(nE, dtype=np.int64),
-            ep_cur_rec=np.zeros((nE, NF), dtype=i32),
-            ep_seq=np.zeros(nE, dtype=np.int64),
-            fo_rec=np.zeros((nC * focap, NF), dtype=i32), fo_t=np.zeros(nC * focap, dtype=np.int64),
-            fo_cnt=np.zeros(nC, dtype=np.int64),
-            co_t=np.zeros(nC * cocap, dtype=np.int64), co_vc=np.zeros(nC * cocap, dtype=np.int64),
-            co_cnt=np.zeros(nC, dtype=np.int64),
-            st=np.zeros(NSTAT, dtype=np.int64), smp=np.zeros(NSAMPLE, dtype=np.int64),
-            hist_plat=np.zeros(hist_max + HIST_SUB * HIST_OCTAVES, dtype=np.int64),
-            hist_nlat=np.zeros(hist_max + HIST_SUB * HIST_OCTAVES, dtype=np.int64),
-            hist_hops=np.zeros(n_hop_bins, dtype=np.int64),
-            hist_msg=np.zeros(hist_max + HIST_SUB * HIST_OCTAVES, dtype=np.int64),
-            ep_cur_msg=np.zeros(nE, dtype=np.int64),
-            link_flits=np.zeros(nP, dtype=np.int64),
-            ep_inj=np.zeros(nE, dtype=np.int64), ep_del=np.zeros(nE, dtype=np.int64),
-            scr=np.zeros(maxp * int(cycle.scratch_per_port(nv, S)), dtype=np.int64),
-        )
-        # kernel state that is swept every cycle is kept in int32 (half the cache
-        # footprint of int64); counters that can grow large stay int64
-        # (an array of zeros is made again rather than converted: its pages, e.g. the outboxes',
-        # then stay unmapped until used)
-        for name, arr in a.items():
-            to = _NARROW.get(name, np.int32 if arr.dtype == np.int64 and name not in _KEEP_INT64
-                             else None)
-            if to is not None:
-                a[name] = np.zeros(arr.shape, dtype=to) if not arr.any() else arr.astype(to)
-        a["st"][cycle_last_move_index()] = -1
-        self.nP, self.nE, self.nR, self.nC = nP, nE, nR, nC
-        self.is_net = is_net
 
     # ------------------------------------------------------------------ kernel
     def bind_globals(self, *, ep_first, ep_router, dist, traffic, g_off, g_nbr, g_chan, snap,
@@ -382,8 +210,8 @@ class PartState:
         self.arrays.update(nh_min=np.zeros((1, 1), np.uint32), nh_port=np.zeros((1, 1), np.uint8),
                            nh_blk=np.zeros((1, 1, 2), np.uint64), nh_off=np.zeros(2, np.uint32),
                            nh_cand=np.zeros(1, np.uint8))
-        self.prm[prm_slots.PR_NHMIN] = NHK.NH_NONE
-        self.prm[prm_slots.PR_NHMULTI] = 0
+        self.prm[P.PR_NHMIN] = NHK.NH_NONE
+        self.prm[P.PR_NHMULTI] = 0
         self.next_hops = {"kind": "none", "bytes": 0, "multi": 0, "candidates": 0}
         self._args = None
 
@@ -437,14 +265,14 @@ class PartState:
             cand = np.empty(max(n_cand, 1), dtype=entry)
             NH.build_port_table(*args, multi, ent, blk, off, cand)
             a.update(nh_port=ent, nh_blk=blk, nh_off=off, nh_cand=cand)
-            self.prm[prm_slots.PR_NHMULTI] = multi
+            self.prm[P.PR_NHMULTI] = multi
             self.next_hops = {"kind": f"ports ({np.dtype(entry).name})",
                               "bytes": int(ent.nbytes + blk.nbytes + off.nbytes + cand.nbytes),
                               "multi": int(n_multi), "candidates": int(n_cand)}
         else:
             self._no_next_hops()
             return "none"
-        self.prm[prm_slots.PR_NHMIN] = mk
+        self.prm[P.PR_NHMIN] = mk
         self._args = None
         return self.next_hops["kind"]
 
@@ -455,22 +283,21 @@ class PartState:
         :meth:`advance` calls it with what its cycles may bring in (one flit per endpoint
         and per incoming cut channel per cycle, the latter unpacked after the window), a
         restore with the records it places; a pool that grows doubles, and only its
-        records in use are copied.
+        records in use are copied (every array sized by the pool's ``n_rec`` is indexed by
+        record but the stack of freed records, ``rec_free``, whose first ``rec_top`` count).
         """
         a = self.arrays
-        have = a["rec"].shape[0]
+        have = self.sizes["n_rec"]
         used = int(a["rec_next"][0])
-        if int(a["rec_top"][0]) + have - used >= n or have >= self.max_records:
-            return
-        size = min(self.max_records, max(2 * have, used + n))
-        for name in ("rec", "rec_c"):
-            new = _line_aligned_zeros((size, NF_HOT))
-            new[:used] = a[name][:used]
-            a[name] = new
-        free = np.zeros(size, dtype=np.int32)
         top = int(a["rec_top"][0])
-        free[:top] = a["rec_free"][:top]
-        a["rec_free"] = free
+        if top + have - used >= n or have >= self.max_records:
+            return
+        self.sizes["n_rec"] = min(self.max_records, max(2 * have, used + n))
+        for row in ST.sized_by("n_rec"):
+            keep = top if row.name == "rec_free" else used
+            new = ST.allocate(row, self.sizes)
+            new[:keep] = a[row.name][:keep]
+            a[row.name] = new
         self._args = None
 
     def advance(self, t0: int, t1: int) -> int:
@@ -479,15 +306,15 @@ class PartState:
         self.reserve_records(self.records_per_cycle * (t1 - t0))
         if self._args is None:   # the kernel's grouped state (views of self.arrays)
             a = self.arrays
-            self._args = (tuple(G(**{f: a[f] for f in G._fields}) for G in cycle.GROUPS),
-                          a["scr"])
+            self._args = (tuple(G(**{f: a[f] for f in G._fields}) for G in ST.GROUPS),
+                          cycle.scratch_views(a["scr"], self.nv, self.rp.speedup))
         return int(self.kernel.advance(np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx,
                                        self.ap))
 
     # ---------------------------------------------------------------- outboxes
     def outbox_caps(self) -> tuple[int, int]:
         """Flit and credit outbox slots per cut channel."""
-        return int(self.prm[prm_slots.PR_FOCAP]), int(self.prm[prm_slots.PR_COCAP])
+        return int(self.prm[P.PR_FOCAP]), int(self.prm[P.PR_COCAP])
 
     def port_occupancy(self, t: int, out: np.ndarray) -> None:
         """Write into ``out[channel]`` the backlog of every local network output port.
@@ -500,9 +327,9 @@ class PartState:
         a = self.arrays
         prm = self.prm
         ports = np.nonzero(self.is_net)[0]
-        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[prm_slots.PR_CHX]) + prm[prm_slots.PR_SAD]
-               + prm[prm_slots.PR_STD] + prm[prm_slots.PR_CD])       # as credit_rtt of the routing kernels
-        occ = _occupancy(ports, self.nv, prm[prm_slots.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
+        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
+               + prm[P.PR_CD])       # as credit_rtt of the routing kernels
+        occ = _occupancy(ports, self.nv, prm[P.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
                          a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt)
         out[self.out_channel[ports]] = occ
 
@@ -514,11 +341,99 @@ class PartState:
         return int(a["ib_cnt"].sum() + a["oq_cnt"].sum() + a["fo_cnt"].sum())
 
     def source_queue_flits(self) -> int:
+        """Flits waiting in the part's source queues (whole packets and the one being injected)."""
         a = self.arrays
         return int(a["ep_pending"].sum() * self.rp.packet_size + a["ep_cur_left"].sum())
 
 
-def cycle_last_move_index():
-    from models.core.record import S_LAST_MOVE
-    return S_LAST_MOVE
+def _numbering(topo, loc) -> dict:
+    """Local numbering of the routers ``loc`` (increasing global ids): on each router its
+    endpoint ports, then its network ports in neighbour order; endpoints by router."""
+    nR = loc.size
+    p = topo.endpoints[loc].astype(np.int64)
+    nports = p + topo.degree[loc].astype(np.int64)
+    port_off = np.zeros(nR + 1, dtype=np.int64)
+    np.cumsum(nports, out=port_off[1:])
+    nP = int(port_off[-1])
+    port_router = np.repeat(np.arange(nR, dtype=np.int64), nports)
+    idx = np.arange(nP, dtype=np.int64) - port_off[port_router]
+    is_ep = idx < p[port_router]
+    ep_gid = (np.repeat(topo.endpoint_offsets[loc], p) + (np.arange(int(p.sum())) -
+                                                          np.repeat(np.cumsum(p) - p, p))).astype(np.int64)
+    return {"nR": nR, "nP": nP, "nE": ep_gid.size, "loc": loc, "router_gid": loc.astype(np.int32),
+            "port_off": port_off, "n_epp": p, "port_router": port_router, "idx": idx,
+            "is_net": ~is_ep, "ep_gid": ep_gid,
+            "ep_port": np.nonzero(is_ep)[0].astype(np.int64)}  # endpoint ports: in endpoint order
 
+
+def _ports(topo, link_latency, elat: int, num: dict) -> dict:
+    """Per local port: its link (CSR index in the topology, neighbour, channel, class,
+    latency), the local port at the other end (``-1``: another part's, ``remote``) and
+    its endpoint."""
+    nP, nE, is_net, p = num["nP"], num["nE"], num["is_net"], num["n_epp"]
+    pr = num["port_router"][is_net]
+    csr = np.full(nP, -1, dtype=np.int64)
+    csr[is_net] = topo.port_offsets[num["loc"]][pr] + (num["idx"][is_net] - p[pr])
+    csr2local = np.full(2 * topo.n_links, -1, dtype=np.int64)
+    csr2local[csr[is_net]] = np.nonzero(is_net)[0]
+    out_nbr = np.full(nP, -1, dtype=np.int32)
+    out_nbr[is_net] = topo.port_neighbor[csr[is_net]]
+    out_ch = np.full(nP, -1, dtype=np.int64)
+    out_ch[is_net] = topo.port_out_channel[csr[is_net]]
+    out_ltype = np.zeros(nP, dtype=np.int8)
+    out_ltype[is_net] = topo.link_class[out_ch[is_net] // 2]
+    out_lat = np.zeros(nP, dtype=np.int64)
+    out_lat[is_net] = np.asarray(link_latency, dtype=np.int64)[out_ch[is_net] // 2]
+    in_lat = np.full(nP, elat, dtype=np.int64)
+    in_lat[is_net] = out_lat[is_net]
+    peer_local = np.full(nP, -1, dtype=np.int64)
+    peer_local[is_net] = csr2local[topo.port_peer[csr[is_net]]]
+    in_sender = np.where(is_net, peer_local, -1).astype(np.int64)
+    in_sender[num["ep_port"]] = nP + np.arange(nE)
+    out_ep = np.full(nP, -1, dtype=np.int64)
+    out_ep[num["ep_port"]] = np.arange(nE)
+    return {"out_nbr": out_nbr, "out_channel": out_ch, "out_ltype": out_ltype, "out_lat": out_lat,
+            "in_lat": in_lat, "out_dest": np.where(is_net, peer_local, -1).astype(np.int64),
+            "in_sender": in_sender, "out_ep": out_ep, "remote": is_net & (peer_local < 0)}
+
+
+def _capacities(topo, rp: RouterParams, num: dict, out_ch) -> dict:
+    """Buffer capacities (flits per VC): an input port's from its link (both ends of a link
+    are alike) or the endpoints'; a sender's credits count the input VCs at the other end
+    of its link, an endpoint's those of the port it injects into.  The rings' layout
+    (:func:`ring_layout`) and the initial credits."""
+    nP, nE, is_net, nv = num["nP"], num["nE"], num["is_net"], rp.num_vcs
+    ecap = rp.endpoint_capacity()
+    in_cap = np.full(nP, ecap, dtype=np.int64)
+    in_cap[is_net] = rp.link_capacity(topo.n_links)[out_ch[is_net] // 2]
+    cr_cap = np.concatenate([in_cap, np.full(nE, ecap, dtype=np.int64)])
+    hot = rp.hot_slots(topo.n_links)
+    iv_deep, n_ib = ring_layout(np.repeat(in_cap, nv), hot)
+    cr_deep, n_cr = ring_layout(np.repeat(cr_cap, nv), hot)
+    # credits: a counter per (sender, VC), full at the start
+    cred = np.zeros(((nP + nE), nv), dtype=np.int64)
+    cred[:nP][is_net] = in_cap[is_net, None]
+    cred[nP:, :] = ecap            # endpoints inject into any VC
+    return {"in_cap": in_cap, "cr_cap": cr_cap, "hot": hot, "iv_deep": iv_deep, "n_ib": n_ib,
+            "cr_deep": cr_deep, "n_cr": n_cr, "cred": cred.ravel()}
+
+
+def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.ndarray:
+    """The kernel's parameter vector (the slots the part knows; the engine fills the run's:
+    seed, traffic, routing classes, next-hop table)."""
+    prm = np.zeros(P.NPRM, dtype=np.int64)
+    t = rp.timing
+    for slot, value in ((P.PR_NV, rp.num_vcs), (P.PR_OQCAP, rp.output_flits),
+                        (P.PR_PKT, rp.packet_size), (P.PR_CD, rp.credit_delay),
+                        (P.PR_RD, t.head), (P.PR_VAD, t.va_to_sa), (P.PR_SAD, t.sa_to_send),
+                        (P.PR_CHX, t.channel), (P.PR_ECD, t.endpoint_credit),
+                        (P.PR_SPEEDUP, rp.speedup), (P.PR_ELAT, rp.endpoint_latency),
+                        (P.PR_HMAX, hist_max), (P.PR_FOCAP, sizes["focap"]),
+                        (P.PR_COCAP, sizes["cocap"]), (P.PR_INJECT, 1),
+                        (P.PR_M0, np.iinfo(np.int32).max), (P.PR_M1, np.iinfo(np.int32).max),
+                        (P.PR_HOT, hot), (P.PR_PRIV, rp.private_flits)):
+        prm[slot] = value
+    # the stages' prefetch pipelines, for a part whose VC state outgrows the caches (on a
+    # smaller one they cost more than they save); they never change a result
+    prm[P.PR_PF] = 1 if sizes["nP"] * rp.num_vcs >= cycle.PF_MIN_VCS else 0
+    return prm

@@ -63,7 +63,7 @@ KernelTiming.__doc__ = """Cycle offsets the cycle kernel uses (``prm`` entries o
 head: from a head's arrival to its first VC allocation (``PR_RD``; -1 only when
 VC allocation, switch allocation and the crossbar all fall in the cycle of arrival);
 va_to_sa: from VC allocation to switch allocation, >= 1 (``PR_VAD``);
-sa_to_send: from switch allocation to the cycle the flit leaves (``PR_SAD``, ``PR_STD`` = 0);
+sa_to_send: from switch allocation to the cycle the flit leaves, switch traversal included (``PR_SAD``);
 channel: cycles a channel adds to its latency (``PR_CHX``: booksim 1, staged 0);
 endpoint_credit: credit delay of credits returned to a source endpoint (``PR_ECD``).
 """

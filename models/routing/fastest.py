@@ -22,7 +22,7 @@ from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import minimal
 from models.routing.paths import eject_port, target_of
-from models.core.params import PR_CHX, PR_RD, PR_SAD, PR_SEED, PR_STD, PR_VAD
+from models.core.params import PR_CHX, PR_RD, PR_SAD, PR_SEED, PR_VAD
 from models.core.record import F_HOPS, F_SEQ, F_SRC, OK
 from models.core.routing import RoutingKernel, register_kernel
 from models.core.rng import P_ROUTE, below
@@ -108,7 +108,7 @@ def fastest_hop(site, eng, ctx, ap, fid):
     if target == rg:
         return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
     wdist, out_nbr, out_lat = ctx.wdist, ports.out_nbr, ports.out_lat
-    pipe = prm[PR_RD] + prm[PR_VAD] + prm[PR_SAD] + prm[PR_STD] + prm[PR_CHX]  # a hop apart from its link
+    pipe = prm[PR_RD] + prm[PR_VAD] + prm[PR_SAD] + prm[PR_CHX]  # a hop apart from its link
     hops = rec[fid, F_HOPS]
     w = np.int64(wdist[target, rg])
     cnt = 0

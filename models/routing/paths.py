@@ -18,7 +18,7 @@ import numpy as np
 
 from models.core.jit import njit_inline
 from models.metrics import UNREACHABLE
-from models.core.params import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_SEED, PR_STD
+from models.core.params import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_SEED
 from models.core.record import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
 from models.core.rings import absorb_credits
 from models.core.rng import P_MID, P_ROUTE, below
@@ -224,7 +224,7 @@ def credit_rtt(prm, lat):
     return over a link of latency ``lat``: to the link, the link (and the channel's extra
     cycle), switch allocation at the next router on arrival (a body flit), the credit
     delay and the link back."""
-    return 2 * (lat + prm[PR_CHX]) + prm[PR_SAD] + prm[PR_STD] + prm[PR_CD]
+    return 2 * (lat + prm[PR_CHX]) + prm[PR_SAD] + prm[PR_CD]
 
 
 @njit_inline

@@ -16,7 +16,8 @@ of arrays, :data:`GROUPS`):
 
 The router stage and ``advance`` are in :mod:`pdes.kernels.routed`, which is
 compiled once per routing kernel (:mod:`pdes.kernels.generate`); this module
-holds the state layout and the stages every routing shares.
+holds the stages every routing shares and the allocators' scratch layout; the
+state groups are declared in :mod:`pdes.kernels.state_table`.
 
 Flits enter input VCs through :func:`pdes.kernels.buffers.enqueue_flit` and
 credits their sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`
@@ -105,7 +106,7 @@ Pipeline timing per hop, in cycle offsets that :mod:`pdes.timing` derives from
 the config's delays for the chosen ``router.pipeline``: a flit sent in cycle
 ``t`` over a link of latency ``L`` arrives in ``a = t + L + PR_CHX``; a head
 may win VC allocation from ``a + PR_RD``, switch allocation ``PR_VAD`` cycles
-after VC allocation, and is sendable ``PR_SAD + PR_STD`` cycles after switch
+after VC allocation, and is sendable ``PR_SAD`` cycles after switch
 allocation (a body flit may take part in switch allocation from ``a``).
 Ejection delivers ``endpoint latency + PR_CHX`` after sending; a credit sent
 back in cycle ``t`` counts from ``t + L + PR_CHX + credit delay`` (``PR_ECD``
@@ -126,111 +127,80 @@ from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR
 from models.core.params import (
     NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
-    PR_PRIV, PR_RD, PR_SAD, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_STD, PR_THR, PR_TRAFFIC)
+    PR_PRIV, PR_RD, PR_SAD, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR, PR_TRAFFIC)
 from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit, shared_free, shared_room
-from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, fetch_joined_slots,
+from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
                                    prefetch, prefetch2)
 from models.core.rng import P_INJECT, draw53
+# the grouped kernel state (named tuples of arrays, GROUPS) is declared with every array's
+# size, type and checkpoint policy in pdes.kernels.state_table
+from pdes.kernels.state_table import (GROUPS, Credits, InputVCs, Messages, Outbox,  # noqa: F401
+    Outputs, Pool, Ports, Sources, Stats, Tables)
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
-
-# ---- grouped kernel state: named tuples of arrays, one per kind of state
-Ports = namedtuple("Ports", ['port_off', 'n_epp', 'router_gid', 'port_router', 'in_lat',
-                             'in_sender', 'in_cut', 'out_lat', 'out_dest', 'out_cut', 'out_nbr',
-                             'out_ep', 'out_ltype', 'ep_gid', 'ep_port', 'ep_active', 'ep_first',
-                             'ep_router', 'in_cap', 'cr_cap', 'iv_deep', 'cr_deep'])
-Ports.__doc__ = ("the part's routers and ports: CSR offsets, link ends and latencies, endpoints; "
-                 "buffer capacities (flits per VC of each input port, credits per VC of each "
-                 "sender) and where the slots of each ring beyond the hot planes lie")
-Tables = namedtuple("Tables", ['dest_table', 'dest_table2', 'dest_set_a', 'dest_set_b', 'dist',
-                               'nh_min', 'nh_port', 'nh_blk', 'nh_off', 'nh_cand', 'g_off',
-                               'g_nbr', 'g_chan', 'snap'])
-Tables.__doc__ = ("global tables: traffic destinations, distances, the part's minimal next-hop "
-                  "table (masks or ports, pdes.kernels.nexthop), the router graph (CSR: g_off, "
-                  "g_nbr, g_chan) and its channel occupancy snapshot")
-Messages = namedtuple("Messages", ['msg_off', 'msg_dst', 'msg_pkts', 'msg_left', 'msg_recv',
-                                   'ep_msg_ptr', 'ep_cur_msg'])
-Messages.__doc__ = "finite workloads: message tables and per-endpoint progress"
-Credits = namedtuple("Credits", ['cr_t', 'cr_head', 'cr_cnt', 'cred', 'cr_res'])
-Credits.__doc__ = ("per (sender port, VC): credit count, FIFO of credits on their way back and "
-                   "(shared buffers) the flits reserved for the packet holding the VC")
-Pool = namedtuple("Pool", ['rec', 'rec_c', 'rec_free', 'rec_top', 'rec_next'])
-Pool.__doc__ = ("flit records (hot and cold halves), the stack of freed records and the first "
-                "record never used")
-InputVCs = namedtuple("InputVCs", ['ib_id', 'ib_rdy', 'ib_head', 'ib_cnt', 'iv_ready', 'iv_out',
-                                   'iv_ovc', 'iv_alloc', 'iv_sa_ready', 'iv_sa_at', 'iv_va_at'])
-InputVCs.__doc__ = "input VC rings (slot-major) and each VC's allocation state"
-Outputs = namedtuple("Outputs", ['ov_owner', 'oq_id', 'oq_rdy', 'oq_head', 'oq_cnt', 'oq_ready',
-                                 'rr_in', 'rr_out', 'rr_va'])
-Outputs.__doc__ = "output VC owners, output queues, round-robin pointers"
-Sources = namedtuple("Sources", ['ep_pending', 'ep_next_gen', 'ep_cur_left', 'ep_cur_vc',
-                                 'ep_cur_rec', 'ep_seq'])
-Sources.__doc__ = "endpoint source queues and the packet being injected"
-Outbox = namedtuple("Outbox", ['fo_rec', 'fo_t', 'fo_cnt', 'co_t', 'co_vc', 'co_cnt'])
-Outbox.__doc__ = "flits and credits leaving the part over cut channels"
-Stats = namedtuple("Stats", ['st', 'smp', 'hist_plat', 'hist_nlat', 'hist_hops', 'hist_msg',
-                             'link_flits', 'ep_inj', 'ep_del'])
-Stats.__doc__ = "integer statistics, sample counters, histograms, per-link/endpoint counts"
-Scratch = namedtuple("Scratch", ['va_best', 'va_who', 'touched', 'cand_ivc', 'cand_p', 'va_ovc',
-                                 'req_ivc', 'req_pin', 'req_out', 'bucket', 'out_nreq',
-                                 'out_list', 'out_start', 'out_fill', 'pf_l', 'pf_o',
-                                 'cls_of'])
-Scratch.__doc__ = "per-router scratch of the allocators (views of one array) and VC -> class"
-GROUPS = (Ports, Tables, Messages, Credits, Pool, InputVCs, Outputs, Sources, Outbox, Stats)
-"""The state groups :func:`advance` takes after ``prm``, in order (scratch: an array)."""
-
-
 
 PF_MIN_VCS = 65536  # input VCs of a part from which the pipelines are on (prm[PR_PF])
 
+# ---- the allocators' scratch: views of one array, sized for the largest router (maxp
+# ports); each view holds  a * maxp * nv + b * maxp * speedup + c * maxp + d  entries
+SCRATCH = (
+    #  view          a                b  c              d
+    ("va_best",      1,               0, 0,             0),    # best requester prio per (port, ovc)
+    ("va_who",       1,               0, 0,             0),    # its input VC
+    ("touched",      1,               0, 0,             0),    # touched (port, ovc) slots
+    ("cand_ivc",     1,               0, 0,             0),    # VCs (or ports) with work this cycle
+    ("cand_p",       1,               0, 0,             0),    # ... and their input port
+    ("va_ovc",       1,               0, 0,             0),    # output VC of a touched slot
+    ("req_ivc",      0,               1, 1,             0),    # switch requests: input VC
+    ("req_pin",      0,               1, 1,             0),    # ... its input port - plo
+    ("req_out",      0,               1, 0,             0),    # ... output port
+    ("bucket",       0,               1, 0,             0),    # requests by output
+    ("out_nreq",     0,               0, 1,             0),
+    ("out_list",     0,               0, 1,             0),
+    ("out_start",    0,               0, 1,             0),
+    ("out_fill",     0,               0, 1,             0),
+    # the router stage's prefetch pipeline: for each of its routers, its count of VCs with
+    # work, then the VCs (maxp * nv) and their input ports (maxp * nv)
+    ("pf_l",         2 * PF_RING,     0, 0,             PF_RING),
+    # the output stage's: for each of its routers, its count of ports sending this cycle,
+    # then the ports (maxp)
+    ("pf_o",         0,               0, PF_OUT_RING,   PF_OUT_RING),
+)
+Scratch = namedtuple("Scratch", [v[0] for v in SCRATCH] + ["cls_of"])
+Scratch.__doc__ = "per-router scratch of the allocators (views of one array) and VC -> class"
+
+
+def scratch_size(maxp: int, nv: int, speed: int) -> int:
+    """Entries of the scratch array for routers of at most ``maxp`` ports."""
+    return sum(a * maxp * nv + b * maxp * speed + c * maxp + d for _, a, b, c, d in SCRATCH)
+
+
+def scratch_views(scr, nv: int, speed: int) -> tuple:
+    """The views of the scratch array ``scr`` (:data:`SCRATCH`), in order: what
+    :func:`make_scratch` receives."""
+    fixed = sum(d for *_, d in SCRATCH)
+    maxp = (scr.shape[0] - fixed) // sum(a * nv + b * speed + c for _, a, b, c, _ in SCRATCH)
+    out, lo = [], 0
+    for _, a, b, c, d in SCRATCH:
+        hi = lo + a * maxp * nv + b * maxp * speed + c * maxp + d
+        out.append(scr[lo:hi])
+        lo = hi
+    return tuple(out)
+
 
 @njit
-def scratch_per_port(nv, speed):
-    """Scratch entries per router port needed by :func:`advance`."""
-    return 14 * nv + 4 * speed + 26
-
-
-@njit
-def make_scratch(prm, scr):
-    """The allocators' scratch arrays (views of ``scr``, sized by the builder for the
-    largest router, see :func:`scratch_per_port`), reset, and the VC -> class table."""
+def make_scratch(prm, views):
+    """The allocators' scratch (the views of :func:`scratch_views`), reset, and the VC ->
+    class table."""
     nv = prm[PR_NV]
-    speed = prm[PR_SPEEDUP]
     kcls = nv // prm[PR_NCLS]
     cls_of = np.empty(nv, np.int64)   # VC -> its class (a table: no division per head)
     for v in range(nv):
         cls_of[v] = v // kcls
-    maxp = scr.shape[0] // scratch_per_port(nv, speed)
-    m = maxp * nv
-    base = 6 * m
-    r = maxp * speed + maxp
-    base2 = base + 2 * r + 2 * maxp * speed
-    out = Scratch(
-        va_best=scr[0:m],                    # best requester prio per (port, ovc)
-        va_who=scr[m:2 * m],                 # its input VC
-        touched=scr[2 * m:3 * m],            # touched (port, ovc) slots
-        cand_ivc=scr[3 * m:4 * m],           # VCs (or ports) with work this cycle
-        cand_p=scr[4 * m:5 * m],             # ... and their input port
-        va_ovc=scr[5 * m:6 * m],             # output VC of a touched slot
-        req_ivc=scr[base:base + r],          # switch requests: input VC
-        req_pin=scr[base + r:base + 2 * r],  # ... its input port - plo
-        req_out=scr[base + 2 * r:base + 2 * r + maxp * speed],  # ... output port
-        bucket=scr[base + 2 * r + maxp * speed:base + 2 * r + 2 * maxp * speed],  # by output
-        out_nreq=scr[base2:base2 + maxp],
-        out_list=scr[base2 + maxp:base2 + 2 * maxp],
-        out_start=scr[base2 + 2 * maxp:base2 + 3 * maxp],
-        out_fill=scr[base2 + 3 * maxp:base2 + 4 * maxp],
-        # the router stage's prefetch pipeline: for each of 4 routers (by index mod 4),
-        # its count of VCs with work, then the VCs (m) and their input ports (m)
-        pf_l=scr[base2 + 4 * maxp:base2 + 4 * maxp + 4 * (2 * m + 1)],
-        # the output stage's: for each of 8 routers, its count of ports sending this cycle,
-        # then the ports (maxp)
-        pf_o=scr[base2 + 4 * maxp + 4 * (2 * m + 1):
-                 base2 + 4 * maxp + 4 * (2 * m + 1) + 8 * (maxp + 1)],
-        cls_of=cls_of)
-    for i in range(maxp):
+    out = Scratch(*(views + (cls_of,)))
+    for i in range(out.out_nreq.shape[0]):
         out.out_nreq[i] = 0
-    for i in range(m):
+    for i in range(out.va_best.shape[0]):
         out.va_best[i] = -1
     return out
 
@@ -491,7 +461,7 @@ def move_flit(t, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
     if w >= oqcap:
         w -= oqcap
     qpos = w * nP + op
-    sent = t + prm[PR_SAD] + prm[PR_STD]
+    sent = t + prm[PR_SAD]
     outq.oq_id[qpos] = fid
     outq.oq_rdy[qpos] = sent
     rec[fid, F_VC] = ovc
@@ -604,7 +574,7 @@ def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
 def hist_bin(v, hmax):
     """Histogram bin of latency ``v``: ``v`` itself below ``hmax``; above, bin
     ``hmax + HIST_SUB * k + j`` for ``v`` in the ``j``-th of ``HIST_SUB`` equal parts of the
-    octave ``[hmax * 2^k, hmax * 2^(k+1))`` (:func:`pdes.engine.hist_edges` gives the lower
+    octave ``[hmax * 2^k, hmax * 2^(k+1))`` (:func:`pdes.reduce.hist_edges` gives the lower
     edges)."""
     if v < hmax:
         return v

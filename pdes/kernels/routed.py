@@ -221,13 +221,13 @@ def router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap):
 
 
 @njit
-def advance(t0, t1, prm, state, scr_arr, ctx, ap):
+def advance(t0, t1, prm, state, scr_views, ctx, ap):
     """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``).
 
-    ``state``: the state groups in :data:`pdes.kernels.cycle.GROUPS` order; ``scr_arr`` the
+    ``state``: the state groups in :data:`pdes.kernels.cycle.GROUPS` order; ``scr_views`` the
     allocators' scratch; ``ctx`` and ``ap``: the routing kernel's tables and parameters."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
-    scr = make_scratch(prm, scr_arr)
+    scr = make_scratch(prm, scr_views)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     for t in range(t0, t1):
         endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
