@@ -4,14 +4,10 @@ Each rank also runs the same config alone in-process; the MPI results must
 be bit-identical to that serial run, on the world communicator and on a
 split communicator of 3 ranks.
 """
-import numpy as np
 import pytest
 
-from pdes import config as C
 from pdes.engine import simulate
-
-ARRAYS = ("hist_packet_latency", "hist_network_latency", "hist_hops", "link_flits",
-          "endpoint_injected", "endpoint_delivered", "series", "hist_message_latency")
+from tests.helpers import assert_same_results, cfg_builder
 
 CASES = {
     "sf-below": ["traffic.load=0.4"],
@@ -63,16 +59,7 @@ CASES = {
 }
 
 
-def cfg_of(sets):
-    return C.resolve({}, ["measure.warmup_cycles=300", "measure.measure_cycles=500",
-                          "measure.sample_period=100", *sets])
-
-
-def check_same(a, b):
-    assert a["summary"] == b["summary"]
-    assert a["counters"] == b["counters"]
-    for k in ARRAYS:
-        assert (a.get(k) is None and b.get(k) is None) or np.array_equal(a[k], b[k]), k
+cfg_of = cfg_builder("short")
 
 
 @pytest.mark.mpi(min_size=2)
@@ -80,10 +67,10 @@ def check_same(a, b):
 def test_world_equals_serial(case):
     """Results on all ranks of the world communicator equal the one-process run."""
     from mpi4py import MPI
-    cfg = cfg_of(CASES[case])
+    cfg = cfg_of(*CASES[case])
     par = simulate(cfg, MPI.COMM_WORLD)
     ser = simulate(cfg, None)
-    check_same(par, ser)
+    assert_same_results(par, ser)
     assert par["partition"]["ranks"] == MPI.COMM_WORLD.Get_size()
 
 
@@ -95,7 +82,7 @@ def test_split_communicator_of_three(case):
     from mpi4py import MPI
     world = MPI.COMM_WORLD
     sub = world.Split(0 if world.Get_rank() < 3 else 1, world.Get_rank())
-    cfg = cfg_of(CASES[case])
+    cfg = cfg_of(*CASES[case])
     res = simulate(cfg, sub if sub.Get_size() > 1 else None)
-    check_same(res, simulate(cfg, None))
+    assert_same_results(res, simulate(cfg, None))
     sub.Free()
