@@ -137,7 +137,7 @@ def test_cache_directory_is_keyed_on_every_source(tmp_path):
                         ignore=shutil.ignore_patterns("__pycache__"))
     before = jit.source_digest(root)
     assert before == jit.source_digest(ROOT)
-    bits = root / "pdes" / "kernels" / "bits.py"
+    bits = root / "models" / "core" / "bits.py"
     bits.write_text(bits.read_text() + "\n# an edit\n")
     assert jit.source_digest(root) != before
     r = run_py("""
