@@ -3,7 +3,8 @@ tests/test_checkpoint.py and run_scripts/golden_digests.py).
 
 Each config of :data:`GOLDEN` (on top of :data:`BASE`) is pinned by the SHA-256 of every
 dataset :func:`pdes.output.write_results` writes outside ``/run`` (:func:`result_digest`),
-stored in ``tests/golden_digests.json``.  Regenerate the digests with
+stored in ``tests/golden_digests.json``.  Every registered routing kernel is the plan's kernel
+of at least one golden config (tests/test_golden.py checks it).  Regenerate the digests with
 ``python run_scripts/golden_digests.py`` only in a commit that means to change results, and
 say so in the commit message.
 """
@@ -45,6 +46,9 @@ GOLDEN = {
     "dragonfly_ugal": [*DF, "routing.algorithm=dragonfly_ugal", "traffic.load=0.6",
                        "traffic.pattern=shift", "traffic.s=4", "router.link_latency=3"],
     "dragonfly_valiant": [*DF, "routing.algorithm=dragonfly_valiant", "traffic.load=0.4"],
+    "dragonfly_min": [*DF, "traffic.load=0.5", "router.link_latency=3"],
+    "dragonfly_par": [*DF, "routing.algorithm=dragonfly_par", "traffic.pattern=worst_case",
+                      "traffic.load=0.4"],
     "nar": [*GF, "routing.algorithm=nar", "routing.th_min=0.05", "traffic.load=0.8"],
     "nal": [*DF, "routing.algorithm=nal", "routing.th_min=0.05", "traffic.load=0.7"],
     "nag": [*GF, "routing.algorithm=nag", "routing.th_min=0.05", "traffic.load=0.6",
@@ -69,6 +73,12 @@ GOLDEN = {
 def golden_cfg(name: str) -> dict:
     """The resolved golden config ``name``: :data:`BASE`, then its own keys."""
     return C.resolve({}, [*BASE, *GOLDEN[name]])
+
+
+def golden_kernel(name: str) -> str:
+    """The routing kernel (``RoutingPlan.kernel``) the engine plans for golden config ``name``."""
+    from pdes.engine import plan_routing
+    return plan_routing(golden_cfg(name))[2].kernel
 
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.golden import GOLDEN, golden_cfg, result_digest, split_owner, stored
+from tests.golden import GOLDEN, golden_cfg, golden_kernel, result_digest, split_owner, stored
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))
@@ -30,6 +30,15 @@ def test_golden_one_and_two_parts(name):
 def test_golden_set_is_complete():
     """Every golden config has a stored digest and no stale digest remains."""
     assert sorted(stored()) == sorted(GOLDEN)
+
+
+def test_every_routing_kernel_has_a_golden_config():
+    """Every registered routing kernel is the planned kernel of at least one golden config."""
+    import models.routing  # noqa: F401  (registers the kernels)
+    from models.core.routing import ROUTING_KERNELS
+    covered = {golden_kernel(name) for name in GOLDEN}
+    missing = sorted(set(ROUTING_KERNELS) - covered)
+    assert not missing, f"routing kernels without a golden config: {missing}"
 
 
 @pytest.mark.mpi(min_size=2)

@@ -35,7 +35,6 @@ CASES = golden_cases()
 GF = ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2", "topology.p=2"]
 # MPI-only cases: paths no golden config takes on several ranks
 MPI_ONLY = {
-    "df": ["topology.name=dragonfly", "topology.h=2", "traffic.load=0.5", "router.link_latency=3"],
     "df-sat": ["topology.name=dragonfly", "topology.h=2", "traffic.pattern=shift", "traffic.s=4",
                "traffic.load=0.9", "measure.drain_cycles=300"],
     "gf": [*GF, "traffic.load=0.5", "router.num_vcs=6"],
