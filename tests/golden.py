@@ -1,5 +1,5 @@
 """The golden configs and their digests (used by tests/test_golden.py, tests/test_mpi.py,
-tests/test_checkpoint.py and run_scripts/golden_digests.py).
+tests/pdes/test_checkpoint.py and run_scripts/golden_digests.py).
 
 Each config of :data:`GOLDEN` (on top of :data:`BASE`) is pinned by the SHA-256 of every
 dataset :func:`pdes.output.write_results` writes outside ``/run`` (:func:`result_digest`),
