@@ -3,7 +3,7 @@
     python run_scripts/golden_digests.py [--check]
 
 The digests pin the exact results (every dataset of the result file outside
-``/run``) of the configs listed in ``tests/test_golden.py``.  They change
+``/run``) of the configs listed in ``tests/golden.py``.  They change
 only when a commit MEANS to change results (a model fix, a new statistic):
 regenerate them in that commit and say in its message which results changed
 and why.  A refactor, a speed-up or a new plug-in must leave them unchanged;
@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-import test_golden as G  # noqa: E402
+from tests import golden as G  # noqa: E402
 
 from pdes.build import prepare  # noqa: E402
 from pdes.engine import run_local  # noqa: E402

@@ -17,20 +17,18 @@ Conventions (also described in docs/testing.md):
 The README's first block (install and test commands) is checked by
 tests/test_readme.py.
 """
-import os
 import pathlib
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT, cli_sets, mpiexec, run_python, subprocess_env
+
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
-SHORT = ["--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=400",
-         "--set", "measure.drain_cycles=2000"]
+SHORT = cli_sets(preset="docs")
 MAX_RANKS = 2
 TIMEOUT = 600  # seconds per command: a first run compiles the kernels
 
@@ -64,17 +62,6 @@ def examples(page: pathlib.Path):
     return out
 
 
-def env():
-    e = dict(os.environ)
-    e["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in e.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return e
-
-
-def mpiexec():
-    here = pathlib.Path(sys.executable).parent / "mpiexec"
-    return str(here) if here.exists() else (shutil.which("mpiexec") or "mpiexec")
-
-
 def command(argv):
     """The argv to run for a documented command, or None when it is only checked."""
     if argv[:3] == ["python", "-m", "pdes"]:
@@ -94,8 +81,7 @@ def check_script(argv, where):
     """``python run_scripts/X.py --opt ...``: the script exists and knows every option."""
     script = ROOT / argv[1]
     assert script.is_file(), f"{where}: no such script {argv[1]}"
-    helptext = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True,
-                              env=env(), cwd=ROOT, timeout=120).stdout
+    helptext = run_python(script, "--help", cwd=ROOT, timeout=120).stdout
     for opt in (a.split("=", 1)[0] for a in argv[2:] if a.startswith("--")):
         assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", helptext), \
             f"{where}: {argv[1]} has no option {opt}"
@@ -114,8 +100,7 @@ def test_examples_run(page, tmp_path):
         if ex[0] == "python":
             script = tmp_path / "_example.py"
             script.write_text(ex[1])
-            r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env(),
-                               capture_output=True, text=True, timeout=TIMEOUT)
+            r = run_python(script, cwd=tmp_path, timeout=TIMEOUT)
             assert r.returncode == 0, f"{where}: python block failed:\n{ex[1]}\n{r.stderr[-3000:]}"
         else:
             _, argv, status, line = ex
@@ -124,8 +109,8 @@ def test_examples_run(page, tmp_path):
             if argv[:1] == ["python"] and argv[1:2] and argv[1].startswith("run_scripts/"):
                 check_script(argv, where)
                 continue
-            r = subprocess.run(command(argv), cwd=tmp_path, env=env(), capture_output=True, text=True,
-                               timeout=TIMEOUT)
+            r = subprocess.run(command(argv), cwd=tmp_path, env=subprocess_env(), capture_output=True,
+                               text=True, timeout=TIMEOUT)
             assert r.returncode == status, (f"{where}: `{line.strip()}` exited {r.returncode}, "
                                             f"expected {status}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
 

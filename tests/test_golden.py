@@ -1,6 +1,6 @@
 """Golden digests: every routing/traffic path of the engine keeps its exact results.
 
-Each config of :data:`GOLDEN` is run on one part and on a two-part split in
+Each config of :data:`tests.golden.GOLDEN` is run on one part and on a two-part split in
 this process (and, in the MPI tier, on the ranks of the world communicator);
 the SHA-256 of every dataset :func:`pdes.output.write_results` writes outside
 ``/run`` (timings and partition are the only rank-dependent part) must equal
@@ -10,108 +10,9 @@ results, and say so in the commit message.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import tempfile
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-from pdes import config as C
-
-DIGESTS = Path(__file__).with_name("golden_digests.json")
-
-BASE = ["measure.warmup_cycles=200", "measure.measure_cycles=300", "measure.sample_period=100",
-        "measure.drain_cycles=300", "router.link_latency=1"]
-GF = ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2", "topology.p=2"]
-DF = ["topology.name=dragonfly", "topology.h=2"]
-SKYWALK = ["topology.name=skywalk", "topology.z=4", "topology.c=16", "topology.d_i=3",
-           "topology.d_o=2", "topology.p=2", "layout.preset=skywalk", "router.link_latency=0"]
-
-GOLDEN = {
-    "min": ["traffic.load=0.5"],
-    "min-saturated": ["traffic.load=0.95", "router.num_vcs=4"],
-    "valiant": ["routing.algorithm=valiant", "traffic.pattern=worst_case", "traffic.load=0.4"],
-    "ugal_l": ["routing.algorithm=ugal_l", "traffic.load=0.8"],
-    "ugal_g": ["routing.algorithm=ugal_g", "routing.epoch=50", "traffic.load=0.6",
-               "traffic.pattern=worst_case"],
-    "ugal_l-phase-mlfm": ["topology.name=mlfm", "topology.h=3", "routing.algorithm=ugal_l",
-                          "routing.vc_scheme=phase", "traffic.load=0.6"],
-    "min_adaptive": ["routing.algorithm=min_adaptive", "traffic.load=0.7",
-                     "traffic.pattern=randperm"],
-    "anca": ["topology.name=fattree", "topology.k=4", "routing.algorithm=anca",
-             "traffic.load=0.7"],
-    "fastest": [*SKYWALK, "routing.algorithm=fastest", "traffic.load=0.3"],
-    "dragonfly_ugal": [*DF, "routing.algorithm=dragonfly_ugal", "traffic.load=0.6",
-                       "traffic.pattern=shift", "traffic.s=4", "router.link_latency=3"],
-    "dragonfly_valiant": [*DF, "routing.algorithm=dragonfly_valiant", "traffic.load=0.4"],
-    "nar": [*GF, "routing.algorithm=nar", "routing.th_min=0.05", "traffic.load=0.8"],
-    "nal": [*DF, "routing.algorithm=nal", "routing.th_min=0.05", "traffic.load=0.7"],
-    "nag": [*GF, "routing.algorithm=nag", "routing.th_min=0.05", "traffic.load=0.6",
-            "traffic.pattern=worst_case"],
-    "layered": ["routing.algorithm=layered", "traffic.load=0.7"],
-    "layered-rr": ["routing.algorithm=layered", "routing.layer_select=round_robin",
-                   "routing.layers=8", "traffic.pattern=worst_case", "traffic.load=0.5"],
-    "rues": ["routing.algorithm=rues", "routing.preserve=0.4", "traffic.load=0.3"],
-    "multiflit": ["router.packet_size=4", "traffic.load=0.6", "router.link_latency=2"],
-    "exchange": ["traffic.pattern=alltoall", "traffic.message_packets=2",
-                 "routing.algorithm=ugal_l", "router.packet_size=2"],
-    "exchange-staggered": ["traffic.pattern=bisection", "traffic.message_packets=20",
-                           "traffic.schedule=staggered", "routing.algorithm=valiant"],
-    "latency4-bdf": ["topology.name=bdf", "topology.u=5", "topology.p=3",
-                     "router.link_latency=4", "traffic.load=0.5", "traffic.pattern=randperm"],
-    "layout-latency": ["router.link_latency=0", "traffic.load=0.5"],
-    "shared-buffers": ["router.buffer_policy=shared", "router.buffer_flits=40", "router.num_vcs=4",
-                       "router.packet_size=2", "routing.algorithm=ugal_l", "traffic.load=0.8"],
-}
-
-
-def golden_cfg(name: str) -> dict:
-    return C.resolve({}, [*BASE, *GOLDEN[name]])
-
-
-def split_owner(n_routers: int) -> np.ndarray:
-    """The two-part in-process split the digests are checked on."""
-    return (np.arange(n_routers) % 2).astype(np.int32)
-
-
-def result_digest(res: dict, cfg: dict) -> str:
-    """SHA-256 over every dataset outside ``/run`` and ``/config`` and the root attributes
-    that are results.
-
-    The config (its text, its ``/config`` datasets and the buffer check derived
-    from it) and the package version are inputs, not results: a new config key
-    with a default must not change a digest.
-    """
-    import h5py
-
-    from pdes.output import write_results
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "r.h5")
-        write_results(path, res, C.to_toml(cfg), nranks=1, partition=None, version="golden")
-        h = hashlib.sha256()
-        with h5py.File(path, "r") as f:
-            for k in sorted(f.attrs):
-                if k not in ("pdes_version", "config_toml", "buffer_note"):
-                    h.update(f"@{k}={f.attrs[k]!r}".encode())
-
-            def visit(name, obj):
-                if name.split("/")[0] in ("run", "config") or not isinstance(obj, h5py.Dataset):
-                    return
-                a = obj[()]
-                if isinstance(a, bytes):
-                    a = np.frombuffer(a, np.uint8)
-                a = np.asarray(a)
-                h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
-                h.update(np.ascontiguousarray(a).tobytes())
-            f.visititems(visit)
-        return h.hexdigest()
-
-
-def stored() -> dict:
-    return json.loads(DIGESTS.read_text())
+from tests.golden import GOLDEN, golden_cfg, golden_kernel, result_digest, split_owner, stored
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))
@@ -130,6 +31,15 @@ def test_golden_one_and_two_parts(name):
 def test_golden_set_is_complete():
     """Every golden config has a stored digest and no stale digest remains."""
     assert sorted(stored()) == sorted(GOLDEN)
+
+
+def test_every_routing_kernel_has_a_golden_config():
+    """Every registered routing kernel is the planned kernel of at least one golden config."""
+    import models.routing  # noqa: F401  (registers the kernels)
+    from models.core.routing import ROUTING_KERNELS
+    covered = {golden_kernel(name) for name in GOLDEN}
+    missing = sorted(set(ROUTING_KERNELS) - covered)
+    assert not missing, f"routing kernels without a golden config: {missing}"
 
 
 @pytest.mark.mpi(min_size=2)

@@ -3,58 +3,17 @@
 The 64-rank test is marked slow: on a 2-core machine the ranks are
 oversubscribed 32 times (about a minute and 6 GB of memory in all).
 """
-import os
-import pathlib
-import subprocess
-import sys
-
 import h5py
 import numpy as np
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT, assert_same_results, run_pdes, run_python
+
 SCRIPT = ROOT / "run_scripts" / "scaling.py"
 
 
-def _mpiexec():
-    here = pathlib.Path(sys.executable).parent / "mpiexec"
-    return str(here) if here.exists() else "mpiexec"
-
-
 def _script(*args, timeout=600):
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
-
-
-def _content(path):
-    """Every dataset and attribute of a result file outside /run (rank-count independent)."""
-    out = {}
-    with h5py.File(path, "r") as f:
-        for k, v in f.attrs.items():
-            if k == "config_toml":      # the stored config names its own output file
-                v = "\n".join(ln for ln in str(v).splitlines() if not ln.startswith("file = "))
-            out[f"@{k}"] = v
-
-        def visit(name, obj):
-            if name == "run" or name.startswith("run/"):
-                return
-            for k, v in obj.attrs.items():
-                out[f"{name}@{k}"] = v
-            if isinstance(obj, h5py.Dataset):
-                out[name] = obj[()]
-        f.visititems(visit)
-    return out
-
-
-def _same(a, b):
-    assert a.keys() == b.keys()
-    for k in a:
-        x, y = np.asarray(a[k]), np.asarray(b[k])
-        assert x.shape == y.shape and x.dtype == y.dtype, k
-        if x.dtype.kind == "f":
-            assert np.array_equal(x, y, equal_nan=True), k
-        else:
-            assert np.array_equal(x, y), k
+    return run_python(SCRIPT, *args, cwd=ROOT, timeout=timeout)
 
 
 def test_scaling_script_table_and_file(tmp_path):
@@ -115,14 +74,12 @@ def test_64_ranks_equal_one_rank(tmp_path):
     sets = ["--set", "topology.q=7", "--set", "measure.warmup_cycles=200",
             "--set", "measure.measure_cycles=200"]
     one, many = tmp_path / "one.h5", tmp_path / "many.h5"
-    r1 = subprocess.run([sys.executable, "-m", "pdes", "run", "--quiet", *sets, "-o", str(one)],
-                        capture_output=True, text=True, timeout=300)
+    r1 = run_pdes("run", "--quiet", *sets, "-o", str(one))
     assert r1.returncode == 0, r1.stderr
-    r64 = subprocess.run([_mpiexec(), "-n", "64", sys.executable, "-m", "pdes", "run", "--quiet",
-                          *sets, "-o", str(many)], capture_output=True, text=True, timeout=1800)
+    r64 = run_pdes("run", "--quiet", *sets, "-o", str(many), nranks=64, timeout=1800)
     assert r64.returncode == 0, r64.stderr[-2000:]
     assert r64.stdout == r1.stdout.replace(str(one), str(many))
-    _same(_content(one), _content(many))
+    assert_same_results(one, many)
     with h5py.File(many, "r") as f:
         assert f["run"].attrs["nranks"] == 64
         rpr = f["run/partition/routers_per_rank"][()]
@@ -133,10 +90,8 @@ def test_bench_scale_reports_memory_startup_and_moves():
     """bench_scale.py reports per-rank and per-node memory, every start-up phase, and flit moves
     that agree with the delivered flits' router traversals (accepted x endpoints x (hops + 1))."""
     import json
-    r = subprocess.run([_mpiexec(), "-n", "2", sys.executable,
-                        str(ROOT / "run_scripts" / "bench_scale.py"), "--instance", "sf5",
-                        "--cycles", "1000", "--project", "64", "--json"],
-                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    r = run_python(ROOT / "run_scripts" / "bench_scale.py", "--instance", "sf5",
+                   "--cycles", "1000", "--project", "64", "--json", nranks=2, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout.strip().splitlines()[-1])
     assert rep["ranks"] == 2 and len(rep["per_rank"]) == 2 and len(rep["per_node"]) == 1

@@ -1,8 +1,6 @@
 """Tests of the structural analyses (``models.analysis``) and ``python -m pdes analyze``."""
+import functools
 import json
-import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -17,8 +15,7 @@ from models.core.errors import ParameterError
 from models.layout import build_layout
 from models.metrics import moore_bound
 from models.topology import build, from_edges
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT, run_pdes
 
 
 def scipy_distances(topo):
@@ -330,11 +327,7 @@ def test_analyze_report_sections_and_json():
         parse_only("bisection,speed")
 
 
-def pdes(*args):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "pdes", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+pdes = functools.partial(run_pdes, cwd=ROOT)       # `python -m pdes ARGS`, in the repository root
 
 
 def test_cli_analyze_json_and_hdf5(tmp_path):

@@ -1,20 +1,16 @@
 """The kernels are compiled without negative-index wraparound (models.core.jit): check the hook
 and the premise it rests on, that no kernel ever indexes an array with a negative value."""
 import os
-import subprocess
-import sys
 import textwrap
 
 from models.core import jit
+from tests.helpers import ROOT, run_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-
-def run_py(code, tmp_path, **env):
-    e = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env)
-    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=e,
-                          capture_output=True, text=True, timeout=900)
+def run_py(code, tmp_path, cwd=ROOT, **env):
+    """Run ``code`` in a child Python with its own Numba cache under ``tmp_path``."""
+    return run_python("-c", textwrap.dedent(code), cwd=cwd, timeout=900,
+                      env=dict(NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env))
 
 
 def test_hook_is_installed():
@@ -43,8 +39,6 @@ def test_hook_applies_to_kernel_modules_only(tmp_path):
         get, get_k, get_plain = jit.njit(get), jit.njit(get_k), numba.njit(get_plain)
         """))
     r = run_py("""
-        import sys
-        sys.path.insert(0, %r)
         import numpy as np
         from numba.np import arrayobj
         orig = arrayobj.fix_integer_index
@@ -56,7 +50,7 @@ def test_hook_applies_to_kernel_modules_only(tmp_path):
             get_k(a, -1)
         except IndexError:
             print("kernel: out of bounds")
-        """ % str(tmp_path), tmp_path, NUMBA_BOUNDSCHECK="1")
+        """, tmp_path, cwd=tmp_path, NUMBA_BOUNDSCHECK="1")      # probe.py is in the child's cwd
     assert r.returncode == 0, r.stderr
     assert "kernel: out of bounds" in r.stdout
 
@@ -83,7 +77,7 @@ def test_import_changes_no_numba_state(tmp_path):
 
 def test_kernel_package_import_writes_no_file(tmp_path):
     """Importing the kernels creates, deletes or rewrites no file next to the sources."""
-    kdir = os.path.join(ROOT, "pdes", "kernels")
+    kdir = os.path.join(str(ROOT), "pdes", "kernels")
 
     def listing():
         out = {}
@@ -137,14 +131,13 @@ def test_cache_directory_is_keyed_on_every_source(tmp_path):
     """An edit to any project source (here a helper inlined into the cycle kernel) moves
     the compiled-code cache to a new directory, so stale machine code is never loaded."""
     import shutil
-    from pathlib import Path
 
     root = tmp_path / "tree"
     for pkg in ("models", "pdes"):
-        shutil.copytree(Path(ROOT) / pkg, root / pkg,
+        shutil.copytree(ROOT / pkg, root / pkg,
                         ignore=shutil.ignore_patterns("__pycache__"))
     before = jit.source_digest(root)
-    assert before == jit.source_digest(Path(ROOT))
+    assert before == jit.source_digest(ROOT)
     bits = root / "models" / "core" / "bits.py"
     bits.write_text(bits.read_text() + "\n# an edit\n")
     assert jit.source_digest(root) != before

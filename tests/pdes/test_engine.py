@@ -14,21 +14,9 @@ from pdes.kernels import cycle
 from models.core import params as prm_slots
 from pdes.output import write_results
 from pdes.timing import channel_cycles, router_cycles
+from tests.helpers import assert_same_results, cfg_builder
 
-RESULT_ARRAYS = ("hist_packet_latency", "hist_network_latency", "hist_hops", "link_flits",
-                 "endpoint_injected", "endpoint_delivered", "series")
-
-
-def cfg_of(*sets):
-    return C.resolve({}, ["measure.warmup_cycles=400", "measure.measure_cycles=600",
-                          "measure.sample_period=100", *sets])
-
-
-def same_results(a, b):
-    assert a["summary"] == b["summary"]
-    assert a["counters"] == b["counters"]
-    for k in RESULT_ARRAYS:
-        assert np.array_equal(a[k], b[k]), k
+cfg_of = cfg_builder("engine")
 
 
 @pytest.mark.parametrize("sets", [
@@ -48,7 +36,7 @@ def test_split_in_one_process_is_bit_identical(sets):
     R = prep.topo.n_routers
     for owner in (np.arange(R) % 2, (np.arange(R) * 3) // R,
                   np.random.default_rng(7).integers(0, 4, R)):
-        same_results(whole, run_local(cfg, owner=owner, prep=prep))
+        assert_same_results(whole, run_local(cfg, owner=owner, prep=prep))
 
 
 def _records_in_use(part):
@@ -180,7 +168,7 @@ def test_same_seed_same_result_other_seed_differs():
     a = run_local(cfg_of("measure.seed=3"))
     b = run_local(cfg_of("measure.seed=3"))
     c = run_local(cfg_of("measure.seed=4"))
-    same_results(a, b)
+    assert_same_results(a, b)
     assert not np.array_equal(a["hist_packet_latency"], c["hist_packet_latency"])
 
 
@@ -267,7 +255,7 @@ def test_next_hop_masks_change_no_result(sets, monkeypatch):
     with_masks = run_local(cfg, prep=prep)
     assert used and all(u == "masks" for u in used)
     monkeypatch.setattr(PartState, "use_next_hop_table", lambda self, dist, **kw: "none")
-    same_results(with_masks, run_local(cfg, prep=prep))
+    assert_same_results(with_masks, run_local(cfg, prep=prep))
 
 
 def test_next_hop_masks_mark_exactly_the_minimal_ports():

@@ -5,9 +5,9 @@ import pytest
 from models.core.errors import ParameterError
 from models.topology import build
 from models.traffic.exchanges import alltoall, bisection, nn3d, torus_dims
-from pdes import config as C
 from pdes.build import prepare
 from pdes.engine import run_local
+from tests.helpers import assert_same_results, cfg_builder
 
 
 def test_torus_dims_match_paper():
@@ -53,8 +53,7 @@ def test_bisection_pairs_are_symmetric():
     assert np.all(np.diff(plan.msg_off) == 1)
 
 
-def cfg_of(*sets):
-    return C.resolve({}, ["topology.q=5", "router.link_latency=1", "measure.sample_period=100", *sets])
+cfg_of = cfg_builder("exchange", "topology.q=5", "router.link_latency=1")
 
 
 @pytest.mark.parametrize("sets", [
@@ -75,8 +74,7 @@ def test_exchange_completes_exactly(sets):
     assert s["total_flits"] == int(prep.traffic.msg_pkts.sum()) * prep.rp.packet_size
     assert s["message_latency_max"] == s["completion_cycles"] - 1
     b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 3)
-    assert a["summary"] == b["summary"]
-    assert np.array_equal(a["hist_message_latency"], b["hist_message_latency"])
+    assert_same_results(a, b)
 
 
 def test_alltoall_minimal_beats_valiant():

@@ -1,9 +1,5 @@
 """Shared input buffers (``router.buffer_policy = "shared"``, BookSim's SharedBufferPolicy): each
 VC of a port owns ``private_vc_flits``, the rest of the port's ``buffer_flits`` is shared."""
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -15,22 +11,15 @@ from pdes.engine import run_local
 from pdes.kernels import cycle
 from models.core import params as prm_slots
 from models.core.record import F_VC, OK
+from tests.helpers import (anynet_ring, assert_same_results, cfg_builder, cli_sets, one_part,
+                           restarted_on_other_part_counts, run_pdes)
 
-sys.path.insert(0, os.path.dirname(__file__))
-from anynet_helpers import ring  # noqa: E402
-from test_buffers import one_part, restarted_on_other_part_counts  # noqa: E402
-from test_engine import same_results  # noqa: E402
-
-FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=400", "measure.sample_period=100",
-        "measure.drain_cycles=400", "router.link_latency=2"]
 SHARED = ["router.buffer_policy=shared"]
 # a hot spot: a quarter of the traffic goes to 4 endpoints, so their routers' ports fill
 HOT = ["traffic.pattern=hotspot", "traffic.frac=0.3", "traffic.hotspots=4", "traffic.load=0.9"]
 SAT = ["traffic.load=0.95"]     # saturated, but measured packets arrive (no NaN means)
-
-
-def cfg_of(*sets):
-    return C.resolve({}, [*FAST, *sets])
+LAT2 = ["router.link_latency=2"]
+cfg_of = cfg_builder("buffers", *LAT2)
 
 
 def test_default_policy_is_private():
@@ -157,7 +146,7 @@ def test_no_shared_flits_gives_the_private_results():
         shared = run_local(cfg_of("router.buffer_flits=32", *sets, *SHARED,
                                   f"router.private_vc_flits={32 // nv}"))
         assert private["counters"]["delivered_measured"] > 0
-        same_results(private, shared)
+        assert_same_results(private, shared)
 
 
 def test_sharing_changes_a_saturated_run():
@@ -187,7 +176,7 @@ def test_split_runs_with_shared_buffers_are_identical(sets):
     R = prep.topo.n_routers
     for owner in (np.arange(R) % 2, (np.arange(R) * 3) // R,
                   np.random.default_rng(5).integers(0, 4, R)):
-        same_results(whole, run_local(cfg, owner=owner.astype(np.int32), prep=prep))
+        assert_same_results(whole, run_local(cfg, owner=owner.astype(np.int32), prep=prep))
 
 
 def test_checkpoint_with_shared_buffers_restarts_on_other_part_counts(tmp_path):
@@ -223,9 +212,7 @@ def test_cli_bad_policy_is_one_line_exit_2(tmp_path):
     for sets, start in ((["router.buffer_policy=limited"], "pdes: error: router.buffer_policy: "),
                         ([*SHARED, "router.private_vc_flits=40", "router.buffer_flits=64",
                           "router.num_vcs=2"], "pdes: error: router.private_vc_flits: ")):
-        r = subprocess.run([sys.executable, "-m", "pdes", "run", "-o", str(out),
-                            *[x for s in sets for x in ("--set", s)]],
-                           capture_output=True, text=True, timeout=300)
+        r = run_pdes("run", "-o", str(out), *cli_sets(*sets))
         assert r.returncode == 2 and not out.exists()
         assert r.stderr.startswith(start) and len(r.stderr.strip().splitlines()) == 1
 
@@ -233,11 +220,9 @@ def test_cli_bad_policy_is_one_line_exit_2(tmp_path):
 def test_start_report_shows_the_shared_buffers():
     """The start report gives the port's flits and the private ones; the result file's config
     holds the policy."""
-    r = subprocess.run([sys.executable, "-m", "pdes", "run", "--set", "router.buffer_policy=shared",
-                        "--set", "router.buffer_flits=256", "--set", "router.num_vcs=4",
-                        "--set", "router.private_vc_flits=5",
-                        *[x for s in FAST for x in ("--set", s)]],
-                       capture_output=True, text=True, timeout=300)
+    r = run_pdes("run", "--set", "router.buffer_policy=shared",
+                 "--set", "router.buffer_flits=256", "--set", "router.num_vcs=4",
+                 "--set", "router.private_vc_flits=5", *cli_sets(*LAT2, preset="buffers"))
     assert r.returncode == 0, r.stderr
     assert ("buffers: shared, 256 flits per port: 5 private per VC, up to 241 per VC "
             "(router.buffer_flits, vc_buffer_flits)") in r.stderr
@@ -245,7 +230,7 @@ def test_start_report_shows_the_shared_buffers():
 
 # ----------------------------------------------------------------------------- BookSim
 def _bs(tmp_path, **keys):
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     return booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
                             "routing_function": "min", **keys}, str(tmp_path))
 

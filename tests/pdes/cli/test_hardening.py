@@ -4,15 +4,14 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 
 import pytest
 
 from models.core.errors import ParameterError
 from models.core.registry import Param
+from tests.helpers import ROOT, cli_sets, descendants, python_argv, run_pdes, subprocess_env
 
-FAST = ["--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=300",
-        "--set", "measure.sample_period=100"]
+FAST = cli_sets(preset="cli")
 
 
 def _files(tmp_path):
@@ -60,11 +59,6 @@ BAD = [   # (arguments, the key the error line must name)
 ]
 
 
-def _cmd(nranks, args):
-    pre = ["mpiexec", "-n", str(nranks)] if nranks > 1 else []
-    return pre + [sys.executable, "-m", "pdes", "run", *FAST, *args]
-
-
 @pytest.mark.parametrize("args,key", BAD, ids=[f"{k}-{i}" for i, (_, k) in enumerate(BAD)])
 def test_bad_input_is_one_line_exit_2(tmp_path, args, key):
     """Every bad input class: exit 2, one `pdes: error: <key>` line, no traceback, the existing
@@ -73,8 +67,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, key):
     before = sorted(p.name for p in tmp_path.iterdir())
     old = tmp_path / "old.h5"
     old.write_bytes(b"previous results")
-    r = subprocess.run(_cmd(1, args + ["-o", str(old)]), capture_output=True, text=True,
-                       cwd=tmp_path, timeout=300)
+    r = run_pdes("run", *FAST, *args, "-o", str(old), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("[pdes]")]
     assert len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}"), r.stderr
@@ -151,7 +144,7 @@ def test_output_through_symlink_or_onto_device_is_refused(tmp_path):
     link = tmp_path / "link.h5"
     link.symlink_to(target)
     for out, what in ((str(link), "symbolic link"), ("/dev/null", "not a regular file")):
-        r = subprocess.run(_cmd(1, ["-o", out]), capture_output=True, text=True, timeout=300)
+        r = run_pdes("run", *FAST, "-o", out)
         assert r.returncode == 2 and what in r.stderr, r.stderr
     assert link.is_symlink() and target.read_bytes() == b"keep"
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
@@ -159,16 +152,14 @@ def test_output_through_symlink_or_onto_device_is_refused(tmp_path):
 
 def test_output_directory_is_checked_before_simulating(tmp_path):
     """A missing output directory is an error before any work."""
-    r = subprocess.run(_cmd(1, ["-o", str(tmp_path / "no" / "such" / "o.h5")]), capture_output=True,
-                       text=True, timeout=300)
+    r = run_pdes("run", *FAST, "-o", str(tmp_path / "no" / "such" / "o.h5"))
     assert r.returncode == 2 and "output.file: directory does not exist" in r.stderr
 
 
 def test_check_exit_codes_and_disconnected_graph(tmp_path):
     """`pdes check`: 0 deadlock-free, 1 deadlock possible, 2 bad input and disconnected networks."""
     def check(*args):
-        return subprocess.run([sys.executable, "-m", "pdes", "check", *args], capture_output=True,
-                              text=True, cwd=tmp_path, timeout=300)
+        return run_pdes("check", *args, cwd=tmp_path)
     assert check().returncode == 0
     assert check("--set", "routing.vc_scheme=phase").returncode == 1
     (tmp_path / "two.edges").write_text("0 1\n2 3\n")
@@ -179,42 +170,20 @@ def test_check_exit_codes_and_disconnected_graph(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("pdes: error: config:") and "Traceback" not in r.stderr
 
 
-def _descendants(pid, pattern):
-    """Processes below ``pid`` whose command line contains ``pattern``."""
-    table = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True,
-                           text=True).stdout.splitlines()
-    rows = []
-    for ln in table:
-        parts = ln.split(None, 2)
-        if len(parts) >= 2:
-            rows.append((int(parts[0]), int(parts[1]), parts[2] if len(parts) > 2 else ""))
-    children: dict = {}
-    for p, pp, _ in rows:
-        children.setdefault(pp, []).append(p)
-    args = {p: a for p, _, a in rows}
-    out, todo = [], list(children.get(pid, []))
-    while todo:
-        p = todo.pop()
-        todo += children.get(p, [])
-        if pattern in args.get(p, "") and sys.executable in args.get(p, ""):
-            out.append(p)
-    return out
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_to_one_rank_ends_the_job(tmp_path, sig):
     """SIGINT or SIGTERM to one rank of a 2-rank run ends the whole job with non-zero status."""
-    cmd = ["mpiexec", "-n", "2", sys.executable, "-m", "pdes", "run",
-           "--set", "measure.measure_cycles=10000000", "-o", str(tmp_path / "o.h5")]
+    cmd = python_argv("-m", "pdes", "run", "--set", "measure.measure_cycles=10000000",
+                      "-o", str(tmp_path / "o.h5"), nranks=2)
     job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
+                           env=subprocess_env(), start_new_session=True)
     try:
         seen = []
         for line in job.stderr:              # until the window loop runs (a progress line)
             seen.append(line)
             if "] cycle " in line:
                 break
-        ranks = _descendants(job.pid, "pdes run")
+        ranks = descendants(job.pid, "pdes run")
         assert len(ranks) == 2, (ranks, seen)
         os.kill(max(ranks), sig)
         _, err = job.communicate(timeout=10)
@@ -229,10 +198,8 @@ def test_signal_to_one_rank_ends_the_job(tmp_path, sig):
 
 def test_declared_ranges_are_documented():
     """docs/config.md lists every static key's declared range as it is in the code."""
-    import pathlib
-
     from pdes import config as C
-    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    text = (ROOT / "docs" / "config.md").read_text()
     for s, ps in list(C.STATIC.items()) + list(C.COMMON.items()):
         for p in ps:
             if p.range_text():
@@ -251,7 +218,7 @@ def test_memory_estimate_is_printed_and_scales_with_buffers():
     assert b["buffers"] > 9 * a["buffers"] and b["per_node_full"] > b["per_node"]
     assert memory_estimate(small, nranks=4)["state"] < a["state"]
     assert a["distances"] == small.topo.n_routers ** 2
-    r = subprocess.run(_cmd(1, []), capture_output=True, text=True, timeout=300)
+    r = run_pdes("run", *FAST)
     assert r.returncode == 0 and "[pdes] memory estimate: " in r.stderr and "per node at start" in r.stderr
 
 

@@ -1,22 +1,15 @@
 """The stages' prefetch pipelines (``prm[PR_PF]``): on for parts whose VC state outgrows the
 caches, and never a change of result."""
-import os
-import sys
-
 import numpy as np
 import pytest
 
-from pdes import config as C
 from pdes.build import make_parts, prepare
 from pdes.engine import run_local
 from pdes.kernels import cycle
 from models.core import params as prm_slots
+from tests.helpers import assert_same_results, cfg_builder
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_engine import same_results  # noqa: E402
-
-FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=400", "measure.sample_period=100",
-        "measure.drain_cycles=600"]
+cfg_of = cfg_builder("prefetch")
 
 
 def pipelines(monkeypatch, on: bool) -> None:
@@ -39,7 +32,7 @@ def pipelines(monkeypatch, on: bool) -> None:
 def test_pipelines_change_no_result(monkeypatch, sets):
     """The same run with the pipelines on and off, whole and split into 3 parts, is
     bit-identical."""
-    cfg = C.resolve({}, [*FAST, *sets])
+    cfg = cfg_of(*sets)
     prep = prepare(cfg)
     R = prep.topo.n_routers
     out = {}
@@ -50,18 +43,18 @@ def test_pipelines_change_no_result(monkeypatch, sets):
         out[on] = [run_local(cfg, prep=prep), run_local(cfg, owner=np.arange(R) % 3, prep=prep)]
     assert out[True][0]["summary"]["measured_packets"] > 0
     for a, b in zip(out[False], out[True]):
-        same_results(a, b)
-    same_results(out[True][0], out[True][1])
+        assert_same_results(a, b)
+    assert_same_results(out[True][0], out[True][1])
 
 
 def test_pipelines_follow_the_part_size():
     """The pipelines are on for a part with at least PF_MIN_VCS input VCs, off below."""
-    cfg = C.resolve({}, [*FAST, "topology.q=13", "topology.p=9"])
+    cfg = cfg_of("topology.q=13", "topology.p=9")
     prep = prepare(cfg)
     R = prep.topo.n_routers
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
     assert part.nP * part.nv < cycle.PF_MIN_VCS and part.prm[prm_slots.PR_PF] == 0
-    cfg = C.resolve({}, [*FAST, "topology.q=13", "topology.p=9", "router.num_vcs=16"])
+    cfg = cfg_of("topology.q=13", "topology.p=9", "router.num_vcs=16")
     prep = prepare(cfg)
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
     assert part.nP * part.nv >= cycle.PF_MIN_VCS and part.prm[prm_slots.PR_PF] == 1

@@ -1,6 +1,5 @@
 """Structural invariants of the fat tree, MLFM, OFT, HyperX, torus, hypercube, random and Skywalk families."""
 import re
-import time
 
 import numpy as np
 import pytest
@@ -239,15 +238,11 @@ def test_hyperx_is_fbf3():
     assert np.all(cnt == p) and pair.size == 2 * p * (p * (p - 1) // 2)
 
 
-def test_hyperx_and_torus_build_fast():
-    """HyperX 16x16x16 and torus 32x32x32 build in well under two seconds."""
-    t0 = time.perf_counter()
+def test_hyperx_and_torus_build_at_scale():
+    """HyperX 16x16x16 and torus 32x32x32 have all their links (build time: bench_topology.py)."""
     h = hyperx([16, 16, 16])
-    t1 = time.perf_counter()
     tor = torus([32, 32, 32])
-    t2 = time.perf_counter()
     assert h.n_links == 4096 * 45 // 2 and tor.n_links == 3 * 32768
-    assert t1 - t0 < 2.0 and t2 - t1 < 2.0
 
 
 # ----------------------------------------------------------------- torus

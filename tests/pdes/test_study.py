@@ -1,11 +1,9 @@
 """Studies: `pdes sweep` (points equal to single runs, saturation search, resume), `pdes show`,
 `pdes plot`, `pdes run --json`."""
 import csv
+import functools
 import io
 import json
-import os
-import subprocess
-import sys
 
 import h5py
 import numpy as np
@@ -14,45 +12,11 @@ import pytest
 from models.core.errors import ParameterError
 from pdes import config as C
 from pdes import study as S
+from tests.helpers import assert_same_results, cli_sets, phase_sets, run_pdes
 
-FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=600", "measure.sample_period=100"]
-
-
-def sets(*extra):
-    out = []
-    for s in FAST + list(extra):
-        out += ["--set", s]
-    return out
-
-
-def pdes(*args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "pdes", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
-
-
-def datasets(g, prefix=""):
-    """{path: value} of every dataset below g, except the rank-count/wall-clock ones."""
-    out = {}
-
-    def visit(name, obj):
-        if isinstance(obj, h5py.Dataset) and not name.startswith("run") \
-                and name != "config/output/file":
-            out[name] = obj[()]
-    g.visititems(visit)
-    return out
-
-
-def assert_same_datasets(a, b):
-    da, db = datasets(a), datasets(b)
-    assert sorted(da) == sorted(db)
-    for k in da:
-        va, vb = da[k], db[k]
-        if isinstance(va, np.ndarray):
-            assert va.dtype == vb.dtype and np.array_equal(va, vb), k
-        elif isinstance(va, float) and np.isnan(va):
-            assert np.isnan(vb), k
-        else:
-            assert va == vb, k
+FAST = phase_sets("study")
+sets = functools.partial(cli_sets, preset="study")      # FAST and then these, as --set arguments
+pdes = functools.partial(run_pdes, timeout=600)
 
 
 # --------------------------------------------------------------------------- the spec
@@ -129,7 +93,7 @@ def test_sweep_points_equal_single_runs(tmp_path):
                       "-o", str(ref), "--quiet")
             assert rr.returncode == 0, rr.stderr
             with h5py.File(ref) as g:
-                assert_same_datasets(f["points"][name], g)
+                assert_same_results(f["points"][name], g, attrs=False)
                 assert f["points"][name]["config/routing/algorithm"][()].decode() == alg
                 assert row["accepted"] == g["summary/accepted_load"][()]
                 assert row["latency_mean"] == g["summary/packet_latency_mean"][()]
@@ -236,8 +200,7 @@ def test_crash_then_resume_equals_uninterrupted(tmp_path):
     full = tmp_path / "full.h5"
     assert pdes(*args, "-o", str(full)).returncode == 0
     part = tmp_path / "part.h5"
-    env = dict(os.environ, PDES_TEST_CRASH_AFTER_POINTS="2")
-    r = pdes(*args, "-o", str(part), env=env)
+    r = pdes(*args, "-o", str(part), env={"PDES_TEST_CRASH_AFTER_POINTS": "2"})
     assert r.returncode != 0
     with h5py.File(part) as f:
         assert not f.attrs["finished"] and len(f["points"]) == 2 and len(f["table"]) == 2
@@ -249,7 +212,7 @@ def test_crash_then_resume_equals_uninterrupted(tmp_path):
         assert b.attrs["finished"]
         assert sorted(a["points"]) == sorted(b["points"])
         for name in a["points"]:
-            assert_same_datasets(a["points"][name], b["points"][name])
+            assert_same_results(a["points"][name], b["points"][name], attrs=False)
         for tab in ("table", "table_mean", "saturation"):
             ta, tb = a[tab][()], b[tab][()]
             for col in ta.dtype.names:
@@ -437,7 +400,7 @@ def test_mpi_sweep_points_equal_one_rank_runs(tmp_path, concurrent):
                 res = simulate(cfg, None)
                 image = run_image(res, C.to_toml(cfg), nranks=1, partition=res["partition"], version="")
                 with h5py.File(io.BytesIO(image), "r") as g:
-                    assert_same_datasets(f["points"][name], g)
+                    assert_same_results(f["points"][name], g, attrs=False)
     comm.Barrier()
 
 

@@ -1,12 +1,10 @@
 """Tests of ``python -m pdes topo`` and ``python -m pdes info`` (run as subprocesses)."""
+import functools
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.helpers import ROOT, run_pdes
 
 REQUIRED_KEYS = {
     "topology", "params", "routers", "endpoints", "links", "network_radix_min",
@@ -16,15 +14,11 @@ REQUIRED_KEYS = {
 }
 
 
-def pdes(*args, cwd=None):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "pdes", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env=env, timeout=300)
+pdes = functools.partial(run_pdes, cwd=ROOT)       # `python -m pdes ARGS`, in the repository root
 
 
 def topo_json(*args, cwd=None):
-    proc = pdes("topo", *args, "--json", cwd=cwd)
+    proc = pdes("topo", *args, "--json", cwd=cwd or ROOT)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1

@@ -17,14 +17,10 @@ from models.core.params import PR_NHMIN, PR_NHMULTI
 from models.core.nexthop import table_port
 from models.core.rng import P_ROUTE
 from pdes.state import PartState
-
-FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=500", "measure.sample_period=100"]
+from tests.helpers import assert_same_results, cfg_builder
 
 PortTable = namedtuple("PortTable", ["nh_port", "nh_blk", "nh_off", "nh_cand"])
-
-
-def cfg_of(*sets):
-    return C.resolve({}, [*FAST, *sets])
+cfg_of = cfg_builder("short")
 
 
 def parts_of(prep, nparts, kind="auto"):
@@ -153,7 +149,6 @@ RUNS = {
 def test_runs_with_the_port_table_equal_the_scan(name, monkeypatch):
     """Minimal routing above 32 network ports gives bit-identical results with the port table
     (one part and two parts) and with the scan of the distance rows."""
-    from tests.test_engine import same_results
     cfg = cfg_of(*RUNS[name])
     prep = prepare(cfg)
     R = prep.topo.n_routers
@@ -166,8 +161,8 @@ def test_runs_with_the_port_table_equal_the_scan(name, monkeypatch):
     monkeypatch.setattr(PartState, "use_next_hop_table", lambda self, dist, **kw: "none")
     scan = run_local(cfg, prep=prep)
     assert scan["next_hops"] == {"kind": "none", "bytes": 0, "bytes_max_rank": 0}
-    same_results(table, scan)
-    same_results(split, scan)
+    assert_same_results(table, scan)
+    assert_same_results(split, scan)
 
 
 def test_results_file_records_the_table(tmp_path):
@@ -186,7 +181,6 @@ def test_results_file_records_the_table(tmp_path):
 def test_ports_on_a_low_radix_equal_the_masks(monkeypatch):
     """The port table (forced on a hypercube, where most entries have several minimal ports)
     gives the results of the masks."""
-    from tests.test_engine import same_results
     cfg = cfg_of("topology.name=hypercube", "topology.n=6", "topology.p=2", "traffic.load=0.7",
                  "router.num_vcs=6")
     prep = prepare(cfg)
@@ -197,7 +191,7 @@ def test_ports_on_a_low_radix_equal_the_masks(monkeypatch):
                         lambda self, dist, **kw: orig(self, dist, kind="ports"))
     ports = run_local(cfg, prep=prep)
     assert ports["next_hops"]["kind"] == "ports (uint8)"
-    same_results(masks, ports)
+    assert_same_results(masks, ports)
 
 
 def test_a_table_that_does_not_fit_is_left_out():

@@ -1,16 +1,10 @@
 """BookSim2 configs read by `pdes run`, and the anynet / edge-list exports with link latencies."""
-import subprocess
-import sys
-
 import pytest
 
 from models.core.errors import ParameterError
 from pdes import booksim
 from pdes import config as C
-
-from anynet_helpers import pdes_cmd, ring
-
-MPIEXEC = "mpiexec"
+from tests.helpers import anynet_ring, run_pdes
 
 # every key pdes maps, with values unlike BookSim's defaults
 ALL_KEYS = """\
@@ -64,7 +58,7 @@ def test_parse_errors(text, msg):
 # ----------------------------------------------------------------------------- mapping
 def test_every_mapped_key_resolves(tmp_path):
     """A config with every mapped key gives the documented pdes config (conversions included)."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     cfg_path = tmp_path / "all.cfg"
     cfg_path.write_text(ALL_KEYS)
     raw, used, notes = booksim.load(str(cfg_path))
@@ -94,7 +88,7 @@ def test_every_mapped_key_resolves(tmp_path):
                                       ("st_final_delay = 0;", "st_final_delay")])
 def test_zero_allocator_or_crossbar_delay_is_refused(tmp_path, stmt, key):
     """BookSim refuses allocators without delay (and asserts on a crossbar without): so does pdes."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     bs = booksim.parse("topology = anynet;\nnetwork_file = net.anynet;\nrouting_function = min;\n"
                        + stmt, "x.cfg")
     with pytest.raises(ParameterError, match=f"booksim.{key}: .*>= 1"):
@@ -103,7 +97,7 @@ def test_zero_allocator_or_crossbar_delay_is_refused(tmp_path, stmt, key):
 
 def test_booksim_defaults_fill_missing_keys(tmp_path):
     """Mapped keys the file leaves out take BookSim's defaults, marked as such."""
-    ring(tmp_path, weights=[3] * 6)
+    anynet_ring(tmp_path, weights=[3] * 6)
     raw, used, _ = booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
                                     "routing_function": "min"}, str(tmp_path))
     cfg = C.resolve(raw)
@@ -121,7 +115,7 @@ def test_booksim_defaults_fill_missing_keys(tmp_path):
 
 def test_rate_in_flits_and_converging_warmup(tmp_path):
     """injection_rate_uses_flits keeps the rate; warmup_periods = 0 becomes a converging warm-up."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     raw, _, _ = booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
                                  "routing_function": "min", "injection_rate": 0.3,
                                  "injection_rate_uses_flits": 1, "packet_size": 4,
@@ -141,7 +135,7 @@ def test_rate_in_flits_and_converging_warmup(tmp_path):
 ])
 def test_traffic_patterns(tmp_path, traffic, expect):
     """Patterns with the same destinations in pdes are mapped; digit patterns only in 1-D."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     raw, _, _ = booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
                                  "routing_function": "min", "traffic": traffic}, str(tmp_path))
     assert {k: v for k, v in raw["traffic"].items() if k != "load"} == expect
@@ -163,7 +157,7 @@ def test_traffic_patterns(tmp_path, traffic, expect):
 ])
 def test_unmappable_keys_are_refused(tmp_path, bs, key):
     """A key pdes cannot map is refused with a message naming booksim.<key>."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     full = {"topology": "anynet", "network_file": "net.anynet", "routing_function": "min", **bs}
     with pytest.raises(ParameterError) as exc:
         booksim.to_pdes(full, str(tmp_path))
@@ -184,10 +178,10 @@ def test_booksim_file_detection(tmp_path):
 # ----------------------------------------------------------------------------- CLI
 def test_cli_unmappable_key_exit_2_one_line(tmp_path):
     """`pdes run bad.cfg` prints one `pdes: error: booksim.<key>` line and exits 2."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     (tmp_path / "bad.cfg").write_text("topology = anynet;\nnetwork_file = net.anynet;\n"
                                       "routing_function = min;\nsw_allocator = islip;\n")
-    r = pdes_cmd("run", "bad.cfg", cwd=tmp_path)
+    r = run_pdes("run", "bad.cfg", cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pdes: error: booksim.sw_allocator: cannot be "
@@ -196,33 +190,32 @@ def test_cli_unmappable_key_exit_2_one_line(tmp_path):
 
 def test_cli_unmappable_key_under_mpi(tmp_path):
     """Under mpiexec -n 2 the refusal is printed once and every rank exits 2."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     (tmp_path / "bad.cfg").write_text("topology = anynet;\nnetwork_file = net.anynet;\n"
                                       "routing_function = valiant;\n")
-    r = subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", "pdes", "run", "--booksim",
-                        "bad.cfg"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    r = run_pdes("run", "--booksim", "bad.cfg", nranks=2, cwd=tmp_path, timeout=120)
     assert r.returncode == 2
     assert r.stderr.count("pdes: error: booksim.routing_function:") == 1
 
 
 def test_cli_print_config_and_overrides(tmp_path):
     """--print-config prints the resolved TOML; --set applies on top; the keys used go to stderr."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     (tmp_path / "b.cfg").write_text(ALL_KEYS.replace("net.anynet", "net.anynet"))
-    r = pdes_cmd("run", "--booksim", "b.cfg", "--set", "measure.seed=9", "--print-config",
+    r = run_pdes("run", "--booksim", "b.cfg", "--set", "measure.seed=9", "--print-config",
                  cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "seed = 9" in r.stdout and "vc_buffer_flits = 32" in r.stdout
     assert "--set router.st_delay=3" in r.stderr and "BookSim config b.cfg read as:" in r.stderr
-    q = pdes_cmd("run", "b.cfg", "--print-config", "--quiet", cwd=tmp_path)
+    q = run_pdes("run", "b.cfg", "--print-config", "--quiet", cwd=tmp_path)
     assert q.returncode == 0 and q.stderr == "" and "seed = 7" in q.stdout
-    both = pdes_cmd("run", "b.cfg", "--booksim", "b.cfg", cwd=tmp_path)
+    both = run_pdes("run", "b.cfg", "--booksim", "b.cfg", cwd=tmp_path)
     assert both.returncode == 2 and "not both" in both.stderr
 
 
 def test_run_booksim_cfg_on_exported_anynet(tmp_path):
     """`pdes topo --export anynet` then `pdes run booksim.cfg` runs end to end with those latencies."""
-    r = pdes_cmd("topo", "slimfly", "--set", "topology.q=5", "--set", "router.link_latency=2",
+    r = run_pdes("topo", "slimfly", "--set", "topology.q=5", "--set", "router.link_latency=2",
                  "--export", "anynet", "sf.anynet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     (tmp_path / "booksim.cfg").write_text(
@@ -230,7 +223,7 @@ def test_run_booksim_cfg_on_exported_anynet(tmp_path):
         "traffic = uniform;\ninjection_rate = 0.05;\nnum_vcs = 2;\nvc_buf_size = 16;\n"
         "credit_delay = 2;\ninternal_speedup = 2.0;\nsample_period = 100;\nwarmup_periods = 2;\n"
         "max_samples = 6;\n")
-    r = pdes_cmd("run", "booksim.cfg", "--json", "--quiet", cwd=tmp_path)
+    r = run_pdes("run", "booksim.cfg", "--json", "--quiet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     import json
     s = json.loads(r.stdout)
@@ -253,7 +246,7 @@ def test_id_patterns_need_the_files_node_ids(tmp_path):
 
 def test_shared_buf_size_gives_each_vc_its_share(tmp_path):
     """buf_size > 0 gives each VC buf_size // num_vcs flits, as BookSim's private buffers do."""
-    ring(tmp_path)
+    anynet_ring(tmp_path)
     raw, _, _ = booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
                                  "routing_function": "min", "num_vcs": 3, "buf_size": 100},
                                 str(tmp_path))

@@ -8,13 +8,10 @@ import models.routing  # noqa: F401  (registers the algorithms)
 import models.traffic  # noqa: F401
 from models.core.errors import ParameterError
 from models.core.registry import ROUTINGS, TRAFFIC
-from pdes import config as C
 from pdes.build import prepare
+from tests.helpers import cfg_builder
 
-
-def cfg_of(*sets):
-    return C.resolve({}, ["measure.warmup_cycles=100", "measure.measure_cycles=100",
-                          "measure.sample_period=100", *sets])
+cfg_of = cfg_builder("plan")
 
 
 def _patch_routing(monkeypatch, alg, change):

@@ -1,24 +1,15 @@
 """`python -m pdes run`: default example, overrides, bad input and failure behaviour."""
-import os
-import subprocess
-import sys
-import time
-
 import h5py
 import pytest
 
-FAST = ["--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=300",
-        "--set", "measure.sample_period=100"]
+from tests.helpers import cli_sets, run_pdes, run_python
 
-
-def run(*args, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "pdes", "run", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout)
+FAST = cli_sets(preset="cli")
 
 
 def test_default_example_runs(tmp_path):
     """With no config the built-in Slim Fly example runs and prints a summary."""
-    r = run("--quiet", *FAST, "-o", str(tmp_path / "out.h5"))
+    r = run_pdes("run", "--quiet", *FAST, "-o", str(tmp_path / "out.h5"))
     assert r.returncode == 0, r.stderr
     assert "accepted load" in r.stdout and "packet latency" in r.stdout
     with h5py.File(tmp_path / "out.h5") as f:
@@ -29,7 +20,7 @@ def test_default_example_runs(tmp_path):
 def test_start_up_breakdown_on_stderr_and_in_run(tmp_path):
     """The start report lists every start-up phase, and /run holds each phase's seconds."""
     from pdes.cli.run import STARTUP
-    r = run(*FAST, "-o", str(tmp_path / "out.h5"))
+    r = run_pdes("run", *FAST, "-o", str(tmp_path / "out.h5"))
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stderr.splitlines() if "start-up:" in x)
     for what, _ in STARTUP:
@@ -39,17 +30,17 @@ def test_start_up_breakdown_on_stderr_and_in_run(tmp_path):
             assert f["run"].attrs[key] >= 0.0, key
     assert {k for _, k in STARTUP} >= {"build_s", "layout_s", "distances_s", "tables_s",
                                         "traffic_s", "partition_s", "state_s", "compile_s"}
-    q = run("--quiet", *FAST)
+    q = run_pdes("run", "--quiet", *FAST)
     assert q.returncode == 0 and "start-up" not in q.stderr
 
 
 def test_print_config_round_trips(tmp_path):
     """--print-config prints TOML that runs as a config file with the same result."""
-    r = run("--print-config", "--set", "traffic.load=0.25")
+    r = run_pdes("run", "--print-config", "--set", "traffic.load=0.25")
     assert r.returncode == 0 and 'load = 0.25' in r.stdout
     cfg = tmp_path / "c.toml"
     cfg.write_text(r.stdout)
-    r2 = run(str(cfg), "--print-config")
+    r2 = run_pdes("run", str(cfg), "--print-config")
     assert r2.returncode == 0 and r2.stdout == r.stdout
 
 
@@ -83,7 +74,7 @@ def test_print_config_round_trips(tmp_path):
 def test_bad_input_one_line_exit_2_no_file(tmp_path, args, key):
     """Bad input: one line naming the key on stderr, exit status 2, no output file."""
     out = tmp_path / "o.h5"
-    r = run(*args, "-o", str(out))
+    r = run_pdes("run", *args, "-o", str(out))
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pdes: error:") and key in lines[0], r.stderr
@@ -95,21 +86,14 @@ def test_malformed_toml(tmp_path):
     """A malformed TOML file is reported with its name, exit status 2."""
     bad = tmp_path / "bad.toml"
     bad.write_text("[router\nnum_vcs = ")
-    r = run(str(bad))
+    r = run_pdes("run", str(bad))
     assert r.returncode == 2 and "not valid TOML" in r.stderr and "Traceback" not in r.stderr
-
-
-MPIEXEC = "mpiexec"
-
-
-def _mpi(n, *args, env=None, timeout=120):
-    return subprocess.run([MPIEXEC, "-n", str(n), sys.executable, *args], capture_output=True,
-                          text=True, timeout=timeout, env=env)
 
 
 def test_bad_input_under_mpi_exits_2_everywhere(tmp_path):
     """Under mpiexec a config error is printed once and every rank exits with status 2."""
-    r = _mpi(2, "-m", "pdes", "run", "--set", "traffic.load=2", "-o", str(tmp_path / "o.h5"))
+    r = run_pdes("run", "--set", "traffic.load=2", "-o", str(tmp_path / "o.h5"), nranks=2,
+                 timeout=120)
     assert r.returncode == 2
     assert r.stderr.count("pdes: error:") == 1 and "traffic.load" in r.stderr
     assert not any(tmp_path.iterdir())
@@ -134,7 +118,7 @@ def test_fault_on_one_rank_ends_the_job(tmp_path):
     """An exception on one rank mid-run ends the whole job quickly, non-zero, with its message."""
     script = tmp_path / "fault.py"
     script.write_text(FAULT)
-    r = _mpi(2, str(script), str(tmp_path / "o.h5"), timeout=120)
+    r = run_python(script, tmp_path / "o.h5", nranks=2, timeout=120)
     assert r.returncode != 0
     assert "rank 1" in r.stderr and "injected fault" in r.stderr
     assert not (tmp_path / "o.h5").exists()
@@ -158,12 +142,12 @@ def test_buffer_note_compares_a_vcs_share_with_the_round_trip(tmp_path):
     cfg["router"]["buffer_flits"] = 2 * rtt
     assert buffer_note(prepare(cfg)) == ""
     out = tmp_path / "o.h5"
-    r = run("--quiet", *FAST, "--set", "router.link_latency=40", "--set", "router.buffer_flits=64",
-            "-o", str(out))
+    r = run_pdes("run", "--quiet", *FAST, "--set", "router.link_latency=40",
+                 "--set", "router.buffer_flits=64", "-o", str(out))
     assert r.returncode == 0 and r.stderr.count("note: router.buffer_flits") == 1
     with h5py.File(out) as f:
         assert f.attrs["buffer_note"].startswith("note: router.buffer_flits = 64 gives 32")
-    r = run("--quiet", *FAST, "--set", "router.link_latency=1", "-o", str(out))
+    r = run_pdes("run", "--quiet", *FAST, "--set", "router.link_latency=1", "-o", str(out))
     assert "note:" not in r.stderr
     with h5py.File(out) as f:
         assert f.attrs["buffer_note"] == ""

@@ -1,42 +1,24 @@
 """Buffers: a capacity per input port (from its link, or fixed by the user), enforced by credits,
 and flit storage whose memory follows the flits present."""
-import contextlib
-import os
-import subprocess
-import sys
-
 import h5py
 import numpy as np
 import pytest
 
-from pdes import checkpoint as K
-from pdes import config as C
 from pdes.comm import LocalGroup
-from pdes.build import make_parts, prepare
+from pdes.build import prepare
 from pdes.engine import run_local
 from pdes.loop import Engine
-from pdes.loopstate import CheckpointPlan, CheckpointStop
 from pdes.sizing import MIN_AUTO_VC_FLITS, buffer_note
 from pdes.kernels import cycle
 from models.core import params as prm_slots
 from models.core.record import F_VC, OK
 from pdes.timing import slot_round_trip
+from tests.helpers import (assert_same_results, cfg_builder, cli_sets, one_part, phase_sets,
+                           restarted_on_other_part_counts, run_pdes)
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_engine import same_results  # noqa: E402
-
-FAST = ["measure.warmup_cycles=300", "measure.measure_cycles=400", "measure.sample_period=100",
-        "measure.drain_cycles=400"]
+FAST = phase_sets("buffers")
 AUTO = ["router.buffer_flits=0", "router.vc_buffer_flits=0"]
-
-
-def cfg_of(*sets):
-    return C.resolve({}, [*FAST, *sets])
-
-
-def one_part(prep):
-    (part,) = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 1)
-    return part
+cfg_of = cfg_builder("buffers")
 
 
 def test_automatic_depth_covers_each_ports_own_link():
@@ -79,16 +61,11 @@ def test_vc_buffer_flits_gives_every_vc_that_depth():
         assert prep.rp.vc_flits == 24 and int(part.prm[prm_slots.PR_HOT]) == 24
 
 
-def run_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "pdes", "run", *args], capture_output=True,
-                          text=True, timeout=timeout)
-
-
 def test_inconsistent_buffer_keys_are_refused(tmp_path):
     """buffer_flits and vc_buffer_flits that disagree: one line naming vc_buffer_flits, exit 2."""
     out = tmp_path / "o.h5"
-    r = run_cli("--set", "router.buffer_flits=64", "--set", "router.vc_buffer_flits=16",
-                "--set", "router.num_vcs=2", "-o", str(out))
+    r = run_pdes("run", "--set", "router.buffer_flits=64", "--set", "router.vc_buffer_flits=16",
+                 "--set", "router.num_vcs=2", "-o", str(out))
     assert r.returncode == 2 and not out.exists()
     assert r.stderr.startswith("pdes: error: router.vc_buffer_flits: 16 flits per VC, but "
                                "router.buffer_flits = 64 over 2 VCs gives 32")
@@ -106,16 +83,16 @@ def test_buffer_note_only_when_the_user_fixes_buffers(tmp_path):
     assert "vc_buffer_flits >= 84" in buffer_note(fixed)       # 2 * 40 + 4
     out = tmp_path / "o.h5"
     sets = [x for s in long_links for x in ("--set", s)]
-    r = run_cli("--quiet", *sets, "--set", "router.vc_buffer_flits=8", "-o", str(out))
+    r = run_pdes("run", "--quiet", *sets, "--set", "router.vc_buffer_flits=8", "-o", str(out))
     assert r.returncode == 0 and r.stderr.count("note: router.vc_buffer_flits") == 1
     with h5py.File(out) as f:
         assert f.attrs["buffer_note"].startswith("note: router.vc_buffer_flits = 8")
-    r = run_cli("--quiet", *sets, *[x for s in AUTO for x in ("--set", s)], "-o", str(out))
+    r = run_pdes("run", "--quiet", *sets, *cli_sets(*AUTO), "-o", str(out))
     assert r.returncode == 0 and "note:" not in r.stderr
     with h5py.File(out) as f:
         assert f.attrs["buffer_note"] == ""
         assert f["run"].attrs["peak_rss_mb"] > 10
-    r = run_cli(*sets, *[x for s in AUTO for x in ("--set", s)])
+    r = run_pdes("run", *sets, *cli_sets(*AUTO))
     assert "buffers: 32 to 100 flits per VC (automatic" in r.stderr
     assert "peak memory" in r.stdout
 
@@ -172,24 +149,7 @@ def test_split_runs_with_per_port_capacities_are_identical(load):
     R = prep.topo.n_routers
     for owner in (np.arange(R) % 2, (np.arange(R) * 3) // R,
                   np.random.default_rng(3).integers(0, 4, R)):
-        same_results(whole, run_local(cfg, owner=owner.astype(np.int32), prep=prep))
-
-
-@contextlib.contextmanager
-def restarted_on_other_part_counts(cfg, prep, path):
-    """Checkpoint a run on 2 parts at cycle 500 into ``path``, yield the checkpoint file open
-    (for the caller's checks of what was saved), then continue from it on 1 and 3 parts and
-    assert the uninterrupted run's results."""
-    R = prep.topo.n_routers
-    whole = run_local(cfg, prep=prep)
-    with pytest.raises(CheckpointStop):
-        run_local(cfg, owner=(np.arange(R) % 2).astype(np.int32), prep=prep,
-                  checkpoint=CheckpointPlan(str(path), stop_at=500))
-    ck = K.open_checkpoint(str(path))
-    with h5py.File(path) as f:
-        yield f
-    for owner in (None, ((np.arange(R) * 3) // R).astype(np.int32)):
-        same_results(whole, run_local(cfg, owner=owner, prep=prep, restart=ck))
+        assert_same_results(whole, run_local(cfg, owner=owner.astype(np.int32), prep=prep))
 
 
 def test_checkpoint_with_per_port_capacities_restarts_on_other_part_counts(tmp_path):

@@ -8,6 +8,7 @@ from pdes import config as C
 from pdes.build import plan_routing, prepare
 from pdes.engine import run_local
 from pdes.timing import channel_cycles, router_cycles
+from tests.helpers import assert_same_results, cfg_builder
 
 TOPOS = {
     "sf": ["topology.q=5"],
@@ -16,12 +17,7 @@ TOPOS = {
     "oft": ["topology.name=oft", "topology.k=4"],
 }
 ALGS = ["min", "valiant", "ugal_l", "ugal_g"]
-
-
-def cfg_of(*sets):
-    return C.resolve({}, ["router.link_latency=2", "measure.warmup_cycles=300",
-                          "measure.measure_cycles=500", "measure.sample_period=100",
-                          "measure.drain_cycles=300", *sets])
+cfg_of = cfg_builder("routing", "router.link_latency=2")
 
 
 @pytest.mark.parametrize("alg", ALGS)
@@ -116,9 +112,7 @@ def test_adaptive_split_is_bit_identical(alg):
     R = prep.topo.n_routers
     for owner in (np.arange(R) % 2, np.random.default_rng(3).integers(0, 3, R)):
         b = run_local(cfg, prep=prep, owner=owner)
-        assert a["summary"] == b["summary"]
-        for k in ("hist_hops", "hist_packet_latency", "link_flits", "series"):
-            assert np.array_equal(a[k], b[k]), k
+        assert_same_results(a, b)
 
 
 SHIPPED = [(t, a) for t in ("sf", "df", "mlfm", "oft") for a in ALGS] + \
@@ -167,15 +161,11 @@ def test_bad_routing_parameters(sets, key):
         prepare(cfg_of(*TOPOS["sf"], *sets))
 
 
-def test_check_command_exit_codes(tmp_path):
+def test_check_command_exit_codes(run_pdes):
     """`pdes check` exits 0 for a deadlock-free config and 1 when it finds a cycle."""
-    import subprocess
-    import sys
-    ok = subprocess.run([sys.executable, "-m", "pdes", "check", "--set", "routing.algorithm=valiant"],
-                        capture_output=True, text=True)
+    ok = run_pdes("check", "--set", "routing.algorithm=valiant")
     assert ok.returncode == 0 and "deadlock-free" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "pdes", "check", "--set", "routing.vc_scheme=phase"],
-                         capture_output=True, text=True)
+    bad = run_pdes("check", "--set", "routing.vc_scheme=phase")
     assert bad.returncode == 1 and "DEADLOCK POSSIBLE" in bad.stdout
 
 
@@ -207,7 +197,7 @@ def test_adaptive_minimal_exact_and_deadlock_free(sets):
     prep = prepare(cfg)
     a = run_local(cfg, prep=prep)
     b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 2)
-    assert a["summary"] == b["summary"] and np.array_equal(a["link_flits"], b["link_flits"])
+    assert_same_results(a, b)
 
 
 SKYWALK = ["topology.name=skywalk", "topology.z=4", "topology.c=16", "topology.d_i=3",
@@ -250,7 +240,7 @@ def test_fastest_plan_and_exactness():
     a = run_local(cfg, prep=prep)
     assert np.nonzero(a["hist_hops"])[0].max() <= prep.plan.max_hops
     b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 3)
-    assert a["summary"] == b["summary"]
+    assert_same_results(a, b)
 
 
 @pytest.mark.parametrize("sets,bound", [
@@ -288,7 +278,7 @@ def test_dragonfly_nonminimal_exact_and_bounded(alg):
     a = run_local(cfg, prep=prep)
     assert np.nonzero(a["hist_hops"])[0].max() <= 5
     b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 3)
-    assert a["summary"] == b["summary"] and np.array_equal(a["link_flits"], b["link_flits"])
+    assert_same_results(a, b)
     topo, dist, plan, nv = plan_routing(cfg)
     assert check(topo, dist, plan, nv)["ok"]
     if alg == "dragonfly_valiant":
@@ -429,9 +419,7 @@ def test_galaxy_split_is_bit_identical(alg):
     R = prep.topo.n_routers
     for owner in (np.arange(R) % 2, np.random.default_rng(5).integers(0, 3, R)):
         b = run_local(cfg, prep=prep, owner=owner)
-        assert a["summary"] == b["summary"]
-        for k in ("hist_hops", "hist_packet_latency", "link_flits", "series"):
-            assert np.array_equal(a[k], b[k]), k
+        assert_same_results(a, b)
 
 
 # ------------------------------------------------------------------ layered routing and RUES
@@ -556,9 +544,7 @@ def test_layered_split_is_bit_identical(sets):
     R = prep.topo.n_routers
     for owner in (np.arange(R) % 2, np.random.default_rng(7).integers(0, 3, R)):
         b = run_local(cfg, prep=prep, owner=owner)
-        assert a["summary"] == b["summary"]
-        for k in ("hist_hops", "hist_packet_latency", "link_flits", "series"):
-            assert np.array_equal(a[k], b[k]), k
+        assert_same_results(a, b)
 
 
 def test_layered_beats_minimal_under_the_slim_fly_worst_case():

@@ -7,8 +7,7 @@ from models.core.errors import ParameterError
 from models.topologies.file import export_topology, from_file
 from models.topology import build
 from pdes import config as C
-
-from anynet_helpers import pdes_cmd, ring
+from tests.helpers import anynet_ring, run_pdes
 
 
 # ----------------------------------------------------------------------------- exports
@@ -29,7 +28,7 @@ def test_anynet_round_trip_keeps_graph_and_latencies(tmp_path):
 
 def test_anynet_weights_one_side_default_and_conflict(tmp_path):
     """A weight from one side serves both directions; unweighted links get 1; conflicts are refused."""
-    t = from_file(ring(tmp_path, weights=[4, 4, 4, 4, 4, 4]))
+    t = from_file(anynet_ring(tmp_path, weights=[4, 4, 4, 4, 4, 4]))
     assert t.meta["link_latency"].tolist() == [4] * 6
     p = tmp_path / "m.anynet"
     p.write_text("router 0 node 0 router 1 5 router 2\nrouter 1 node 1 router 2\nrouter 2 node 2\n")
@@ -47,7 +46,7 @@ def test_anynet_weights_one_side_default_and_conflict(tmp_path):
 def test_engine_uses_file_latencies_unless_fixed(tmp_path):
     """A run takes a file's link latencies when router.link_latency = 0, the fixed value otherwise."""
     from pdes.build import link_latencies
-    path = ring(tmp_path, weights=[1, 2, 3, 4, 5, 6])
+    path = anynet_ring(tmp_path, weights=[1, 2, 3, 4, 5, 6])
     cfg = C.resolve({}, ["topology.name=file", f"topology.path={path}"])
     lat, _ = link_latencies(cfg, from_file(path))
     assert sorted(lat.tolist()) == [1, 2, 3, 4, 5, 6]
@@ -58,7 +57,7 @@ def test_engine_uses_file_latencies_unless_fixed(tmp_path):
 def test_edgelist_is_networkx_readable_and_reads_back(tmp_path):
     """--export edgelist: networkx reads links with latency/cable_m data; pdes reads it all back."""
     import networkx as nx
-    r = pdes_cmd("topo", "slimfly", "--set", "topology.q=5", "--export", "edgelist", "sf.txt",
+    r = run_pdes("topo", "slimfly", "--set", "topology.q=5", "--export", "edgelist", "sf.txt",
                  "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     from models.layout import build_layout
@@ -97,10 +96,10 @@ def test_edgelist_data_errors(tmp_path):
 def test_topo_reports_the_latencies_a_run_uses(tmp_path):
     """`pdes topo` reports the file's latencies (or router.link_latency) and says where they come from."""
     import json
-    path = ring(tmp_path, weights=[2, 2, 2, 2, 2, 7])
-    r = pdes_cmd("topo", "file", "--set", f"topology.path={path}", "--json")
+    path = anynet_ring(tmp_path, weights=[2, 2, 2, 2, 2, 7])
+    r = run_pdes("topo", "file", "--set", f"topology.path={path}", "--json")
     d = json.loads(r.stdout)
     assert d["link_latency_source"] == "file"
     assert (d["layout"]["latency_cycles"]["min"], d["layout"]["latency_cycles"]["max"]) == (2, 7)
-    r = pdes_cmd("topo", "file", "--set", f"topology.path={path}", "--set", "router.link_latency=3")
+    r = run_pdes("topo", "file", "--set", f"topology.path={path}", "--set", "router.link_latency=3")
     assert r.returncode == 0 and "3..3 (mean 3), from router.link_latency" in r.stdout

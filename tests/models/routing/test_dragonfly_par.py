@@ -4,16 +4,12 @@ import numpy as np
 import pytest
 
 from models.routing.cdg import check
-from pdes import config as C
 from pdes.build import plan_routing, prepare
 from pdes.engine import run_local
+from tests.helpers import assert_same_results, cfg_builder
 
 DF = ["topology.name=dragonfly", "topology.h=2", "router.link_latency=2"]
-
-
-def cfg_of(*sets):
-    return C.resolve({}, [*DF, "measure.warmup_cycles=300", "measure.measure_cycles=1000",
-                          "measure.sample_period=100", "measure.drain_cycles=300", *sets])
+cfg_of = cfg_builder("long", *DF)
 
 
 def test_plan_classes_and_static_check():
@@ -54,5 +50,4 @@ def test_split_is_bit_identical():
     prep = prepare(cfg)
     a = run_local(cfg, prep=prep)
     b = run_local(cfg, prep=prep, owner=np.arange(prep.topo.n_routers) % 3)
-    assert a["summary"] == b["summary"] and np.array_equal(a["link_flits"], b["link_flits"])
-    assert np.array_equal(a["hist_hops"], b["hist_hops"])
+    assert_same_results(a, b)

@@ -1,0 +1,47 @@
+"""Fixtures shared by the whole suite (``python -m pytest --fixtures`` lists them).
+
+The helpers behind them live in ``tests/helpers.py`` (and the golden configs in
+``tests/golden.py``); module-level code -- parametrize lists, a module's ``cfg_of`` -- imports
+them from there, test bodies may take these fixtures instead.
+"""
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from tests import helpers
+
+
+@pytest.fixture(scope="session")
+def make_cfg():
+    """:func:`tests.helpers.make_cfg`: ``make_cfg(*sets, preset=NAME)`` resolves ``section.key=value``
+    strings on top of a phase preset of :data:`tests.helpers.PHASES`."""
+    return helpers.make_cfg
+
+
+@pytest.fixture(scope="session")
+def mpiexec():
+    """The path of the ``mpiexec`` that belongs to this Python's MPI."""
+    return helpers.mpiexec()
+
+
+@pytest.fixture
+def pdes_env():
+    """The environment for a child Python: the repository first on PYTHONPATH."""
+    return helpers.subprocess_env()
+
+
+@pytest.fixture
+def run_pdes(tmp_path):
+    """``run_pdes(*args, nranks=1, timeout=300, env=None)``: ``python -m pdes ARGS`` in the
+    test's ``tmp_path`` (on ``nranks`` ranks under ``mpiexec``); returns the completed process
+    (``returncode``, ``stdout``, ``stderr``)."""
+    return functools.partial(helpers.run_pdes, cwd=tmp_path)
+
+
+@pytest.fixture
+def assert_same_results():
+    """:func:`tests.helpers.assert_same_results`: two result dicts or HDF5 result files are
+    exactly equal; the message names the first differing key."""
+    return helpers.assert_same_results
