@@ -117,7 +117,7 @@ from collections import namedtuple
 import numpy as np
 
 from models.core.jit import njit, njit_borrow, njit_inline
-from models.core.rings import absorb_credits, ring_slot
+from models.core.rings import ring_slot
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
     ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
     F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2, HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED,
@@ -303,9 +303,9 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
 
 
 @njit_inline
-def inject_flit(t, e, prm, ports, crd, pool, inb, srcs, stats, top, nxt):
-    """Endpoint ``e`` sends the next flit of its packet into its router's injection port
-    (a pool record from ``top``/``nxt``, returned updated)."""
+def inject_flit(t, e, s, prm, ports, crd, pool, inb, srcs, stats, top, nxt):
+    """Endpoint ``e`` (credit sender ``s``) sends the next flit of its packet into its
+    router's injection port (a pool record from ``top``/``nxt``, returned updated)."""
     nv, hot = prm[PR_NV], prm[PR_HOT]
     ep_cur_rec, ep_cur_vc, ep_port = srcs.ep_cur_rec, srcs.ep_cur_vc, ports.ep_port
     st = stats.st
@@ -315,7 +315,7 @@ def inject_flit(t, e, prm, ports, crd, pool, inb, srcs, stats, top, nxt):
     nIV = (ports.port_off[ports.port_off.shape[0] - 1]) * nv
     enqueue_flit(inb, ports.iv_deep, nIV, hot, ports.in_cap[ep_port[e]],
                  ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
-    crd.cred[(nIV // nv + e) * nv + ep_cur_vc[e]] -= 1
+    crd.cred[s * nv + ep_cur_vc[e]] -= 1
     ep_cur_rec[e, F_FLIT] += 1
     srcs.ep_cur_left[e] -= 1
     st[S_INJECTED_FLITS] += 1
@@ -375,14 +375,26 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
         # injection-port VCs are separate from the network VCs routing assigns
         s = nP + e
         ccap = cr_cap[s]
+        nK = cr_cnt.shape[0]
         for vc in range(nv):
-            absorb_credits(crd, cr_deep, hot, ccap, s * nv + vc, t)
+            # absorb the credits that have arrived: rings.absorb_credits written out (the
+            # inline call measured 5-10% slower on a 100K-endpoint BDF)
+            kk = s * nv + vc
+            n = cr_cnt[kk]
+            if n > 0:
+                h = cr_head[kk]
+                while n > 0 and crd.cr_t[ring_slot(h, kk, nK, hot, cr_deep)] <= t:
+                    cred[kk] += 1
+                    n -= 1
+                    h = h + 1 if h + 1 < ccap else 0
+                cr_cnt[kk] = n
+                cr_head[kk] = h if n > 0 else 0
         if ep_cur_left[e] == 0:
             bvc, bcr = injection_vc(t, s, nv, hot, priv, ports, crd)
             if ep_pending[e] > 0 and bcr >= pkt:
                 start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs)
         if ep_cur_left[e] > 0 and cred[s * nv + srcs.ep_cur_vc[e]] >= 1:
-            top, nxt = inject_flit(t, e, prm, ports, crd, pool, inb, srcs, stats, top, nxt)
+            top, nxt = inject_flit(t, e, s, prm, ports, crd, pool, inb, srcs, stats, top, nxt)
     st[S_CREATED_PKTS] += n_gen
     smp[C_CREATED] += n_gen
     if t >= m0 and t < m1:

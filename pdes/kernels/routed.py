@@ -23,7 +23,7 @@ reserves the packet's flits.
 from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.params import (NEVER, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF, PR_PKT,
                                 PR_PRIV, PR_VAD)
-from models.core.rings import absorb_credits, ring_slot
+from models.core.rings import ring_slot
 from models.core.record import ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, OK
 from models.core.views import EngineView, Site
 from pdes.kernels.buffers import shared_free, shared_room
@@ -35,14 +35,15 @@ HAS_SOURCE = False  # routing import
 
 
 @njit_inline
-def free_output_vc(t, op, cls, prm, ports, crd, outq):
-    """The free VC of class ``cls`` at network output ``op`` with room for a whole packet and
-    the most of it (lowest index on ties), or -1.  With shared buffers the room is the VC's
-    private flits left and the port's free shared flits (every credit of the port that has
-    arrived is absorbed first)."""
+def free_output_vc(t, op, cls, kcls, prm, ports, crd, outq):
+    """The free VC of class ``cls`` (VCs ``cls * kcls`` on) at network output ``op`` with room
+    for a whole packet and the most of it (lowest index on ties), or -1.  With shared
+    buffers the room is the VC's private flits left and the port's free shared flits (every
+    credit of the port that has arrived is absorbed first)."""
     nv, pkt, hot, priv = prm[PR_NV], prm[PR_PKT], prm[PR_HOT], prm[PR_PRIV]
     cred, ov_owner, cr_deep = crd.cred, outq.ov_owner, ports.cr_deep
-    kcls = nv // prm[PR_NCLS]
+    cr_t, cr_head, cr_cnt = crd.cr_t, crd.cr_head, crd.cr_cnt
+    nK = cr_cnt.shape[0]
     lo = cls * kcls
     ovc = -1
     bc = -1
@@ -67,7 +68,17 @@ def free_output_vc(t, op, cls, prm, ports, crd, outq):
             # choice does not need them (they are absorbed later; the count at any cycle
             # is the same whenever that happens)
             return v
-        absorb_credits(crd, cr_deep, hot, ccap, kk, t)
+        # absorb the credits that have arrived: rings.absorb_credits written out (the inline
+        # call measured 5-10% slower on a 100K-endpoint BDF)
+        n = cr_cnt[kk]
+        if n > 0:
+            h = cr_head[kk]
+            while n > 0 and cr_t[ring_slot(h, kk, nK, hot, cr_deep)] <= t:
+                cred[kk] += 1
+                n -= 1
+                h = h + 1 if h + 1 < ccap else 0
+            cr_cnt[kk] = n
+            cr_head[kk] = h if n > 0 else 0
         if cred[kk] >= pkt and cred[kk] > bc:
             bc = cred[kk]
             ovc = v
@@ -122,6 +133,7 @@ def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
     cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
     nv, hot, ncls, mono = prm[PR_NV], prm[PR_HOT], prm[PR_NCLS], prm[PR_MONO]
     nIV = port_off[port_off.shape[0] - 1] * nv
+    kcls = nv // ncls
     plo = port_off[k]
     phi = port_off[k + 1]
     rg = ports.router_gid[k]
@@ -162,7 +174,7 @@ def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
             if ov_owner[op * nv] >= 0:
                 continue
         else:
-            ovc = free_output_vc(t, op, iv_ovc[ivc], prm, ports, crd, outq)
+            ovc = free_output_vc(t, op, iv_ovc[ivc], kcls, prm, ports, crd, outq)
             if ovc < 0:
                 continue
         # input side: each output VC keeps its best requester (round-robin priority)
