@@ -58,3 +58,16 @@ def test_pipelines_follow_the_part_size():
     prep = prepare(cfg)
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
     assert part.nP * part.nv >= cycle.PF_MIN_VCS and part.prm[prm_slots.PR_PF] == 1
+
+
+def test_pipeline_geometry_is_checked():
+    """A pipeline step or depth that its ring of lists cannot hold is refused (a prefetch of
+    the wrong lines would change no result, so no simulation test could notice)."""
+    from pdes.kernels import prefetch as PF
+    PF.check_geometry()                      # the shipped constants pass
+    with pytest.raises(ValueError, match="router-stage ring"):
+        PF.check_geometry(routers=2)         # lists of k+2 and k+6 would share a slot of 4
+    with pytest.raises(ValueError, match="output-stage ring"):
+        PF.check_geometry(out=9)
+    with pytest.raises(ValueError, match="powers of two"):
+        PF.check_geometry(ring=6)
