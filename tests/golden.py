@@ -77,7 +77,7 @@ def golden_cfg(name: str) -> dict:
 
 def golden_kernel(name: str) -> str:
     """The routing kernel (``RoutingPlan.kernel``) the engine plans for golden config ``name``."""
-    from pdes.engine import plan_routing
+    from pdes.build import plan_routing
     return plan_routing(golden_cfg(name))[2].kernel
 
 

@@ -243,7 +243,7 @@ def descendants(pid: int, pattern: str) -> list[int]:
 # --------------------------------------------------------------------------- engine states
 def one_part(prep):
     """The state of all routers of a prepared run as one part."""
-    from pdes.engine import make_parts
+    from pdes.build import make_parts
     (part,) = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 1)
     return part
 
@@ -256,7 +256,8 @@ def restarted_on_other_part_counts(cfg, prep, path):
     import h5py
 
     from pdes import checkpoint as K
-    from pdes.engine import CheckpointPlan, CheckpointStop, run_local
+    from pdes.engine import run_local
+    from pdes.loopstate import CheckpointPlan, CheckpointStop
     R = prep.topo.n_routers
     whole = run_local(cfg, prep=prep)
     with pytest.raises(CheckpointStop):

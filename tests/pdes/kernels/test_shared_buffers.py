@@ -59,6 +59,7 @@ def test_shared_accounting_of_one_port():
     absorbed, the shared occupancy is the committed flits beyond the private ones, and the
     rooms add up to the port's free flits."""
     from pdes.kernels.buffers import shared_free, shared_room
+    from pdes.kernels.state_table import Credits
     nv, T, p = 3, 20, 2
     cap = T - (nv - 1) * p                                  # one VC's most: 16
     i8 = np.int64
@@ -70,7 +71,7 @@ def test_shared_accounting_of_one_port():
     deep = np.zeros(nv, np.int64)
 
     def free(t):
-        return shared_free(cr_t, head, cnt, cred, res, i8(nv), i8(cap), deep, i8(nv), i8(cap),
+        return shared_free(Credits(cr_t, head, cnt, cred, res), deep, i8(cap), i8(nv), i8(cap),
                            i8(p), i8(0), i8(t))
     f = free(15)                                             # the first credit arrived
     assert cnt[0] == 1 and cred[0] == cap - 4
