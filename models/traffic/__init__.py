@@ -23,6 +23,9 @@ class TrafficPlan:
     * ``"two_choice"`` -- ``table[e]`` or ``table2[e]`` with probability 1/2 each;
     * ``"mix"``        -- with probability ``frac`` uniform over ``set_b``, else
       uniform over ``set_a`` (sorted endpoint ids; the source is skipped);
+    * ``"weighted"``   -- source ``e`` draws among ``set_a[table[e]:table2[e]]`` with
+      the cumulative integer weights ``set_b[table[e]:table2[e]]`` (``table[e] = -1``:
+      idle; :func:`models.traffic.booksim.weighted_plan` builds one);
     * ``"messages"``   -- a finite workload: each endpoint sends its messages
       (``msg_off``/``msg_dst``/``msg_pkts``) at link rate, every message posted
       at cycle 0; the run ends when all have arrived.

@@ -10,7 +10,11 @@ Kinds (chosen by the traffic plans of ``models.traffic``):
 * ``TR_MIX``        -- with probability ``frac`` uniform over ``set_b``
   (e.g. I/O endpoints), otherwise uniform over ``set_a`` (e.g. compute
   endpoints); the source itself is never drawn when the set has another
-  member (004 Sec. 5 blended/hotspot traffic, uniform on a subset).
+  member (004 Sec. 5 blended/hotspot traffic, uniform on a subset);
+* ``TR_WEIGHTED``   -- a weighted choice: source ``src`` draws among the
+  candidates ``set_a[table[src]:table2[src]]``, whose cumulative integer
+  weights are ``set_b[table[src]:table2[src]]`` (BookSim's random patterns,
+  ``models.traffic.booksim``; rows may be shared by several sources).
 """
 import numpy as np
 
@@ -21,8 +25,10 @@ TR_UNIFORM = 0
 TR_TABLE = 1
 TR_TWO_CHOICE = 2
 TR_MIX = 3
+TR_WEIGHTED = 4
 
-KINDS = {"uniform": TR_UNIFORM, "table": TR_TABLE, "two_choice": TR_TWO_CHOICE, "mix": TR_MIX}
+KINDS = {"uniform": TR_UNIFORM, "table": TR_TABLE, "two_choice": TR_TWO_CHOICE, "mix": TR_MIX,
+         "weighted": TR_WEIGHTED}
 
 
 @njit_inline
@@ -50,6 +56,20 @@ def _uniform_in(members, seed, src, ctime):
 
 
 @njit_inline
+def _weighted_in(lo, hi, cand, cum, seed, src, ctime):
+    """Candidate ``i`` of ``cand[lo:hi]`` with probability proportional to its weight
+    (``cum[lo:hi]``: the cumulative weights, the last one their total)."""
+    k = below(cum[hi - 1], seed, src, ctime, P_DEST)
+    while lo < hi - 1:       # the first i with cum[i] > k (binary search)
+        mid = (lo + hi - 1) // 2
+        if cum[mid] > k:
+            hi = mid + 1
+        else:
+            lo = mid + 1
+    return cand[lo]
+
+
+@njit_inline
 def uniform_destination(n_endpoints, seed, src, ctime):
     """``TR_UNIFORM``: uniform over the endpoints other than ``src`` (scalars only, so the
     cycle kernel can call it without the reference counts of the table arguments)."""
@@ -70,6 +90,8 @@ def destination(kind, table, table2, set_a, set_b, frac_thr, n_endpoints, seed, 
         if draw53(seed, src, ctime, P_TRAFFIC_AUX) < (np.int64(1) << np.int64(52)):
             return table[src]
         return table2[src]
+    if kind == TR_WEIGHTED:
+        return _weighted_in(table[src], table2[src], set_a, set_b, seed, src, ctime)
     # TR_MIX
     if set_b.shape[0] > 0 and draw53(seed, src, ctime, P_TRAFFIC_AUX) < frac_thr:
         return _uniform_in(set_b, seed, src, ctime)
