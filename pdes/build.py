@@ -17,7 +17,9 @@ from models.core import params as prm_slots
 from models.core import routing as rk
 from models.core.errors import ParameterError
 from models.core.rng import threshold53
+from models.traffic.injection import injection_of
 from pdes import config as C
+from pdes.config import INJECTION_KEYS
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
 from pdes.shared import NodeShare
 from pdes.sizing import (MAX_VCS, MAX_VCS_PER_ROUTER, check_memory, next_hop_table_of,
@@ -245,10 +247,15 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     tsec = dict(cfg["traffic"])
     pattern = tsec.pop("pattern")
     tsec.pop("load")
+    for key in INJECTION_KEYS:      # the injection process, not the pattern's parameters
+        tsec.pop(key, None)
     traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
     share.adopt_attrs(traffic)             # one copy per node of the traffic tables
     timings["traffic_s"] = time.perf_counter() - t
     traffic_kind(traffic.kind)
+    if traffic.kind == "messages" and cfg["traffic"]["injection"] != "bernoulli":
+        raise ParameterError(f"traffic.injection: '{pattern}' is a finite exchange, whose endpoints "
+                             "send at link rate; an injection process applies to load patterns")
     if traffic.active.sum() == 0:
         raise ParameterError(f"traffic.pattern: '{pattern}' leaves no endpoint active")
 
@@ -346,6 +353,13 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         prm = ps.prm
         prm[prm_slots.PR_SEED] = cfg["measure"]["seed"]
         prm[prm_slots.PR_THR] = 0 if finite else threshold53(cfg["traffic"]["load"] / prep.rp.packet_size)
+        on_off = None if finite else injection_of(cfg["traffic"], prep.rp.packet_size)
+        if on_off is not None:      # on/off source: PR_THR is the packet draw while on (r1)
+            alpha, beta, r1 = on_off
+            prm[prm_slots.PR_ONOFF] = 1
+            prm[prm_slots.PR_ALPHA_THR] = threshold53(alpha)
+            prm[prm_slots.PR_BETA_THR] = threshold53(beta)
+            prm[prm_slots.PR_THR] = threshold53(r1)
         prm[prm_slots.PR_FINITE] = int(finite)
         prm[prm_slots.PR_SCHED] = int(finite and tr.schedule == "staggered")
         prm[prm_slots.PR_TRAFFIC] = traffic_kind(prep.traffic.kind)

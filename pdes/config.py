@@ -141,8 +141,22 @@ CHOSEN = {
 }
 COMMON = {
     "traffic": [Param("load", float, 0.4, "offered load in flits/cycle/endpoint (0..1]",
-                      lo=0.0, lo_open=True, hi=1.0)],
+                      lo=0.0, lo_open=True, hi=1.0),
+                Param("injection", str, "bernoulli", "injection process: bernoulli (a packet with "
+                      "probability load/packet_size every cycle) or on_off (BookSim's bursty "
+                      "two-state source)", choices=("bernoulli", "on_off")),
+                Param("burst_alpha", float, None, "on_off: probability per cycle of turning on "
+                      "(BookSim's burst_alpha; default 0.5; negative: derived from the load)",
+                      hi=1.0),
+                Param("burst_beta", float, None, "on_off: probability per cycle of turning off, "
+                      "1 / mean burst length (default 0.5; negative: derived from the load)",
+                      hi=1.0),
+                Param("burst_r1", float, None, "on_off: packet probability per cycle while on "
+                      "(default -1: derived from the load, r1 = p (alpha + beta) / alpha)",
+                      hi=1.0)],
 }
+INJECTION_KEYS = ("injection", "burst_alpha", "burst_beta", "burst_r1")
+"""The [traffic] keys of the injection process (not parameters of the pattern)."""
 DEFAULTS_CHOSEN = {
     "topology": dict(DEFAULT_TOPOLOGY),
     "routing": {"algorithm": "min"},
@@ -271,6 +285,9 @@ def check_relations(cfg: dict) -> None:
             if r[key] < 1:
                 raise ConfigError(f"router.{key}: must be >= 1 with router.pipeline = \"booksim\" "
                                   f"(BookSim's {what} takes at least one cycle), got {r[key]}")
+    if "traffic" in cfg and "router" in cfg:
+        from models.traffic.injection import injection_of   # the registry's package, loaded by now
+        injection_of(cfg["traffic"], cfg["router"]["packet_size"])
     if "measure" not in cfg or "run" not in cfg:
         return
     m, run = cfg["measure"], cfg["run"]

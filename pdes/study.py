@@ -31,6 +31,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from pdes import config as C
+from pdes.config import INJECTION_KEYS
 from pdes.results import plain
 
 FORMAT = "pdes-study"
@@ -291,7 +292,8 @@ class Runner:
     @staticmethod
     def prep_key(cfg: dict) -> str:
         t = dict(cfg["traffic"])
-        t.pop("load")
+        for key in ("load",) + INJECTION_KEYS:    # set per run, not in the prepared network
+            t.pop(key)
         return json.dumps({"topology": cfg["topology"], "layout": cfg["layout"], "router": cfg["router"],
                            "routing": cfg["routing"], "traffic": t, "seed": cfg["measure"]["seed"]},
                           sort_keys=True)

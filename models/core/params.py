@@ -38,6 +38,9 @@ PR_HOT = 27        # hot planes of the rings: slots below it are slot-major (eve
 PR_PRIV = 28       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
 PR_NHMULTI = 29    # the value of a tab.nh_port entry with several minimal ports (PR_NHMIN = 2)
 PR_PF = 30         # 1 = the router and output stages prefetch through their pipelines
-NPRM = 31
+PR_ONOFF = 31      # injection process: 0 = Bernoulli (PR_THR per cycle), 1 = on/off (PR_THR while on)
+PR_ALPHA_THR = 32  # on/off: 53-bit threshold of the off -> on draw
+PR_BETA_THR = 33   # on/off: 53-bit threshold of the on -> off draw
+NPRM = 34
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)

@@ -47,6 +47,8 @@ P_TRAFFIC_AUX = 5   # second draw of a traffic pattern
 # so later ones start far above those ranges
 P_MID_ROUTER = 1 << 20  # router inside a drawn intermediate group, + try
 P_LAYER = 1 << 21       # layer (table) of a packet chosen at its source (counter = packet sequence)
+P_ONOFF = 1 << 22       # on/off injection: the state change of a cycle (counter = cycle)
+P_ONOFF_INIT = (1 << 22) + 1  # on/off injection: the state before cycle 0 (counter = 0)
 
 _S11 = np.uint64(11)
 

@@ -127,7 +127,7 @@ from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR
 from models.core.params import (
     NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
-    PR_PRIV, PR_RD, PR_SAD, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR, PR_TRAFFIC)
+    PR_ONOFF, PR_PRIV, PR_RD, PR_SAD, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR, PR_TRAFFIC)
 from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit, shared_free, shared_room
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
@@ -137,6 +137,7 @@ from models.core.rng import P_INJECT, draw53
 # size, type and checkpoint policy in pdes.kernels.state_table
 from pdes.kernels.state_table import (GROUPS, Credits, InputVCs, Messages, Outbox,  # noqa: F401
     Outputs, Pool, Ports, Sources, Stats, Tables)
+from pdes.kernels.injection import on_off_draw, on_off_replay
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
 PF_MIN_VCS = 65536  # input VCs of a part from which the pipelines are on (prm[PR_PF])
@@ -274,8 +275,11 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
         # next packet of the source queue: its creation cycle is the
         # next successful generation draw at or after ep_next_gen
         c = ep_next_gen[e]
-        while draw53(seed, eg, c, P_INJECT) >= thr:
-            c += 1
+        if prm[PR_ONOFF] == 0:
+            while draw53(seed, eg, c, P_INJECT) >= thr:
+                c += 1
+        else:
+            c = on_off_replay(c, e, eg, seed, thr, prm, srcs)
         ep_next_gen[e] = c + 1
         if prm[PR_TRAFFIC] == TR_UNIFORM:
             # without the tables: passing them costs atomic reference counts
@@ -337,7 +341,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
     st, smp = stats.st, stats.smp
     nv, pkt, hot, seed, thr = prm[PR_NV], prm[PR_PKT], prm[PR_HOT], prm[PR_SEED], prm[PR_THR]
     m0, m1, inject, finite = prm[PR_M0], prm[PR_M1], prm[PR_INJECT], prm[PR_FINITE]
-    priv, pf = prm[PR_PRIV], prm[PR_PF]
+    priv, pf, onoff = prm[PR_PRIV], prm[PR_PF], prm[PR_ONOFF]
     nP = ports.port_off[ports.port_off.shape[0] - 1]
     nE = ep_gid.shape[0]
     top = pool.rec_top[0]          # freed records: rec_free[0:top]
@@ -353,8 +357,9 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
             prefetch(cr_head, (nP + e + PF_EP) * nv)
         eg = ep_gid[e]
         if inject != 0 and ep_active[e] != 0:
-            # the Bernoulli draw, without a branch on its (random) outcome
-            g = draw53(seed, eg, t, P_INJECT) < thr
+            # the Bernoulli (or on/off) draw, without a branch on its (random) outcome
+            g = draw53(seed, eg, t, P_INJECT) < thr if onoff == 0 else \
+                on_off_draw(t, e, eg, seed, thr, prm, srcs)
             idle = (ep_pending[e] == 0) & (ep_cur_left[e] == 0)
             ep_next_gen[e] = t if g & idle else ep_next_gen[e]
             ep_pending[e] += g

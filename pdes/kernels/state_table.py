@@ -219,13 +219,17 @@ GROUP_ROWS = {
         ("rr_out",      "nP",              I16, 0,      saved("ports"),           STATE),  # < input VCs of a router
         ("rr_va",       "nP * nv",         I16, 0,      saved("output_vcs"),      STATE),  # < input VCs of a router
     ]),
-    "Sources": ("endpoint source queues and the packet being injected", [
+    "Sources": ("endpoint source queues, the packet being injected and the on/off state", [
         ("ep_pending",  "nE",              I64, 0,      saved("endpoints"),       STATE),
         ("ep_next_gen", "nE",              I32, 0,      saved("endpoints"),       STATE),
         ("ep_cur_left", "nE",              I32, 0,      saved("endpoints"),       STATE),
         ("ep_cur_vc",   "nE",              I32, 0,      saved("endpoints"),       STATE),
         ("ep_cur_rec",  "(nE, NF)",        I32, 0,      saved("endpoints"),       STATE),
         ("ep_seq",      "nE",              I64, 0,      saved("endpoints"),       STATE),
+        # on/off injection (pdes.kernels.injection): the state in the last cycle drawn, and
+        # in the cycle before ep_next_gen; -1 = before cycle 0 (not drawn yet)
+        ("ep_onoff",    "nE",              I8,  -1,     saved("endpoints"),       STATE),
+        ("ep_onoff_gen", "nE",             I8,  -1,     saved("endpoints"),       STATE),
     ]),
     "Outbox": ("flits and credits leaving the part over cut channels", [
         ("fo_rec",      "(nC * focap, NF)", I32, 0,     EMPTY,                    None),
