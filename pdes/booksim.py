@@ -60,6 +60,10 @@ MAPPED = {
     "k": 8,
     "n": 2,
     "xr": 1,
+    "injection_process": "bernoulli",
+    "burst_alpha": 0.5,
+    "burst_beta": 0.5,
+    "burst_r1": -1.0,
 }
 
 # keys accepted only with the value pdes implements: key -> (values, what pdes does)
@@ -70,7 +74,6 @@ ONLY = {
     "subnets": ((1,), "pdes has one network"),
     "sim_count": ((1,), "one simulation per run"),
     "use_read_write": ((0,), "no request/reply traffic"),
-    "injection_process": (("bernoulli",), "pdes injects by a Bernoulli process"),
     "private_bufs": ((-1,), "with buffer_policy = shared every VC has a private part of its "
                      "own (private_bufs = -1)"),
     "private_buf_start_vc": ((-1,), "every VC has a private part of its own"),
@@ -128,9 +131,15 @@ IGNORED = {
                             "whole packet",
 }
 
-# BookSim traffic pattern -> pdes pattern, where the destinations are the same
+# BookSim traffic pattern -> pdes pattern, where the destinations are the same (those
+# with parameters, and tornado/neighbor, are mapped in _traffic)
 TRAFFIC = {"uniform": "uniform", "randperm": "randperm", "bitcomp": "bitcomp",
-           "bitrev": "bitrev", "shuffle": "shuffle", "transpose": "transpose"}
+           "bitrev": "bitrev", "shuffle": "shuffle", "transpose": "transpose",
+           "diagonal": "diagonal", "asymmetric": "asymmetric", "taper64": "taper64",
+           "background": "background", "hotspot": "hotspot_rates", "bad_dragon": "bad_dragon",
+           "badperm_yarc": "badperm_yarc"}
+DIGIT = ("tornado", "neighbor", "bad_dragon", "badperm_yarc")
+"""The patterns that read BookSim's k, n (and xr) when their parentheses do not give them."""
 
 _LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*;\s*$")
 
@@ -283,38 +292,128 @@ def _shared_private(bs: dict, get, buf: int, vcs: int, size: int) -> int:
     return pbs
 
 
+def _tokens(text: str) -> list[str]:
+    """BookSim's list tokens (``tokenize_str``): text not starting with ``{`` is one token;
+    else the items separated by commas or braces outside nested braces, so
+    ``{{1,2},{3}}`` gives ``{1,2}`` and ``{3}``, and ``{1,2},{3}`` gives ``1`` and ``2``."""
+    if not text:
+        return []
+    if text[0] != "{":
+        return [text]
+    out, start, nested = [], 1, 0
+    for i in range(1, len(text)):
+        c = text[i]
+        if c == "{":
+            nested += 1
+        elif c == "}" and nested:
+            nested -= 1
+        elif c in ",}" and not nested:
+            if i > start:
+                out.append(text[start:i])
+            start = i + 1
+    return out
+
+
+def _atoi(text: str) -> int:
+    """C's ``atoi``, as BookSim reads an integer parameter: the leading integer, else 0."""
+    m = re.match(r"\s*[+-]?\d+", text)
+    return int(m.group()) if m else 0
+
+
+def _atof(text: str) -> float:
+    """C's ``atof`` on the forms BookSim's config grammar lets through: the leading number."""
+    m = re.match(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text)
+    return float(m.group()) if m else 0.0
+
+
+def _call(text: str) -> tuple[str, list[str]]:
+    """``(name, parameters)`` of BookSim's ``name(params)`` value (traffic, injection process):
+    the text between the first ``(`` and the last ``)`` read as a list (:func:`_tokens`)."""
+    name, paren, rest = text.partition("(")
+    if not paren:
+        return text, []
+    right = rest.rfind(")")
+    return name, _tokens(rest if right < 0 else rest[:right])
+
+
+def _ints(text: str) -> list[int]:
+    """BookSim's ``tokenize_int``."""
+    return [_atoi(t) for t in _tokens(text)]
+
+
+def _hotspot(args: list[str], nodes: int, notes: list) -> dict:
+    """``hotspot({{nodes},{rates}})``: BookSim's hot-spot nodes (negative: drawn at random)
+    and integer rates (the last one repeated; no rates: 1 each)."""
+    spots = _ints(args[0]) if args else [-1]
+    if not spots:
+        raise _error("traffic", "hotspot needs at least one node")
+    rates = _ints(args[1]) if len(args) > 1 else [1]
+    if not rates:
+        raise _error("traffic", "hotspot's rate list is empty")
+    rates = (rates + [rates[-1]] * len(spots))[:len(spots)]
+    if any(x >= nodes for x in spots):
+        raise _error("traffic", f"hotspot nodes must be below the {nodes} nodes, got {spots}")
+    if any(r <= 0 for r in rates):
+        raise _error("traffic", f"hotspot rates must be positive, got {rates}")
+    if any(x < 0 for x in spots):
+        notes.append("booksim.traffic: hotspot nodes given as negative are drawn from "
+                     "measure.seed, not from BookSim's generator")
+    return {"pattern": "hotspot_rates", "nodes": spots, "rates": rates}
+
+
 def _traffic(get, nodes: int, kept: bool, notes: list) -> dict:
     """pdes [traffic] keys (pattern and its parameters) of BookSim's ``traffic``."""
     text = _str("traffic", get("traffic"))
-    name, _, rest = text.partition("(")
-    args = [a.strip() for a in rest.rstrip(")").split(",") if a.strip()] if rest else []
-    if name in TRAFFIC or name in ("tornado", "neighbor"):
+    name, args = _call(text)
+    if name in TRAFFIC or name in DIGIT:
         if name not in ("uniform", "randperm") and not kept:
             raise _refuse("traffic", f"{name} maps node ids, and the network file does not number "
                           "its nodes 0..N-1 router by router as pdes numbers endpoints")
+    if name == "hotspot":
+        return _hotspot(args, nodes, notes)
+    if name == "background":
+        if not args:
+            raise _error("traffic", "background needs its excluded nodes: background({a,b,...})")
+        ex = sorted(set(_ints(args[0])))
+        if any(not 0 <= x < nodes for x in ex) or len(ex) >= nodes:
+            raise _error("traffic", f"background's excluded nodes must be distinct ids in "
+                         f"0..{nodes - 1}, leaving one, got {_ints(args[0])}")
+        return {"pattern": "background", "exclude": ex} if ex else {"pattern": "background"}
+    if name in DIGIT:
+        # digit patterns of a k-ary n-cube with xr nodes per router along x (BookSim reads
+        # each parameter the parentheses do not give from the key of that name)
+        k = _atoi(args[0]) if len(args) > 0 else _int("k", get("k"), 1)
+        n = _atoi(args[1]) if len(args) > 1 else _int("n", get("n"), 1)
+        xr = _atoi(args[2]) if len(args) > 2 else _int("xr", get("xr"), 1)
+    if name == "bad_dragon":
+        # BookSim's dragonfly: 2k routers of k nodes per group; the next group, uniformly
+        g = 2 * k * k
+        if g <= 0 or nodes % g or nodes // g < 2:
+            raise _refuse("traffic", f"bad_dragon with k={k} sends to the next group of 2k*k = "
+                          f"{g} nodes; the {nodes} nodes are not 2 or more such groups")
+        return {"pattern": "bad_dragon", "group_endpoints": g}
+    if name == "badperm_yarc":
+        K = xr * k
+        if K < 2 or (K - 1) * K + (nodes - 1) // K >= nodes:
+            raise _refuse("traffic", f"badperm_yarc with k x xr = {K} sends node s to "
+                          f"r*{K} + s/{K} (r < {K}), beyond the {nodes} nodes")
+        return {"pattern": "badperm_yarc", "k": K}
     if name in TRAFFIC:
         if name == "randperm" and args:
             notes.append("booksim.traffic: the seed of randperm(...) is ignored; pdes draws "
                          "the permutation from measure.seed")
         return {"pattern": TRAFFIC[name]}
     if name in ("tornado", "neighbor"):
-        # digit patterns of a k-ary n-cube with xr nodes per router along x; the
-        # 1-dimensional case (n = 1, xr = 1, k = number of nodes) is a shift
-        try:
-            k = int(args[0]) if len(args) > 0 else _int("k", get("k"), 1)
-            n = int(args[1]) if len(args) > 1 else _int("n", get("n"), 1)
-            xr = int(args[2]) if len(args) > 2 else _int("xr", get("xr"), 1)
-        except ValueError:
-            raise _error("traffic", f"expected {name}(k,n,xr) with integers, got {text!r}") from None
+        # the 1-dimensional case (n = 1, xr = 1, k = number of nodes) is a shift
         if n != 1 or xr != 1 or k != nodes:
             raise _refuse("traffic", f"{name} with k={k}, n={n}, xr={xr} permutes the digits of "
                           f"a k-ary n-cube; pdes maps only the 1-dimensional case "
-                          f"{name}({nodes},1,1) on these {nodes} nodes")
+                          f"{name}({{{nodes},1,1}}) on these {nodes} nodes")
         if name == "tornado":
             return {"pattern": "tornado"}
         return {"pattern": "shift", "s": 1}
     raise _refuse("traffic", f"{text!r} has no pdes pattern with the same destinations; mapped: "
-                  f"{', '.join(sorted(TRAFFIC))}, tornado/neighbor(N,1,1)")
+                  f"{', '.join(sorted(TRAFFIC))}, tornado/neighbor({{N,1,1}})")
 
 
 class _Mapping:
@@ -337,11 +436,12 @@ class _Mapping:
 
 def _check_keys(bs: dict, notes: list) -> None:
     """Refuse (in file order) keys pdes cannot honour; note the ignored ones."""
-    digit = str(bs.get("traffic", "")).startswith(("tornado", "neighbor"))
+    digit = str(bs.get("traffic", "")).startswith(DIGIT)
     for key, value in bs.items():
         if key in ("k", "n", "xr") and not digit:
             notes.append(f"booksim.{key}: ignored (topology parameter of BookSim's other "
-                         "networks; used by anynet only in tornado/neighbor traffic)")
+                         "networks; used by anynet only in tornado, neighbor, bad_dragon and "
+                         "badperm_yarc traffic)")
             continue
         if key in MAPPED:
             continue
@@ -407,7 +507,36 @@ def _map_traffic(m: _Mapping, network) -> int:
                      "cycle per node; pdes needs a load in (0, 1]")
     put("traffic.load", load, "injection_rate", "injection_rate_uses_flits", "packet_size")
     put("router.packet_size", size, "packet_size")
+    _map_injection(m, load / size)
     return size
+
+
+def _map_injection(m: _Mapping, rate: float) -> None:
+    """``injection_process``: ``bernoulli`` as is (pdes's default), ``on_off`` with
+    ``burst_alpha``, ``burst_beta``, ``burst_r1`` (or ``on_off({alpha,beta,r1})``) checked
+    as BookSim derives the negative one from the packet rate ``rate``."""
+    from models.traffic.injection import on_off_rates
+    bs, get, put = m.bs, m.get, m.put
+    name, args = _call(_str("injection_process", get("injection_process")))
+    keys = ("burst_alpha", "burst_beta", "burst_r1")
+    if name == "bernoulli":
+        m.notes.extend(f"booksim.{k}: ignored (used by injection_process = on_off only)"
+                       for k in keys if k in bs)
+        return
+    if name != "on_off":
+        raise _refuse("injection_process", f"{name!r}: BookSim has bernoulli and on_off")
+    if len(args) > 3:
+        raise _refuse("injection_process", "on_off with a fourth parameter sets the initial "
+                      "states; pdes draws each endpoint's initial state (on or off, 1/2 each)")
+    values = [_atof(args[i]) if i < len(args) else _float(k, get(k)) for i, k in enumerate(keys)]
+    try:
+        on_off_rates(rate, *values)
+    except ParameterError as exc:
+        raise _error(str(exc).split(":", 1)[0].split(".", 1)[1],
+                     str(exc).split(": ", 1)[1]) from None
+    put("traffic.injection", "on_off", "injection_process")
+    for i, (k, v) in enumerate(zip(keys, values)):
+        put(f"traffic.{k}", v, *(("injection_process",) if i < len(args) else (k,)))
 
 
 def _map_buffers(m: _Mapping, size: int) -> None:

@@ -104,7 +104,9 @@ def test_booksim_defaults_fill_missing_keys(tmp_path):
     r, m = cfg["router"], cfg["measure"]
     assert (r["num_vcs"], r["vc_buffer_flits"], r["credit_delay"], r["st_delay"]) == (16, 8, 0, 1)
     assert r["internal_speedup"] == 1.0 and r["link_latency"] == 0   # weights: file latencies
-    assert cfg["traffic"] == {"pattern": "uniform", "load": pytest.approx(0.1)}
+    assert cfg["traffic"] == {"pattern": "uniform", "load": pytest.approx(0.1),
+                              "injection": "bernoulli", "burst_alpha": None, "burst_beta": None,
+                              "burst_r1": None}
     assert (m["sample_period"], m["warmup_cycles"], m["measure_cycles"], m["seed"]) == \
         (1000, 3000, 7000, 0)
     given = {k: g for k, _, g in used}
@@ -128,17 +130,100 @@ def test_rate_in_flits_and_converging_warmup(tmp_path):
     assert m["measure_cycles"] == 19 * 100
 
 
-@pytest.mark.parametrize("traffic,expect", [
-    ("tornado(12,1,1)", {"pattern": "tornado"}),
-    ("neighbor(12,1,1)", {"pattern": "shift", "s": 1}),
-    ("bitcomp", {"pattern": "bitcomp"}),
+@pytest.mark.parametrize("traffic,keys,expect", [
+    ("tornado({12,1,1})", {}, {"pattern": "tornado"}),
+    ("neighbor({12,1,1})", {}, {"pattern": "shift", "s": 1}),
+    # BookSim reads "(12,1,1)" as one token: k = atoi("12,1,1") = 12, n and xr from the keys
+    ("tornado(12,1,1)", {"n": 1}, {"pattern": "tornado"}),
+    ("bitcomp", {}, {"pattern": "bitcomp"}),
+    ("diagonal", {}, {"pattern": "diagonal"}),
+    ("asymmetric", {}, {"pattern": "asymmetric"}),
+    # {{nodes},{rates}}; the last rate repeats, extra rates are dropped
+    ("hotspot({{3,7,9},{2,5}})", {}, {"pattern": "hotspot_rates", "nodes": [3, 7, 9],
+                                      "rates": [2, 5, 5]}),
+    ("hotspot({{3},{2,5}})", {}, {"pattern": "hotspot_rates", "nodes": [3], "rates": [2]}),
+    # one level of braces is BookSim's parameter list itself: node 3 at rate 7
+    ("hotspot({3,7})", {}, {"pattern": "hotspot_rates", "nodes": [3], "rates": [7]}),
+    ("hotspot(4)", {}, {"pattern": "hotspot_rates", "nodes": [4], "rates": [1]}),
+    ("hotspot", {}, {"pattern": "hotspot_rates", "nodes": [-1], "rates": [1]}),
+    ("background({{0,5,5}})", {}, {"pattern": "background", "exclude": [0, 5]}),
+    ("background({5,6})", {}, {"pattern": "background", "exclude": [5]}),
+    ("bad_dragon", {"k": 1}, {"pattern": "bad_dragon", "group_endpoints": 2}),
+    ("bad_dragon({1,1})", {"k": 3}, {"pattern": "bad_dragon", "group_endpoints": 2}),
+    ("badperm_yarc({3})", {}, {"pattern": "badperm_yarc", "k": 3}),
+    ("badperm_yarc", {"k": 1, "xr": 3}, {"pattern": "badperm_yarc", "k": 3}),
 ])
-def test_traffic_patterns(tmp_path, traffic, expect):
-    """Patterns with the same destinations in pdes are mapped; digit patterns only in 1-D."""
+def test_traffic_patterns(tmp_path, traffic, keys, expect):
+    """Patterns with the same destinations in pdes are mapped, their parameters read as BookSim
+    tokenizes them; digit patterns only in 1-D."""
     anynet_ring(tmp_path)
     raw, _, _ = booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
-                                 "routing_function": "min", "traffic": traffic}, str(tmp_path))
+                                 "routing_function": "min", "traffic": traffic, **keys},
+                                str(tmp_path))
     assert {k: v for k, v in raw["traffic"].items() if k != "load"} == expect
+
+
+@pytest.mark.parametrize("traffic,keys,why", [
+    ("tornado(12,1,1)", {}, "n=2"),                     # n from the key: BookSim's default 2
+    ("taper64", {}, None),                              # refused when the pattern is built
+    ("hotspot({{12}})", {}, "below the 12 nodes"),
+    ("hotspot({{1},{0}})", {}, "positive"),
+    ("background", {}, "excluded nodes"),
+    ("background({{0,1,2,3,4,5,6,7,8,9,10,11}})", {}, "leaving one"),
+    ("bad_dragon", {}, "2k\\*k = 128"),                  # k = 8 by default
+    ("badperm_yarc", {}, "k x xr = 8"),
+])
+def test_traffic_parameters_outside_the_rule_are_refused(tmp_path, traffic, keys, why):
+    """A pattern whose parameters do not fit the 12 nodes is refused naming booksim.traffic."""
+    anynet_ring(tmp_path)
+    bs = {"topology": "anynet", "network_file": "net.anynet", "routing_function": "min",
+          "traffic": traffic, **keys}
+    if why is None:
+        raw, _, _ = booksim.to_pdes(bs, str(tmp_path))
+        with pytest.raises(ParameterError, match="^traffic.pattern: taper64 .*64 endpoints"):
+            from pdes.build import prepare
+            prepare(C.resolve(raw))
+        return
+    with pytest.raises(ParameterError, match=f"^booksim.traffic: .*{why}"):
+        booksim.to_pdes(bs, str(tmp_path))
+
+
+@pytest.mark.parametrize("keys,expect", [
+    ({"injection_process": "on_off"},
+     {"injection": "on_off", "burst_alpha": 0.5, "burst_beta": 0.5, "burst_r1": -1.0}),
+    ({"injection_process": "on_off", "burst_alpha": -1, "burst_r1": 0.5},
+     {"injection": "on_off", "burst_alpha": -1.0, "burst_beta": 0.5, "burst_r1": 0.5}),
+    ({"injection_process": "on_off({0.1,-1,0.4})", "burst_alpha": 0.9},
+     {"injection": "on_off", "burst_alpha": 0.1, "burst_beta": -1.0, "burst_r1": 0.4}),
+    ({"injection_process": "bernoulli", "burst_beta": 0.1}, {}),
+])
+def test_injection_process(tmp_path, keys, expect):
+    """on_off maps to traffic.injection with BookSim's burst keys (or its parentheses);
+    bernoulli is pdes's default, and the burst keys are then ignored with a note."""
+    anynet_ring(tmp_path)
+    raw, _, notes = booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
+                                     "routing_function": "min", "injection_rate": 0.1, **keys},
+                                    str(tmp_path))
+    assert {k: v for k, v in raw["traffic"].items() if k not in ("pattern", "load")} == expect
+    cfg = C.resolve(raw)
+    assert cfg["traffic"]["injection"] == expect.get("injection", "bernoulli")
+    if not expect:
+        assert any(n.startswith("booksim.burst_beta: ignored") for n in notes)
+
+
+@pytest.mark.parametrize("keys,key", [
+    ({"injection_process": "on_off", "burst_r1": 0.3}, "burst_r1"),     # none negative
+    ({"injection_process": "on_off", "injection_rate": 0.6}, "burst_r1"),   # r1 = 1.2
+    ({"injection_process": "on_off({0.5,0.5,-1,1})"}, "injection_process"),  # initial states
+    ({"injection_process": "poisson"}, "injection_process"),
+])
+def test_bad_injection_process_is_refused(tmp_path, keys, key):
+    """An on_off source BookSim would refuse, or pdes cannot start the same way, is refused."""
+    anynet_ring(tmp_path)
+    with pytest.raises(ParameterError) as exc:
+        booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
+                         "routing_function": "min", **keys}, str(tmp_path))
+    assert str(exc.value).startswith(f"booksim.{key}: ")
 
 
 @pytest.mark.parametrize("bs,key", [
@@ -146,7 +231,7 @@ def test_traffic_patterns(tmp_path, traffic, expect):
     ({"frobnicate": 1}, "frobnicate"),
     ({"routing_function": "ugal"}, "routing_function"),
     ({"topology": "torus"}, "topology"),
-    ({"traffic": "hotspot"}, "traffic"),
+    ({"traffic": "zigzag"}, "traffic"),
     ({"traffic": "tornado"}, "traffic"),           # k=8, n=2 by default: a 2-D digit pattern
     ({"injection_rate": "{0.1,0.2}"}, "injection_rate"),
     ({"classes": 2}, "classes"),
