@@ -261,6 +261,24 @@ def test_torus_closed_forms(dims):
     assert np.all(np.bincount(t.group) == dims[0])
 
 
+@pytest.mark.parametrize("dims", [[4, 4], [8, 8], [2, 3, 5], [3], [1, 5], [5, 1, 2]])
+def test_mesh_closed_forms(dims):
+    """Mesh (wrap = false): prod(D) (D_i - 1) / D_i links per dimension, diameter sum(D_i - 1),
+    and exactly the torus's links without the wraparound ones (x_i = D_i - 1 to 0)."""
+    t = torus(dims, wrap=False)
+    n = int(np.prod(dims))
+    assert t.n_routers == n and t.n_endpoints == n
+    assert t.n_links == sum(n * (s - 1) // s for s in dims)
+    assert hops(t, [0]).max() == sum(s - 1 for s in dims)
+    assert connected(t)
+    strides = np.cumprod([1] + dims[:-1])
+    wraps = {(int(a), int(b)) for a, b in torus(dims).links
+             if any(abs(a // st % s - b // st % s) == s - 1 > 1 for st, s in zip(strides, dims))}
+    assert edge_set(t) == edge_set(torus(dims)) - wraps
+    assert t.params["wrap"] is False and build("torus", {"dims": dims, "wrap": "false"}).n_links \
+        == t.n_links
+
+
 # ----------------------------------------------------------------- hypercube
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 11])
 def test_hypercube_closed_forms(n):
