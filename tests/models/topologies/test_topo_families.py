@@ -245,6 +245,18 @@ def test_hyperx_and_torus_build_at_scale():
     assert h.n_links == 4096 * 45 // 2 and tor.n_links == 3 * 32768
 
 
+def test_hyperx_grid_latency():
+    """grid_latency [cx, cy]: a link takes cx |dcolumn| + cy |drow| cycles on a grid of sizes[0]
+    columns; two integers >= 1 or none."""
+    t = hyperx([4, 4], p=4, grid_latency=[2, 3])
+    lat = {tuple(map(int, e)): int(x) for e, x in zip(t.links, t.meta["link_latency"])}
+    assert lat[(0, 3)] == 6 and lat[(1, 13)] == 9 and lat[(5, 6)] == 2
+    assert sorted(set(lat.values())) == [2, 3, 4, 6, 9]
+    assert "link_latency" not in hyperx([4, 4]).meta
+    with pytest.raises(ParameterError, match="topology.grid_latency: "):
+        hyperx([4, 4], grid_latency=[2])
+
+
 # ----------------------------------------------------------------- torus
 @pytest.mark.parametrize("dims", [[4, 4, 4], [8, 16, 16], [2, 3, 5], [3], [2], [1, 5], [1, 1],
                                   [2, 1, 6], [4, 4, 4, 4, 2]])
