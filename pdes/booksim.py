@@ -124,7 +124,7 @@ IGNORED = {
     "output_buffer_size": "pdes's output queue is router.output_buffer_flits",
     "batch_size": "batch mode only", "batch_count": "batch mode only",
     "max_outstanding_requests": "batch mode only",
-    **{f"{kind}_{what}": "read/write traffic only (use_read_write = 1, which pdes refuses)"
+    **{f"{kind}_{what}": "read/write traffic only; pdes refuses use_read_write = 1"
        for kind in ("read_request", "write_request", "read_reply", "write_reply")
        for what in ("size", "begin_vc", "end_vc")},
     "wait_for_tail_credit": "pdes is virtual cut-through: a VC is granted with room for the "
@@ -458,8 +458,8 @@ def _map_builtin(m: _Mapping, topo: str):
     table = NETWORKS[topo][2]
     if routing not in table:
         raise _refuse("routing_function", f"{routing!r}{_default('routing_function', m.bs)} on "
-                      f"topology = {topo}: pdes has no routing that does what BookSim's "
-                      f"{routing}_{topo} does; accepted: {', '.join(table)}")
+                      f"topology = {topo}: not a routing function pdes has an equivalent of "
+                      f"there; accepted: {', '.join(table)}")
     alg, knobs = table[routing]
     put("routing.algorithm", alg, "routing_function")
     for key, value in knobs.items():
@@ -664,8 +664,12 @@ def describe(path: str, used, notes) -> list[str]:
     import json
     out = [f"BookSim config {path} read as:"]
     for key, value, given in used:
-        v = value if isinstance(value, (int, float)) and not isinstance(value, bool) \
-            else json.dumps(value)
+        if isinstance(value, list):
+            v = ",".join(str(x) for x in value)        # --set spelling of an int_list
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            v = value
+        else:
+            v = json.dumps(value)
         out.append(f"  --set {key}={v}" + ("" if given else "   # BookSim default"))
     out.extend(notes)
     return out

@@ -463,6 +463,10 @@ def test_booksim_examples_map_to_their_pdes_networks(tmp_path, name):
     assert cfg["router"]["link_latency"] == latency
     prep = prepare(cfg)
     assert prep.topo.n_endpoints == endpoints
+    ignored = {n.split(":")[0] for n in notes if "not read by topology" in n}
+    read = booksim.NETWORKS.get(EXAMPLES[name].split("topology = ")[1].split(";")[0], (0, ()))[1]
+    assert ignored == {f"booksim.{k}" for k in booksim.NETWORK_KEYS
+                       if k in booksim.parse(EXAMPLES[name]) and k not in read}
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
