@@ -18,8 +18,11 @@ Three kinds of keys (the tables below are the single place that lists them):
   simulated behaviour pdes has; accepted, with a note.
 
 The defaults and meanings follow BookSim2's ``booksim_config.cpp``,
-``trafficmanager.cpp``, ``traffic.cpp``, ``networks/anynet.cpp`` and
-``routers/router.cpp`` (Jiang et al., ISPASS 2013).
+``trafficmanager.cpp``, ``traffic.cpp``, ``routefunc.cpp``, the network files
+(``networks/anynet.cpp``, ``kncube.cpp``, ``flatfly_onchip.cpp``,
+``dragonfly.cpp``, ``fattree.cpp``) and ``routers/router.cpp`` (Jiang et al.,
+ISPASS 2013).  BookSim's own networks are built by pdes's families of the
+same graphs (:data:`NETWORKS`).
 """
 from __future__ import annotations
 
