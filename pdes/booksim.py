@@ -18,8 +18,11 @@ Three kinds of keys (the tables below are the single place that lists them):
   simulated behaviour pdes has; accepted, with a note.
 
 The defaults and meanings follow BookSim2's ``booksim_config.cpp``,
-``trafficmanager.cpp``, ``traffic.cpp``, ``networks/anynet.cpp`` and
-``routers/router.cpp`` (Jiang et al., ISPASS 2013).
+``trafficmanager.cpp``, ``traffic.cpp``, ``routefunc.cpp``, the network files
+(``networks/anynet.cpp``, ``kncube.cpp``, ``flatfly_onchip.cpp``,
+``dragonfly.cpp``, ``fattree.cpp``) and ``routers/router.cpp`` (Jiang et al.,
+ISPASS 2013).  BookSim's own networks are built by pdes's families of the
+same graphs (:data:`NETWORKS`).
 """
 from __future__ import annotations
 
@@ -59,11 +62,16 @@ MAPPED = {
     "seed": 0,
     "k": 8,
     "n": 2,
+    "c": 1,
+    "x": 8,
+    "y": 8,
     "xr": 1,
     "injection_process": "bernoulli",
     "burst_alpha": 0.5,
     "burst_beta": 0.5,
     "burst_r1": -1.0,
+    "yr": 1,
+    "use_noc_latency": 1,
 }
 
 # keys accepted only with the value pdes implements: key -> (values, what pdes does)
@@ -95,8 +103,7 @@ ONLY = {
     "measure_stats": ((1,), "pdes measures its one class"),
     "link_failures": ((0,), "pdes's faults are configured in pdes"),
     "sim_power": ((0,), "pdes has no power model"),
-    "channel_file": (("",), "anynet gives the channel latencies"),
-    "use_noc_latency": ((0, 1), "no effect on anynet"),
+    "channel_file": (("",), "pdes gives the channel latencies of BookSim's networks"),
 }
 
 # keys that change no simulated behaviour pdes has: key -> why
@@ -116,10 +123,6 @@ IGNORED = {
     "stopping_thres": "pdes measures a fixed window (see measure.measure_cycles)",
     "acc_stopping_thres": "pdes measures a fixed window (see measure.measure_cycles)",
     "perm_seed": "pdes draws randperm's permutation from measure.seed",
-    "c": "topology parameter of BookSim's other networks; anynet files give the nodes",
-    "x": "topology parameter of BookSim's other networks; no effect on anynet",
-    "y": "topology parameter of BookSim's other networks; no effect on anynet",
-    "yr": "topology parameter of BookSim's other networks; no effect on anynet",
     "in_ports": "single-router network only",
     "out_ports": "single-router network only",
     "fail_seed": "legacy, no effect",
@@ -127,6 +130,9 @@ IGNORED = {
     "output_buffer_size": "pdes's output queue is router.output_buffer_flits",
     "batch_size": "batch mode only", "batch_count": "batch mode only",
     "max_outstanding_requests": "batch mode only",
+    **{f"{kind}_{what}": "read/write traffic only; pdes refuses use_read_write = 1"
+       for kind in ("read_request", "write_request", "read_reply", "write_reply")
+       for what in ("size", "begin_vc", "end_vc")},
     "wait_for_tail_credit": "pdes is virtual cut-through: a VC is granted with room for the "
                             "whole packet",
 }
@@ -367,8 +373,8 @@ def _traffic(get, nodes: int, kept: bool, notes: list) -> dict:
     name, args = _call(text)
     if name in TRAFFIC or name in DIGIT:
         if name not in ("uniform", "randperm") and not kept:
-            raise _refuse("traffic", f"{name} maps node ids, and the network file does not number "
-                          "its nodes 0..N-1 router by router as pdes numbers endpoints")
+            raise _refuse("traffic", f"{name} maps node ids, and BookSim's node ids here are not "
+                          "pdes's endpoint ids (0..N-1 router by router)")
     if name == "hotspot":
         return _hotspot(args, nodes, notes)
     if name == "background":
@@ -436,14 +442,8 @@ class _Mapping:
 
 def _check_keys(bs: dict, notes: list) -> None:
     """Refuse (in file order) keys pdes cannot honour; note the ignored ones."""
-    digit = str(bs.get("traffic", "")).startswith(DIGIT)
     for key, value in bs.items():
-        if key in ("k", "n", "xr") and not digit:
-            notes.append(f"booksim.{key}: ignored (topology parameter of BookSim's other "
-                         "networks; used by anynet only in tornado, neighbor, bad_dragon and "
-                         "badperm_yarc traffic)")
-            continue
-        if key in MAPPED:
+        if key in MAPPED:          # network keys a network does not read: noted by _map_network
             continue
         if key in ONLY:
             allowed, why = ONLY[key]
@@ -458,14 +458,61 @@ def _check_keys(bs: dict, notes: list) -> None:
         raise _refuse(key, "not a BookSim key pdes knows")
 
 
+NETWORKS = {
+    "torus": ("KNCube", ("k", "n", "use_noc_latency"),
+              {"dim_order": ("dor", {}), "valiant": ("valiant", {}),
+               "min_adapt": ("min_adaptive", {})}),
+    "mesh": ("KNCube", ("k", "n"),
+             {"dim_order": ("dor", {}), "dor": ("dor", {}), "valiant": ("valiant", {}),
+              "min_adapt": ("min_adaptive", {})}),
+    "flatfly": ("FlatFlyOnChip", ("k", "n", "c", "x", "y", "xr", "yr", "use_noc_latency"),
+                {"ran_min": ("min", {}), "xyyx": ("min", {}), "valiant": ("valiant", {}),
+                 "ugal": ("ugal_l", {"n_indirect": 1})}),
+    # BookSim's ugal: minimal unless its queue exceeds 2 x the non-minimal one + 30 flits
+    "dragonflynew": ("DragonFlyNew", ("k", "n"),
+                     {"min": ("min", {}),
+                      "ugal": ("dragonfly_ugal", {"c": 2.0, "bias": 30.0,
+                                                  "length_weighted": False})}),
+    # BookSim's nca may use every VC on every hop: one class (up*/down* paths are acyclic)
+    "fattree": ("FatTree", ("k", "n"),
+                {"nca": ("min", {"vc_scheme": "phase"}), "anca": ("anca", {})}),
+}
+"""BookSim's networks pdes builds itself: topology -> (BookSim's class, the keys it reads,
+{routing function: (pdes routing, its parameters)}); anynet files are read by _map_anynet."""
+
+NETWORK_KEYS = ("k", "n", "c", "x", "y", "xr", "yr", "use_noc_latency")
+"""BookSim's topology keys: read by the network that uses them, noted as ignored otherwise."""
+
+DRAGONFLY_LATENCY = (10, 100)
+"""Cycles of dragonflynew's local and global channels (dragonfly.cpp defines DRAGON_LATENCY)."""
+
+
 def _map_network(m: _Mapping, base_dir: str):
-    """[topology] keys and routing of BookSim's anynet network; returns the network read."""
-    bs, get, put = m.bs, m.get, m.put
+    """[topology] keys and routing of BookSim's network; returns the network (a topology, with
+    ``meta["node_ids_kept"]``: whether pdes's endpoint ids are BookSim's node ids)."""
+    bs, get = m.bs, m.get
     topo = _str("topology", get("topology"))
-    if topo != "anynet":
-        raise _refuse("topology", f"{topo!r}{' (BookSim default)' if 'topology' not in bs else ''}: "
-                      "pdes reads BookSim's anynet networks; export a pdes topology with "
-                      "'pdes topo NAME --export anynet FILE'")
+    if topo == "anynet":
+        network = _map_anynet(m, base_dir)
+        read = ()
+    elif topo in NETWORKS:
+        network = _map_builtin(m, topo)
+        read = NETWORKS[topo][1]
+    else:
+        raise _refuse("topology", f"{topo!r}{' (BookSim default)' if 'topology' not in bs else ''}"
+                      f": pdes builds BookSim's {', '.join(NETWORKS)} and reads anynet files "
+                      "(export a pdes topology with 'pdes topo NAME --export anynet FILE'); "
+                      "accepted: anynet, " + ", ".join(NETWORKS))
+    digit = str(bs.get("traffic", "")).startswith(DIGIT)
+    for key in NETWORK_KEYS:
+        if key in bs and key not in read and not (digit and key in ("k", "n", "xr")):
+            m.notes.append(f"booksim.{key}: ignored (not read by topology = {topo})")
+    return network
+
+
+def _map_anynet(m: _Mapping, base_dir: str):
+    """[topology] keys and routing of an anynet network file."""
+    bs, get, put = m.bs, m.get, m.put
     net = _str("network_file", get("network_file"))
     if not net:
         raise _error("network_file", "required with topology = anynet")
@@ -489,6 +536,102 @@ def _map_network(m: _Mapping, base_dir: str):
                       "(pdes's own algorithms: --set routing.algorithm=NAME)")
     put("routing.algorithm", "min", "routing_function")
     return network
+
+
+def _map_builtin(m: _Mapping, topo: str):
+    """[topology], link latency and routing of one of BookSim's own networks (:data:`NETWORKS`),
+    built by pdes's family of the same graph; returns the network built."""
+    get, put = m.get, m.put
+    if "network_file" in m.bs:
+        m.notes.append(f"booksim.network_file: ignored (topology = {topo} has no network file)")
+    k = _int("k", get("k"), 1)
+    n = _int("n", get("n"), 1)
+    params, latency, kept = {
+        "torus": _kncube, "mesh": _kncube, "flatfly": _flatfly, "dragonflynew": _dragonflynew,
+        "fattree": _fattree}[topo](get, topo, k, n)
+    name = {"torus": "torus", "mesh": "torus", "flatfly": "hyperx", "dragonflynew": "dragonfly",
+            "fattree": "fattree"}[topo]
+    keys = NETWORKS[topo][1]
+    put("topology.name", name, "topology")
+    for key, value in params.items():
+        put(f"topology.{key}", value, "topology", *keys)
+    put("router.link_latency", latency, "topology", *keys)
+    routing = _str("routing_function", get("routing_function"))
+    table = NETWORKS[topo][2]
+    if routing not in table:
+        raise _refuse("routing_function", f"{routing!r}{_default('routing_function', m.bs)} on "
+                      f"topology = {topo}: not a routing function pdes has an equivalent of "
+                      f"there; accepted: {', '.join(table)}")
+    alg, knobs = table[routing]
+    put("routing.algorithm", alg, "routing_function")
+    for key, value in knobs.items():
+        put(f"routing.{key}", value, "routing_function")
+    from models.topology import build
+    network = build(name, params)
+    network.meta["node_ids_kept"] = kept
+    return network
+
+
+def _default(key: str, bs: dict) -> str:
+    return "" if key in bs else " (BookSim default)"
+
+
+def _kncube(get, topo, k, n):
+    """BookSim's k-ary n-cube (torus) or n-dimensional mesh: k^n routers, one node each, node id =
+    router id, dimension 0 fastest.  With use_noc_latency (its default) a torus channel takes 2
+    cycles (its wraparound is longer), a mesh channel 1; without, every channel 1."""
+    if topo == "torus" and k < 3:
+        raise _refuse("k", f"k = {k}: BookSim's torus of k = {k} has two channels each way between "
+                      "the routers of a ring; pdes's torus has one link per router pair; k >= 3")
+    noc = _int("use_noc_latency", get("use_noc_latency")) == 1 if topo == "torus" else False
+    return {"dims": [k] * n, "p": 1, "wrap": topo == "torus"}, 2 if noc else 1, True
+
+
+def _flatfly(get, topo, k, n):
+    """BookSim's on-chip flattened butterfly: k^n routers fully connected along each dimension
+    (HyperX), c nodes each.  Its nodes are numbered on a grid of x*xr columns, so a router's c
+    nodes are consecutive only when c = 1; with use_noc_latency (its default) a channel takes
+    xr cycles per column and yr per row of a grid of x routers a row."""
+    c, x, y = _int("c", get("c"), 1), _int("x", get("x"), 1), _int("y", get("y"), 1)
+    xr, yr = _int("xr", get("xr"), 1), _int("yr", get("yr"), 1)
+    if x != y or xr != yr or c != xr * yr:
+        raise _error("c", f"BookSim's flatfly needs x = y, xr = yr and c = xr * yr (it stops "
+                     f"otherwise), got x = {x}, y = {y}, xr = {xr}, yr = {yr}, c = {c}")
+    params = {"sizes": [k] * n, "p": c}
+    latency = 1
+    if _int("use_noc_latency", get("use_noc_latency")) == 1:
+        if x != k:
+            raise _refuse("x", f"x = {x}: with use_noc_latency = 1 BookSim lays the routers out "
+                          f"in rows of x; pdes's grid has k = {k} routers a row (set x = k, or "
+                          "use_noc_latency = 0)")
+        if xr > 3:
+            raise _refuse("xr", f"xr = {xr}: with use_noc_latency = 1 BookSim's injection and "
+                          "ejection channels then take more than 1 cycle for some nodes; pdes's "
+                          "endpoint channels all take router.endpoint_latency (xr <= 3, or "
+                          "use_noc_latency = 0)")
+        params["grid_latency"] = [xr, yr]
+        latency = 0
+    return params, latency, c == 1
+
+
+def _dragonflynew(get, topo, k, n):
+    """BookSim's dragonflynew: p = k nodes and global channels per router, a = 2p routers per
+    group, g = a p + 1 groups; node id = p * router + index, router id = a * group + index;
+    local channels 10 cycles, global channels 100."""
+    if n != 1:
+        raise _refuse("n", f"n = {n}: BookSim's dragonflynew has one dimension per group (n = 1)")
+    local, glob = DRAGONFLY_LATENCY
+    return {"h": k, "a": 2 * k, "p": k, "g": 2 * k * k + 1, "local_latency": local,
+            "global_latency": glob}, 0, True
+
+
+def _fattree(get, topo, k, n):
+    """BookSim's k-ary n-tree: n levels of k^(n-1) routers of radix 2k, k^n nodes, node d on
+    leaf d // k; pdes's fat tree of radix 2k with k pods is the same graph for n = 2, 3."""
+    if n not in (2, 3):
+        raise _refuse("n", f"n = {n}: pdes's fat tree has 2 or 3 levels (BookSim's k-ary n-tree "
+                      "with n = 2 or 3)")
+    return {"k": 2 * k, "levels": n, "pods": k}, 1, True
 
 
 def _map_traffic(m: _Mapping, network) -> int:
@@ -652,8 +795,12 @@ def describe(path: str, used, notes) -> list[str]:
     import json
     out = [f"BookSim config {path} read as:"]
     for key, value, given in used:
-        v = value if isinstance(value, (int, float)) and not isinstance(value, bool) \
-            else json.dumps(value)
+        if isinstance(value, list):
+            v = ",".join(str(x) for x in value)        # --set spelling of an int_list
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            v = value
+        else:
+            v = json.dumps(value)
         out.append(f"  --set {key}={v}" + ("" if given else "   # BookSim default"))
     out.extend(notes)
     return out

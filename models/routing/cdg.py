@@ -16,6 +16,9 @@ has no cycle.
   taken literally): the graph is built from every path the routing can
   produce (:func:`models.routing.galaxyfly.dependency_graph`; non-minimal
   paths only up to 200 routers) and searched for a cycle.
+* ``dateline`` and ``dor`` schemes (dimension order on the torus and mesh):
+  acyclic by the argument in :mod:`models.routing.torus`; the check confirms
+  the classes fit in the configured VCs.
 * ``phase`` scheme: class 0 holds every turn of a minimal path towards an
   intermediate router (or towards the destination for packets that go
   minimally), class 1 every turn of a minimal path after the intermediate;
@@ -111,6 +114,14 @@ def check(topo, dist, plan, num_vcs: int) -> dict:
     if plan.scheme == "dragonfly":
         out["reason"] = ("acyclic: every dependency goes to a later position of the l-g-l-g-l "
                          f"sequence ({plan.vcs_needed} classes)")
+        return out
+    if plan.scheme == "dateline":
+        out["reason"] = ("acyclic: dimension order, and in each ring class 1 holds the segments "
+                         "that cross the wraparound link, class 0 the others "
+                         "(models.routing.torus)")
+        return out
+    if plan.scheme == "dor":
+        out["reason"] = "acyclic: dimension order on a mesh"
         return out
     if plan.scheme in ("sequence", "count"):
         return _check_galaxy(topo, dist, plan, out)

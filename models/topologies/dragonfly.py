@@ -9,7 +9,7 @@ from ..topology import Topology, check_build, from_edges
 
 
 def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
-              g: int | None = None) -> Topology:
+              g: int | None = None, local_latency: int = 0, global_latency: int = 0) -> Topology:
     """Dragonfly: g groups of a fully connected routers, one global link per group pair.
 
     Router ``(G, r)`` has id ``G*a + r``.  Group G lists the other groups in
@@ -30,6 +30,12 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
     g : int, optional
         Number of groups, ``1 <= g <= a*h + 1``; default ``a*h + 1`` (the
         maximum).
+    local_latency, global_latency : int
+        Latency in cycles of every local (global) link, both > 0 or both 0
+        (default: the links take the physical layout's latencies).  When
+        given, the network carries them (``meta["link_latency"]``, used when
+        ``router.link_latency`` is 0), as BookSim's ``dragonflynew`` gives
+        its local and global channels 10 and 100 cycles.
 
     Returns
     -------
@@ -42,7 +48,8 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
     Raises
     ------
     ParameterError
-        If h, a, g < 1, p < 0, or ``g > a*h + 1``.
+        If h, a, g < 1, p < 0, ``g > a*h + 1``, or only one of
+        ``local_latency``, ``global_latency`` is given.
 
     Notes
     -----
@@ -70,6 +77,9 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
     if g > a * h + 1:
         raise ParameterError(f"topology.g: Dragonfly g={g} > a*h+1 = {a * h + 1} "
                              "(one global link per pair of groups)")
+    if (local_latency > 0) != (global_latency > 0):
+        raise ParameterError(f"topology.local_latency: local_latency = {local_latency} and "
+                             f"global_latency = {global_latency}: give both (> 0) or neither")
 
     check_build(a * g, g * a * (a - 1) // 2 + g * (g - 1) // 2, "topology.h")
     i, j = np.triu_indices(a, 1)
@@ -83,10 +93,15 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
     n_r = a * g
     params = {"h": h, "a": a, "p": p, "g": g, "k_net": (a - 1) + h, "radix": p + (a - 1) + h,
               "balanced": a == 2 * h and p == h and g == a * h + 1}
-    return from_edges("dragonfly", params, n_r, np.concatenate([lu, gu]), np.concatenate([lv, gv]),
+    params.update(local_latency=local_latency, global_latency=global_latency)
+    topo = from_edges("dragonfly", params, n_r, np.concatenate([lu, gu]), np.concatenate([lv, gv]),
                       p, np.arange(n_r, dtype=np.int64) // a, link_class=cls,
                       link_class_names=("local", "global"), group_kind="group",
                       what="topology: Dragonfly")
+    if local_latency > 0:
+        topo.meta["link_latency"] = np.where(topo.link_class == 1, global_latency,
+                                             local_latency).astype(np.int64)
+    return topo
 
 
 def analytic_bisection(topo) -> dict | None:
@@ -132,6 +147,10 @@ dragonfly = TOPOLOGIES.register(
         Param("a", int, None, "routers per group (default 2h)", lo=1),
         Param("p", int, None, "endpoints per router (default h)", lo=0),
         Param("g", int, None, "number of groups, g <= a*h+1 (default a*h+1)", lo=1),
+        Param("local_latency", int, 0, "cycles of every local link (with global_latency; 0 = "
+              "from the layout; BookSim's dragonflynew: 10)", lo=0),
+        Param("global_latency", int, 0, "cycles of every global link (with local_latency; 0 = "
+              "from the layout; BookSim's dragonflynew: 100)", lo=0),
     ],
     summary="Dragonfly, consecutive global arrangement, diameter 3",
     reference="Kim et al. ISCA 2008; 000 Sec. VI-B3",

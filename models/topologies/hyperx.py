@@ -10,7 +10,8 @@ from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 
-def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
+def hyperx(sizes: list[int] | None = None, p: int | None = None,
+           grid_latency: list[int] | None = None) -> Topology:
     """HyperX with dimension sizes ``S_0 x S_1 x ...`` and one link per router pair.
 
     Router coordinates ``(x_0, x_1, ...)`` have id ``x_0 + S_0*(x_1 + S_1*(x_2 + ...))``
@@ -25,6 +26,15 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
         Endpoints per router, ``p >= 0``; default ``sizes[0]`` (the
         flattened-butterfly concentration: FBF-3 has ``p`` routers per group
         and ``p`` endpoints per router, 000 Sec. VI-B3).
+    grid_latency : list of two int, optional
+        ``[cx, cy]``, cycles per column and per row: the routers sit on a
+        grid of ``S_0`` columns (router ``r`` at column ``r mod S_0``, row
+        ``r // S_0``) and a link takes ``cx |dcolumn| + cy |drow|`` cycles,
+        as BookSim's on-chip flattened butterfly (``flatfly`` with
+        ``use_noc_latency``) lays out its routers.  The network then carries
+        these latencies (``meta["link_latency"]``, used when
+        ``router.link_latency`` is 0).  Default: none, the links take the
+        physical layout's latencies.
 
     Returns
     -------
@@ -39,7 +49,8 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
     Raises
     ------
     ParameterError
-        If ``sizes`` is empty or has an entry < 1, or ``p < 0``.
+        If ``sizes`` is empty or has an entry < 1, ``p < 0``, or
+        ``grid_latency`` is not two integers >= 1.
 
     Notes
     -----
@@ -58,6 +69,9 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
     sizes = [4, 4, 4] if sizes is None else sizes
     if p is None:
         p = sizes[0]
+    if grid_latency is not None and (len(grid_latency) != 2 or min(grid_latency) < 1):
+        raise ParameterError(f"topology.grid_latency: two integers >= 1 (cycles per column and "
+                             f"per row), got {grid_latency}")
     n_r = math.prod(sizes)
     check_build(n_r, n_r * sum(s - 1 for s in sizes) // 2, "topology.sizes")
     us, vs, cls = [], [], []
@@ -77,10 +91,18 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None) -> Topology:
     v = np.concatenate(vs) if vs else empty
     link_class = np.concatenate(cls) if cls else np.zeros(0, np.int8)
     group = np.arange(n_r, dtype=np.int64) // sizes[0]
-    params = {"sizes": sizes, "p": p, "degree": sum(s - 1 for s in sizes)}
-    return from_edges("hyperx", params, n_r, u, v, p, group, link_class=link_class,
+    params = {"sizes": sizes, "p": p, "degree": sum(s - 1 for s in sizes),
+              "grid_latency": None if grid_latency is None else list(grid_latency)}
+    topo = from_edges("hyperx", params, n_r, u, v, p, group, link_class=link_class,
                       link_class_names=tuple(f"dim{i}" for i in range(len(sizes))),
                       group_kind="rack", meta={"sizes": tuple(sizes)}, what="topology: HyperX")
+    if grid_latency is not None:
+        a = topo.links[:, 0].astype(np.int64)
+        b = topo.links[:, 1].astype(np.int64)
+        cols = sizes[0]
+        topo.meta["link_latency"] = (grid_latency[0] * np.abs(a % cols - b % cols)
+                                     + grid_latency[1] * np.abs(a // cols - b // cols))
+    return topo
 
 
 def coordinates(topo) -> list[int]:
@@ -123,6 +145,9 @@ hyperx = TOPOLOGIES.register(
         Param("sizes", "int_list", [4, 4, 4], "routers per dimension, e.g. 4x4x4 (FBF-3: p,p,p)",
               lo=1),
         Param("p", int, None, "endpoints per router (default sizes[0])", lo=0),
+        Param("grid_latency", "int_list", None, "cycles per column and per row of a grid of "
+              "sizes[0] columns: a link takes cx*|dcolumn| + cy*|drow| cycles (BookSim's on-chip "
+              "flatfly; default: from the layout)", lo=1),
     ],
     summary="HyperX / flattened butterfly: full mesh along every dimension",
     reference="000 Sec. VI-B3 (FBF-3); Ahn et al. SC09",

@@ -1,4 +1,4 @@
-"""k-ary n-dimensional torus with wraparound links."""
+"""k-ary n-dimensional torus (with wraparound links) and mesh (without)."""
 from __future__ import annotations
 
 import math
@@ -9,12 +9,13 @@ from models.core.registry import Param, TOPOLOGIES
 from ..topology import Topology, check_build, from_edges
 
 
-def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
-    """Torus ``D_0 x D_1 x ...`` with wraparound in every dimension.
+def torus(dims: list[int] | None = None, p: int = 1, wrap: bool = True) -> Topology:
+    """Torus ``D_0 x D_1 x ...`` with wraparound in every dimension, or a mesh without.
 
     Router coordinates ``(x_0, x_1, ...)`` have id ``x_0 + D_0*(x_1 + D_1*(...))``
     (dimension 0 varies fastest).  Router ``x`` is linked to
-    ``x +- e_i (mod D_i)`` in every dimension ``i``.
+    ``x +- e_i (mod D_i)`` in every dimension ``i``; with ``wrap=False`` (a
+    mesh) only where ``0 <= x_i +- 1 < D_i``.
 
     Parameters
     ----------
@@ -25,6 +26,9 @@ def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
     p : int
         Endpoints per router, ``p >= 0``; default 1 (000 Sec. III: ``p = 1``
         for low-radix topologies).
+    wrap : bool
+        True (default): a torus, every dimension a ring; False: a mesh, every
+        dimension a line (no link from ``x_i = D_i - 1`` back to 0).
 
     Returns
     -------
@@ -32,7 +36,8 @@ def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
         ``prod(D)`` routers; per dimension of size ``>= 3`` every router has
         2 links (``prod(D)`` links in that dimension), size 2 gives 1 link
         per router (``prod(D)/2`` links), size 1 none.  Diameter
-        ``sum(floor(D_i / 2))``.  ``group`` is the dimension-0 ring (routers
+        ``sum(floor(D_i / 2))``.  A mesh has ``prod(D) (D_i - 1) / D_i``
+        links in dimension ``i`` and diameter ``sum(D_i - 1)``.  ``group`` is the dimension-0 ring (routers
         sharing every coordinate except ``x_0``; id ``// D_0``),
         ``group_kind="rack"``, matching the sequential switch-to-cabinet
         assignment of 002 Sec. III-A (first dimension = switches per
@@ -58,8 +63,9 @@ def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
     for dim, s in enumerate(dims):
         if s > 1:
             x = (ids // stride) % s
-            src = ids if s > 2 else ids[x == 0]
-            xs = x if s > 2 else x[x == 0]
+            keep = (x < s - 1) if (s == 2 or not wrap) else np.ones(n_r, bool)
+            src = ids[keep]
+            xs = x[keep]
             us.append(src)
             vs.append(src + (((xs + 1) % s) - xs) * stride)
             cls.append(np.full(src.size, dim, np.int8))
@@ -68,7 +74,7 @@ def torus(dims: list[int] | None = None, p: int = 1) -> Topology:
     u = np.concatenate(us) if us else empty
     v = np.concatenate(vs) if vs else empty
     link_class = np.concatenate(cls) if cls else np.zeros(0, np.int8)
-    params = {"dims": dims, "p": p}
+    params = {"dims": dims, "p": p, "wrap": wrap}
     return from_edges("torus", params, n_r, u, v, p, ids // dims[0], link_class=link_class,
                       link_class_names=tuple(f"dim{i}" for i in range(len(dims))),
                       group_kind="rack", meta={"dims": tuple(dims)}, what="topology: torus")
@@ -81,9 +87,13 @@ def coordinates(topo) -> list[int]:
 
 def analytic_bisection(topo) -> dict | None:
     """Torus: ``2 R / k_max`` (cut across the largest dimension; ``R/2`` when ``k_max = 2``),
-    ``None`` for an odd ``k_max``."""
+    mesh: ``R / k_max``; ``None`` for an odd ``k_max``."""
     R = topo.n_routers
     k = max(int(d) for d in topo.params["dims"])
+    if not topo.params.get("wrap", True):
+        if k % 2:
+            return None
+        return {"links": R // k, "formula": "R/k_max (mesh)", "exact": True}
     if k == 2:
         return {"links": R // 2, "formula": "R/2 (largest dimension 2)", "exact": True}
     if k % 2:
@@ -96,8 +106,9 @@ torus = TOPOLOGIES.register(
     params=[
         Param("dims", "int_list", [4, 4, 4], "routers per dimension, e.g. 8x16x16", lo=1),
         Param("p", int, 1, "endpoints per router", lo=0),
+        Param("wrap", bool, True, "wraparound links: true = torus, false = mesh"),
     ],
-    summary="torus with wraparound links (direct, low radix)",
+    summary="torus with wraparound links, or mesh without (direct, low radix)",
     reference="000 Sec. III (T3D/T5D); 002 Sec. III-A",
     coordinates=coordinates,
     bisection=analytic_bisection,

@@ -1,4 +1,5 @@
 """BookSim2 configs read by `pdes run`, and the anynet / edge-list exports with link latencies."""
+import numpy as np
 import pytest
 
 from models.core.errors import ParameterError
@@ -230,7 +231,12 @@ def test_bad_injection_process_is_refused(tmp_path, keys, key):
     ({"vc_allocator": "islip"}, "vc_allocator"),
     ({"frobnicate": 1}, "frobnicate"),
     ({"routing_function": "ugal"}, "routing_function"),
-    ({"topology": "torus"}, "topology"),
+    ({"topology": "cmesh"}, "topology"),
+    ({"topology": "torus"}, "routing_function"),   # BookSim's torus has no 'min'
+    ({"topology": "torus", "routing_function": "dim_order", "k": 2}, "k"),
+    ({"topology": "dragonflynew", "k": 2, "n": 2}, "n"),
+    ({"topology": "fattree", "routing_function": "nca", "n": 4}, "n"),
+    ({"topology": "flatfly", "routing_function": "ran_min", "c": 4}, "c"),  # BookSim: c = xr*yr
     ({"traffic": "zigzag"}, "traffic"),
     ({"traffic": "tornado"}, "traffic"),           # k=8, n=2 by default: a 2-D digit pattern
     ({"injection_rate": "{0.1,0.2}"}, "injection_rate"),
@@ -336,3 +342,301 @@ def test_shared_buf_size_gives_each_vc_its_share(tmp_path):
                                  "routing_function": "min", "num_vcs": 3, "buf_size": 100},
                                 str(tmp_path))
     assert raw["router"]["buffer_flits"] == 99
+
+
+# ----------------------------------------------------------------------------- BookSim's networks
+# BookSim2's example configs (src/examples), comments left out.  Changed so that pdes runs them
+# (until pdes has BookSim's islip allocator): mesh88_lat and flatflyconfig say
+# `vc_allocator = islip; sw_allocator = islip;`, here separable_input_first; mesh88_lat says
+# `input_speedup = 2;`, here 1, and `vc_buf_size = 8;`, here 20 (pdes is virtual cut-through: a
+# VC holds a whole packet of 20 flits); fattree_config says `hold_switch_for_packet=1;`, here 0.
+EXAMPLES = {
+    "torus88": """\
+topology = torus;
+k = 8;
+n = 2;
+routing_function = dim_order;
+num_vcs = 2;
+traffic = uniform;
+injection_rate = 0.15;
+""",
+    "mesh88_lat": """\
+topology = mesh;
+k = 8;
+n = 2;
+routing_function = dor;
+num_vcs     = 8;
+vc_buf_size = 20;
+wait_for_tail_credit = 1;
+vc_allocator = separable_input_first;
+sw_allocator = separable_input_first;
+alloc_iters  = 1;
+credit_delay   = 2;
+routing_delay  = 0;
+vc_alloc_delay = 1;
+sw_alloc_delay = 1;
+input_speedup     = 1;
+output_speedup    = 1;
+internal_speedup  = 1.0;
+traffic = transpose;
+packet_size = 20;
+sim_type = latency;
+injection_rate = 0.005;
+""",
+    "dragonflyconfig": """\
+vc_buf_size = 256;
+wait_for_tail_credit = 0;
+vc_allocator = separable_input_first;
+sw_allocator = separable_input_first;
+alloc_iters  = 1;
+credit_delay   = 2;
+routing_delay  = 0;
+vc_alloc_delay = 1;
+sw_alloc_delay = 1;
+st_final_delay = 1;
+input_speedup     = 1;
+output_speedup    = 1;
+internal_speedup  = 2.0;
+warmup_periods = 3;
+sim_count          = 1;
+sample_period  = 10000;
+routing_function = min;
+num_vcs     = 2;
+priority = none;
+traffic       = uniform;
+injection_rate = 0.8;
+packet_size = 10;
+injection_rate_uses_flits=1;
+topology = dragonflynew;
+k  = 4;
+n  = 1;
+watch_out=-;
+""",
+    "fattree_config": """\
+hold_switch_for_packet=0;
+vc_buf_size = 16;
+wait_for_tail_credit = 0;
+vc_allocator = separable_input_first;
+sw_allocator = separable_input_first;
+alloc_iters  = 1;
+credit_delay   = 2;
+routing_delay  = 0;
+vc_alloc_delay = 1;
+sw_alloc_delay = 1;
+st_final_delay = 1;
+input_speedup     = 1;
+output_speedup    = 1;
+internal_speedup  = 1.0;
+warmup_periods = 3;
+sim_count          = 1;
+sample_period  = 10000;
+routing_function = nca;
+num_vcs     = 4;
+priority = none;
+traffic       = uniform;
+injection_rate = 0.6;
+packet_size = 1;
+injection_rate_uses_flits=1;
+topology = fattree;
+k  = 4;
+n  = 3;
+watch_out=-;
+""",
+    "flatflyconfig": """\
+num_vcs     = 8;
+vc_buf_size = 4;
+wait_for_tail_credit = 0;
+vc_allocator = separable_input_first;
+sw_allocator = separable_input_first;
+alloc_iters  = 1;
+credit_delay   = 2;
+routing_delay  = 0;
+vc_alloc_delay = 1;
+sw_alloc_delay = 1;
+st_final_delay = 1;
+input_speedup     = 1;
+output_speedup    = 1;
+internal_speedup  = 1.0;
+warmup_periods = 3;
+sample_period  = 1000;
+sim_count          = 1;
+traffic       = uniform;
+topology = flatfly;
+subnets = 1;
+c  = 4;
+k  = 4;
+n  = 2;
+x  = 4;
+y  = 4;
+xr = 2;
+yr = 2;
+routing_function = ran_min;
+use_read_write = 0;
+packet_size = 1;
+injection_rate = 0.1;
+read_request_size=1;
+write_request_size=1;
+read_reply_size=1;
+write_reply_size=1;
+read_request_begin_vc  = 0;
+read_request_end_vc    = 3;
+write_reply_begin_vc   = 4;
+write_reply_end_vc     = 7;
+read_reply_begin_vc    = 4;
+read_reply_end_vc      = 7;
+write_request_begin_vc = 0;
+write_request_end_vc   = 3;
+sim_type = latency;
+""",
+    "anynet_config": """\
+topology = anynet;
+routing_function = min;
+network_file = anynet_file;
+traffic = uniform;
+use_read_write = 0;
+sample_period = 10000;
+injection_rate = 0.01;
+vc_allocator = separable_input_first;
+sw_allocator = separable_input_first;
+alloc_iters  = 1;
+num_vcs     = 1;
+vc_buf_size = 3;
+""",
+}
+ANYNET_FILE = """\
+router 0 node 0 node 1 node 2 router 1
+router 1 node 3 node 4 node 5
+router 2 node 6 node 7 node 8 router 1 router 0
+"""
+SHORT = "sample_period = 100;\nwarmup_periods = 1;\nmax_samples = 3;\n"
+"""Appended to each example (a key given twice keeps its last value): 200 measured cycles."""
+
+# example -> (pdes topology, its parameters, routing, routing parameters, endpoints, link latency)
+EXPECT = {
+    "torus88": ("torus", {"dims": [8, 8], "p": 1, "wrap": True}, "dor", {}, 64, 2),
+    "mesh88_lat": ("torus", {"dims": [8, 8], "p": 1, "wrap": False}, "dor", {}, 64, 1),
+    "dragonflyconfig": ("dragonfly", {"h": 4, "a": 8, "p": 4, "g": 33, "local_latency": 10,
+                                      "global_latency": 100}, "min", {}, 1056, 0),
+    "fattree_config": ("fattree", {"k": 8, "levels": 3, "pods": 4}, "min",
+                       {"vc_scheme": "phase"}, 64, 1),
+    "flatflyconfig": ("hyperx", {"sizes": [4, 4], "p": 4, "grid_latency": [2, 2]}, "min", {}, 64,
+                      0),
+    "anynet_config": ("file", {"format": "anynet"}, "min", {}, 9, 1),
+}
+
+
+def write_example(tmp_path, name, extra=SHORT):
+    """The example's text (plus ``extra``) as ``name`` in tmp_path; anynet's network file beside it."""
+    (tmp_path / "anynet_file").write_text(ANYNET_FILE)
+    path = tmp_path / name
+    path.write_text(EXAMPLES[name] + extra)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_booksim_examples_map_to_their_pdes_networks(tmp_path, name):
+    """Each of BookSim's example configs resolves to the documented pdes topology, parameters,
+    routing, endpoint count and channel latency."""
+    from pdes.build import prepare
+    raw, used, notes = booksim.load(str(write_example(tmp_path, name)))
+    cfg = C.resolve(raw)
+    topo, params, alg, knobs, endpoints, latency = EXPECT[name]
+    assert cfg["topology"]["name"] == topo
+    assert {k: cfg["topology"][k] for k in params} == params
+    assert cfg["routing"]["algorithm"] == alg
+    assert {k: cfg["routing"][k] for k in knobs} == knobs
+    assert cfg["router"]["link_latency"] == latency
+    prep = prepare(cfg)
+    assert prep.topo.n_endpoints == endpoints
+    ignored = {n.split(":")[0] for n in notes if "not read by topology" in n}
+    read = booksim.NETWORKS.get(EXAMPLES[name].split("topology = ")[1].split(";")[0], (0, ()))[1]
+    assert ignored == {f"booksim.{k}" for k in booksim.NETWORK_KEYS
+                       if k in booksim.parse(EXAMPLES[name]) and k not in read}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_booksim_examples_run(tmp_path, name, capsys, monkeypatch):
+    """`pdes run EXAMPLE` (the CLI, in-process) runs each of BookSim's example configs to the end
+    at a low load and reports its summary."""
+    import json
+    from pdes.cli import main
+    # 0.05 flits per cycle per node, measured over 600 cycles; dragonflynew's packets take some
+    # 250 cycles and mesh88_lat's have 20 flits: 2000 cycles there
+    long = name in ("dragonflyconfig", "mesh88_lat")
+    phases = (f"sample_period = {1000 if long else 200};\nwarmup_periods = 1;\n"
+              f"max_samples = {3 if long else 4};\n")
+    path = write_example(tmp_path, name, phases + "injection_rate = 0.05;\n"
+                         "injection_rate_uses_flits = 1;\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(path), "--json", "--quiet"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["measured_packets"] > 0 and not s["saturated"], s["saturated_reason"]
+
+
+def test_booksim_link_latencies_reach_the_run(tmp_path):
+    """dragonflynew's local and global channels take 10 and 100 cycles, flatfly's xr (yr) cycles
+    per column (row) of its grid, as BookSim sets them."""
+    from pdes.build import prepare
+    df = prepare(C.resolve(booksim.load(str(write_example(tmp_path, "dragonflyconfig")))[0]))
+    lat = df.link_latency
+    assert set(lat[df.topo.link_class == 0]) == {10} and set(lat[df.topo.link_class == 1]) == {100}
+    ff = prepare(C.resolve(booksim.load(str(write_example(tmp_path, "flatflyconfig")))[0]))
+    a, b = ff.topo.links[:, 0], ff.topo.links[:, 1]
+    assert list(ff.link_latency) == list(2 * abs(a % 4 - b % 4) + 2 * abs(a // 4 - b // 4))
+
+
+def test_booksim_node_numbering_is_reproduced(tmp_path):
+    """pdes's endpoint ids are BookSim's node ids: on the torus node i sits on router i and
+    transpose sends it where BookSim does; on dragonflynew node i sits on router i // p; on the
+    fat tree node i on leaf i // k, nodes i // k^2 sharing a subtree."""
+    from pdes.build import prepare
+
+    def prep_of(name, extra=""):
+        return prepare(C.resolve(booksim.load(str(write_example(tmp_path, name, SHORT + extra)))[0]))
+
+    torus = prep_of("torus88", "traffic = transpose;\n")
+    ep_router = np.repeat(np.arange(torus.topo.n_routers), torus.topo.endpoints)
+    assert np.array_equal(ep_router, np.arange(64))
+    # BookSim's transpose of 64 nodes swaps the low and high 3 bits of the node id
+    want = np.array([((i & 7) << 3) | (i >> 3) for i in range(64)])
+    table = torus.traffic.table
+    moving = want != np.arange(64)
+    assert np.array_equal(table[moving], want[moving])
+    df = prep_of("dragonflyconfig")
+    ep_router = np.repeat(np.arange(df.topo.n_routers), df.topo.endpoints)
+    assert np.array_equal(ep_router, np.arange(1056) // 4)
+    assert np.array_equal(df.topo.group, np.arange(264) // 8)
+    ft = prep_of("fattree_config")
+    ep_router = np.repeat(np.arange(ft.topo.n_routers), ft.topo.endpoints)
+    assert np.array_equal(ep_router, np.arange(64) // 4)
+    level = ft.topo.meta["level"]
+    up = {}
+    for u, v in ft.topo.links:
+        lo, hi = (u, v) if level[u] < level[v] else (v, u)
+        if level[lo] == 0:
+            up.setdefault(int(lo), set()).add(int(hi))
+    for leaf in range(16):        # leaves share their level-1 routers iff in the same subtree
+        for other in range(16):
+            assert (up[leaf] == up[other]) == (leaf // 4 == other // 4)
+
+
+def test_booksim_routing_functions_by_network(tmp_path):
+    """Every routing function pdes maps runs the documented pdes routing; one it does not map
+    is refused naming the accepted ones for that topology."""
+    from pdes.build import plan_routing
+    for topo, (_, _, table) in booksim.NETWORKS.items():
+        base = {"torus": {"k": 4, "n": 2}, "mesh": {"k": 4, "n": 2},
+                "flatfly": {"k": 3, "n": 2, "x": 3, "y": 3}, "dragonflynew": {"k": 2, "n": 1},
+                "fattree": {"k": 2, "n": 3}}[topo]
+        for func, (alg, knobs) in table.items():
+            raw, _, _ = booksim.to_pdes({"topology": topo, "routing_function": func,
+                                         "num_vcs": 16, **base}, str(tmp_path))
+            cfg = C.resolve(raw)
+            assert cfg["routing"]["algorithm"] == alg
+            assert all(cfg["routing"][k] == v for k, v in knobs.items())
+            plan_routing(cfg)              # the pdes routing accepts the network
+        with pytest.raises(ParameterError) as exc:
+            booksim.to_pdes({"topology": topo, "routing_function": "chaos", **base}, str(tmp_path))
+        msg = str(exc.value)
+        assert msg.startswith("booksim.routing_function: ") and "\n" not in msg
+        assert f"accepted: {', '.join(table)}" in msg

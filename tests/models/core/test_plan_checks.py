@@ -59,7 +59,8 @@ def test_every_registered_routing_passes_the_plan_check():
     candidates = [[], ["topology.name=dragonfly", "topology.h=2"],
                   ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
                    "topology.p=2"],
-                  ["topology.name=fattree", "topology.k=4"]]
+                  ["topology.name=fattree", "topology.k=4"],
+                  ["topology.name=torus", "topology.dims=4,4"]]
     for alg in ROUTINGS.names():
         for sets in candidates:
             try:

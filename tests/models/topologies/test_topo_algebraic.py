@@ -376,6 +376,36 @@ def test_dragonfly_general():
     assert dragonfly(a=4, g=9).params["h"] == 2
 
 
+@pytest.mark.parametrize("h", [1, 2, 3, 4])
+def test_dragonfly_booksim_global_arrangement(h):
+    """The balanced Dragonfly's global links are BookSim's dragonflynew's: global port c of router
+    r of group G leads to the j-th other group (j = r h + c; group j if j < G, else j + 1)."""
+    t = dragonfly(h)
+    a, g = 2 * h, 2 * h * h + 1
+    want = set()
+    for G in range(g):
+        for r in range(a):
+            for c in range(h):
+                j = r * h + c
+                other = j if j < G else j + 1
+                back = G if G < other else G - 1          # G is the back-th other group of `other`
+                u, v = G * a + r, other * a + back // h
+                want.add((min(u, v), max(u, v)))
+    glob = {tuple(map(int, e)) for e in t.links[t.link_class == 1]}
+    assert glob == want
+
+
+def test_dragonfly_link_latencies():
+    """local_latency/global_latency put the latency of every link in meta (both or neither)."""
+    t = dragonfly(2, local_latency=10, global_latency=100)
+    lat = t.meta["link_latency"]
+    assert lat.shape == (t.n_links,)
+    assert set(lat[t.link_class == 0]) == {10} and set(lat[t.link_class == 1]) == {100}
+    assert "link_latency" not in dragonfly(2).meta
+    with pytest.raises(ParameterError, match="topology.local_latency: "):
+        dragonfly(2, local_latency=10)
+
+
 # ----------------------------------------------------------------------------- errors, registry
 
 @pytest.mark.parametrize("func,kwargs,key", [

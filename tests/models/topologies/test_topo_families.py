@@ -245,6 +245,18 @@ def test_hyperx_and_torus_build_at_scale():
     assert h.n_links == 4096 * 45 // 2 and tor.n_links == 3 * 32768
 
 
+def test_hyperx_grid_latency():
+    """grid_latency [cx, cy]: a link takes cx |dcolumn| + cy |drow| cycles on a grid of sizes[0]
+    columns; two integers >= 1 or none."""
+    t = hyperx([4, 4], p=4, grid_latency=[2, 3])
+    lat = {tuple(map(int, e)): int(x) for e, x in zip(t.links, t.meta["link_latency"])}
+    assert lat[(0, 3)] == 6 and lat[(1, 13)] == 9 and lat[(5, 6)] == 2
+    assert sorted(set(lat.values())) == [2, 3, 4, 6, 9]
+    assert "link_latency" not in hyperx([4, 4]).meta
+    with pytest.raises(ParameterError, match="topology.grid_latency: "):
+        hyperx([4, 4], grid_latency=[2])
+
+
 # ----------------------------------------------------------------- torus
 @pytest.mark.parametrize("dims", [[4, 4, 4], [8, 16, 16], [2, 3, 5], [3], [2], [1, 5], [1, 1],
                                   [2, 1, 6], [4, 4, 4, 4, 2]])
@@ -259,6 +271,24 @@ def test_torus_closed_forms(dims):
     assert hops(t, [0]).max() == sum(s // 2 for s in dims)
     assert connected(t)
     assert np.all(np.bincount(t.group) == dims[0])
+
+
+@pytest.mark.parametrize("dims", [[4, 4], [8, 8], [2, 3, 5], [3], [1, 5], [5, 1, 2]])
+def test_mesh_closed_forms(dims):
+    """Mesh (wrap = false): prod(D) (D_i - 1) / D_i links per dimension, diameter sum(D_i - 1),
+    and exactly the torus's links without the wraparound ones (x_i = D_i - 1 to 0)."""
+    t = torus(dims, wrap=False)
+    n = int(np.prod(dims))
+    assert t.n_routers == n and t.n_endpoints == n
+    assert t.n_links == sum(n * (s - 1) // s for s in dims)
+    assert hops(t, [0]).max() == sum(s - 1 for s in dims)
+    assert connected(t)
+    strides = np.cumprod([1] + dims[:-1])
+    wraps = {(int(a), int(b)) for a, b in torus(dims).links
+             if any(abs(a // st % s - b // st % s) == s - 1 > 1 for st, s in zip(strides, dims))}
+    assert edge_set(t) == edge_set(torus(dims)) - wraps
+    assert t.params["wrap"] is False and build("torus", {"dims": dims, "wrap": "false"}).n_links \
+        == t.n_links
 
 
 # ----------------------------------------------------------------- hypercube
