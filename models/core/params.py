@@ -38,6 +38,19 @@ PR_HOT = 27        # hot planes of the rings: slots below it are slot-major (eve
 PR_PRIV = 28       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
 PR_NHMULTI = 29    # the value of a tab.nh_port entry with several minimal ports (PR_NHMIN = 2)
 PR_PF = 30         # 1 = the router and output stages prefetch through their pipelines
-NPRM = 31
+# router.allocation = "booksim" (pdes.kernels.iq): BookSim2's input-queued router per step
+PR_ALLOC = 31      # 0 = pdes's allocation (once per cycle, virtual cut-through); 1 = BookSim's
+PR_SX = 32         # steps per cycle (internal speedup) with PR_ALLOC, else 1: ready stamps and
+                   # iv_va_at / iv_sa_at count steps t * PR_SX + j
+PR_HRDY = 33       # a head's ready stamp after its arrival (PR_RD, or steps with PR_ALLOC)
+PR_RDEL = 34       # routing_delay, vc_alloc_delay, sw_alloc_delay, st_delay in cycles
+PR_VDEL = 35
+PR_SDEL = 36
+PR_XDEL = 37
+PR_VALG = 38       # VC and switch allocators (pdes.kernels.iq.AL_*) and their iterations
+PR_SALG = 39
+PR_VITERS = 40
+PR_SITERS = 41
+NPRM = 42
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
