@@ -303,6 +303,13 @@ def check_relations(cfg: dict) -> None:
     total = m["max_warmup_cycles"] + m["warmup_cycles"] + m["measure_cycles"] + m["drain_cycles"]
     if total > 2 ** 30:
         raise ConfigError("measure: warm-up + measurement + drain must stay below 2**30 cycles")
+    if "router" in cfg and cfg["router"]["allocation"] == "booksim":
+        steps = max(1, int(cfg["router"]["internal_speedup"]))
+        horizon = min(total, run["max_cycles"]) if run["max_cycles"] else total
+        if (horizon + 1) * steps >= 2 ** 31 - 1:
+            raise ConfigError("measure: with router.allocation = \"booksim\", (warm-up + "
+                              "measurement + drain) x internal_speedup must stay below 2**31 "
+                              "steps")
     first = m["warmup_cycles"] + m["measure_cycles"]
     if run["max_cycles"] and run["max_cycles"] < first:
         raise ConfigError(f"run.max_cycles: must be 0 (no limit) or >= measure.warmup_cycles + "
