@@ -55,6 +55,10 @@ MAPPED = {
     "st_prepare_delay": 0,
     "st_final_delay": 1,
     "internal_speedup": 1.0,
+    "vc_allocator": "islip",
+    "sw_allocator": "islip",
+    "alloc_iters": 1,
+    "output_buffer_size": -1,
     "sample_period": 1000,
     "warmup_periods": 3,
     "max_samples": 10,
@@ -88,12 +92,7 @@ ONLY = {
     "private_buf_end_vc": ((-1,), "every VC has a private part of its own"),
     "max_held_slots": ((-1,), "pdes's shared policy lets one VC take every shared slot "
                        "(max_held_slots belongs to BookSim's limited policies)"),
-    "vc_allocator": (("separable_input_first",), "pdes allocates VCs and the switch separable "
-                     "input-first with round-robin arbiters"),
-    "sw_allocator": (("separable_input_first",), "pdes allocates VCs and the switch separable "
-                     "input-first with round-robin arbiters"),
-    "arb_type": (("round_robin",), "pdes arbitrates round-robin"),
-    "alloc_iters": ((1,), "pdes allocates in one iteration"),
+    "arb_type": (("round_robin",), "pdes's allocators arbitrate round-robin"),
     "speculative": ((0,), "pdes has no speculative switch allocation"),
     "noq": ((0,), "pdes has no next-hop output queueing"),
     "hold_switch_for_packet": ((0,), "pdes re-allocates the switch every cycle"),
@@ -127,7 +126,6 @@ IGNORED = {
     "out_ports": "single-router network only",
     "fail_seed": "legacy, no effect",
     "output_delay": "read by no BookSim router",
-    "output_buffer_size": "pdes's output queue is router.output_buffer_flits",
     "batch_size": "batch mode only", "batch_count": "batch mode only",
     "max_outstanding_requests": "batch mode only",
     **{f"{kind}_{what}": "read/write traffic only; pdes refuses use_read_write = 1"
@@ -735,6 +733,34 @@ def _map_pipeline(m: _Mapping) -> None:
     put("router.internal_speedup", speedup, "internal_speedup")
 
 
+ALLOCATORS = ("islip", "separable_input_first", "separable_output_first")
+
+
+def _map_allocation(m: _Mapping) -> None:
+    """[router] BookSim's allocation (router.allocation = "booksim"): its allocators and
+    output buffers."""
+    get, put = m.get, m.put
+    put("router.allocation", "booksim", "router")
+    for key in ("vc_allocator", "sw_allocator"):
+        name = _str(key, get(key))
+        if name not in ALLOCATORS:
+            raise _refuse(key, f"{key} = {name}: pdes has BookSim's " + ", ".join(ALLOCATORS))
+        put(f"router.{key}", name, key)
+    put("router.alloc_iters", _int("alloc_iters", get("alloc_iters"), 1), "alloc_iters")
+    size = _int("output_buffer_size", get("output_buffer_size"), -1)
+    if size == 0:
+        raise _error("output_buffer_size", "must be -1 (unlimited) or >= 1")
+    if size < 0:
+        # unlimited in BookSim; flits reach an output queue only with a credit of the next
+        # input port, so a queue of the port's flits never refuses one
+        used = dict((k, v) for k, v, _ in m.used)
+        vcs = used["router.num_vcs"]
+        per_vc = used.get("router.vc_buffer_flits") or 0
+        port = used.get("router.buffer_flits") or vcs * per_vc
+        size = min(max(port, vcs * per_vc, 1), 32767)
+    put("router.output_buffer_flits", size, "output_buffer_size")
+
+
 def _map_measure(m: _Mapping) -> None:
     """[measure] keys: sample period, warm-up, measured cycles and seed."""
     get, put = m.get, m.put
@@ -774,6 +800,7 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
     size = _map_traffic(m, network)
     _map_buffers(m, size)
     _map_pipeline(m)
+    _map_allocation(m)
     _map_measure(m)
     raw: dict = {}
     for key, value, _ in m.used:

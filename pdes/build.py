@@ -265,11 +265,26 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         packet_size=r["packet_size"], credit_delay=r["credit_delay"], timing=kernel_timing(r),
         speedup=max(1, int(math.floor(r["internal_speedup"]))),
         endpoint_latency=r["endpoint_latency"], link_vc_flits=link_caps, endpoint_vc_flits=ep_cap,
-        private_flits=private_vc_flits(r))
+        private_flits=private_vc_flits(r), booksim=booksim_allocation(r))
     prep = Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
                     plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, share=share)
     share.adopt_attrs(kernel_globals(prep))    # the kernel's copies in its dtypes, once per node
     return prep
+
+
+def booksim_allocation(r: dict) -> tuple:
+    """The kernel's BookSim allocation parameters (:attr:`pdes.state.RouterParams.booksim`)
+    of the ``[router]`` section ``r``; () with ``allocation = "vct"``."""
+    if r["allocation"] != "booksim":
+        return ()
+    from pdes.kernels.iq import ALLOCATORS
+    iters = r["alloc_iters"]
+    valg, salg = ALLOCATORS[r["vc_allocator"]], ALLOCATORS[r["sw_allocator"]]
+    # BookSim's separable output-first allocator is one iteration of iSLIP's rules
+    viters = iters if r["vc_allocator"] == "islip" else 1
+    siters = iters if r["sw_allocator"] == "islip" else 1
+    return (valg, salg, viters, siters, r["routing_delay"], r["vc_alloc_delay"],
+            r["sw_alloc_delay"], r["st_delay"], max(1, int(math.floor(r["internal_speedup"]))))
 
 
 TOPOLOGY_SHARED = ("degree", "port_offsets", "port_neighbor", "port_link", "port_out_channel",

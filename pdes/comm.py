@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from models.core.params import PR_HRDY
 from pdes.kernels import exchange as X
 from pdes.kernels import cycle
 
@@ -68,7 +69,7 @@ class Mailbox:
         ports, pool, inb, crd = (G(**{f: a[f] for f in G._fields})
                                  for G in (cycle.Ports, cycle.Pool, cycle.InputVCs, cycle.Credits))
         if not X.unpack_block(block, p.in_port_of_channel, p.out_port_of_channel,
-                              p.rp.timing.head, p.prm, ports, pool, inb, crd):
+                              p.prm[PR_HRDY], p.prm, ports, pool, inb, crd):
             raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
 

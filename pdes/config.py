@@ -74,6 +74,18 @@ STATIC: dict[str, list[Param]] = {
               "BookSim2's input-queued router (stages advance internal_speedup times per cycle, "
               "a channel is read the cycle after its latency); staged = each stage takes its "
               "delay in whole cycles, one after the other", choices=("booksim", "staged")),
+        Param("allocation", str, "vct",
+              "how VCs and the switch are allocated under load (docs/router-model.md#allocation): "
+              "vct = pdes's allocator, once per cycle, an output VC only with room for the whole "
+              "packet (virtual cut-through); booksim = BookSim2's input-queued router, VC and "
+              "switch allocation in every internal_speedup step, wormhole flow control "
+              "(needs pipeline = booksim)", choices=("vct", "booksim")),
+        Param("vc_allocator", str, "islip", "with allocation = booksim: BookSim's VC allocator",
+              choices=("islip", "separable_input_first", "separable_output_first")),
+        Param("sw_allocator", str, "islip", "with allocation = booksim: BookSim's switch allocator",
+              choices=("islip", "separable_input_first", "separable_output_first")),
+        Param("alloc_iters", int, 1, "with allocation = booksim: iterations of the islip "
+              "allocators (BookSim's alloc_iters)", lo=1, hi=64),
         Param("credit_delay", int, 2, "cycles for a credit to be processed (added to the link latency)",
               lo=0, hi=10 ** 4),
         Param("routing_delay", int, 1, "route computation cycles", lo=0, hi=10 ** 4),
@@ -288,6 +300,17 @@ def check_relations(cfg: dict) -> None:
     if "traffic" in cfg and "router" in cfg:
         from models.traffic.injection import injection_of   # the registry's package, loaded by now
         injection_of(cfg["traffic"], cfg["router"]["packet_size"])
+    if "router" in cfg:
+        r = cfg["router"]
+        if r["allocation"] == "booksim" and r["pipeline"] != "booksim":
+            raise ConfigError("router.allocation: \"booksim\" needs router.pipeline = \"booksim\" "
+                              "(BookSim's allocation runs in its pipeline's steps)")
+        if r["allocation"] == "vct":
+            for key, default in (("vc_allocator", "islip"), ("sw_allocator", "islip"),
+                                 ("alloc_iters", 1)):
+                if r[key] != default:
+                    raise ConfigError(f"router.{key}: only with router.allocation = \"booksim\" "
+                                      f"(pdes's vct allocation is separable input-first, round-robin)")
     if "measure" not in cfg or "run" not in cfg:
         return
     m, run = cfg["measure"], cfg["run"]
@@ -297,6 +320,13 @@ def check_relations(cfg: dict) -> None:
     total = m["max_warmup_cycles"] + m["warmup_cycles"] + m["measure_cycles"] + m["drain_cycles"]
     if total > 2 ** 30:
         raise ConfigError("measure: warm-up + measurement + drain must stay below 2**30 cycles")
+    if "router" in cfg and cfg["router"]["allocation"] == "booksim":
+        steps = max(1, int(cfg["router"]["internal_speedup"]))
+        horizon = min(total, run["max_cycles"]) if run["max_cycles"] else total
+        if (horizon + 1) * steps >= 2 ** 31 - 1:
+            raise ConfigError("measure: with router.allocation = \"booksim\", (warm-up + "
+                              "measurement + drain) x internal_speedup must stay below 2**31 "
+                              "steps")
     first = m["warmup_cycles"] + m["measure_cycles"]
     if run["max_cycles"] and run["max_cycles"] < first:
         raise ConfigError(f"run.max_cycles: must be 0 (no limit) or >= measure.warmup_cycles + "

@@ -60,6 +60,9 @@ class RouterParams:
     link_vc_flits: np.ndarray | None = None
     endpoint_vc_flits: int = 0
     private_flits: int = 0
+    # router.allocation = "booksim" (pdes.kernels.iq): (VC allocator, switch allocator, their
+    # iterations, routing/VC/switch/crossbar delays, steps per cycle); () = pdes's allocation
+    booksim: tuple = ()
 
     def port_flits(self, cap):
         """Flits a port holds, from its VCs' capacity ``cap`` (an array or a number)."""
@@ -436,4 +439,14 @@ def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.nda
     # the stages' prefetch pipelines, for a part whose VC state outgrows the caches (on a
     # smaller one they cost more than they save); they never change a result
     prm[P.PR_PF] = 1 if sizes["nP"] * rp.num_vcs >= cycle.PF_MIN_VCS else 0
+    prm[P.PR_SX] = 1
+    prm[P.PR_HRDY] = t.head
+    if rp.booksim:
+        from pdes.kernels.iq import head_offset
+        valg, salg, viters, siters, rdel, vdel, sdel, xdel, sx = rp.booksim
+        for slot, value in ((P.PR_ALLOC, 1), (P.PR_VALG, valg), (P.PR_SALG, salg),
+                            (P.PR_VITERS, viters), (P.PR_SITERS, siters), (P.PR_RDEL, rdel),
+                            (P.PR_VDEL, vdel), (P.PR_SDEL, sdel), (P.PR_XDEL, xdel),
+                            (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)), (P.PR_PF, 0)):
+            prm[slot] = value
     return prm

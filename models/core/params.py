@@ -41,6 +41,19 @@ PR_PF = 30         # 1 = the router and output stages prefetch through their pip
 PR_ONOFF = 31      # injection process: 0 = Bernoulli (PR_THR per cycle), 1 = on/off (PR_THR while on)
 PR_ALPHA_THR = 32  # on/off: 53-bit threshold of the off -> on draw
 PR_BETA_THR = 33   # on/off: 53-bit threshold of the on -> off draw
-NPRM = 34
+# router.allocation = "booksim" (pdes.kernels.iq): BookSim2's input-queued router per step
+PR_ALLOC = 34      # 0 = pdes's allocation (once per cycle, virtual cut-through); 1 = BookSim's
+PR_SX = 35         # steps per cycle (internal speedup) with PR_ALLOC, else 1: ready stamps and
+                   # iv_va_at / iv_sa_at count steps t * PR_SX + j
+PR_HRDY = 36       # a head's ready stamp after its arrival (PR_RD, or steps with PR_ALLOC)
+PR_RDEL = 37       # routing_delay, vc_alloc_delay, sw_alloc_delay, st_delay in cycles
+PR_VDEL = 38
+PR_SDEL = 39
+PR_XDEL = 40
+PR_VALG = 41       # VC and switch allocators (pdes.kernels.iq.AL_*) and their iterations
+PR_SALG = 42
+PR_VITERS = 43
+PR_SITERS = 44
+NPRM = 45
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)

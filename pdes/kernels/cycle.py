@@ -127,7 +127,8 @@ from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR
 from models.core.params import (
     NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
-    PR_ONOFF, PR_PRIV, PR_RD, PR_SAD, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR, PR_TRAFFIC)
+    PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
+    PR_TRAFFIC)
 from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit, shared_free, shared_room
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
@@ -262,6 +263,29 @@ def injection_vc(t, s, nv, hot, priv, ports, crd):
 
 
 @njit_inline
+def injection_vc_rr(t, s, nv, hot, priv, ports, crd, last):
+    """``router.allocation = "booksim"``: the VC of injection port ``s`` for a new packet as
+    BookSim's source picks it: the first VC after ``last`` (round-robin) with room for a
+    flit, or -1; before the endpoint's first packet (``last < 0``) only VC 0, as BookSim."""
+    ccap = ports.cr_cap[s]
+    free = 0
+    if priv != 0:
+        free = shared_free(crd, ports.cr_deep, hot, nv, ccap, priv, s, t)
+    n = nv if last >= 0 else 1
+    for i in range(n):
+        vc = last + 1 + i if last >= 0 else 0
+        if vc >= nv:
+            vc -= nv
+        kk = s * nv + vc
+        if priv != 0:
+            if shared_room(crd.cred, crd.cr_res, ccap, priv, kk, free) >= 1:
+                return vc
+        elif crd.cred[kk] >= 1:
+            return vc
+    return -1
+
+
+@njit_inline
 def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
     """Take the next packet of endpoint ``e``'s source queue (or of its current message) and
     write its record template, to be injected on VC ``vc``."""
@@ -314,7 +338,7 @@ def inject_flit(t, e, s, prm, ports, crd, pool, inb, srcs, stats, top, nxt):
     ep_cur_rec, ep_cur_vc, ep_port = srcs.ep_cur_rec, srcs.ep_cur_vc, ports.ep_port
     st = stats.st
     arr = t + prm[PR_ELAT] + prm[PR_CHX]
-    rdy = arr + prm[PR_RD] if ep_cur_rec[e, F_FLIT] == 0 else arr
+    rdy = arr * prm[PR_SX] + (prm[PR_HRDY] if ep_cur_rec[e, F_FLIT] == 0 else 0)
     fid, top, nxt = new_record(pool, top, nxt, ep_cur_rec[e])
     nIV = (ports.port_off[ports.port_off.shape[0] - 1]) * nv
     enqueue_flit(inb, ports.iv_deep, nIV, hot, ports.in_cap[ep_port[e]],
@@ -394,7 +418,14 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
                     h = h + 1 if h + 1 < ccap else 0
                 cr_cnt[kk] = n
                 cr_head[kk] = h if n > 0 else 0
-        if ep_cur_left[e] == 0:
+        if ep_cur_left[e] == 0 and prm[PR_ALLOC] != 0:
+            # BookSim's source: the next VC after its last one with a credit (wormhole)
+            if ep_pending[e] > 0:
+                bvc = injection_vc_rr(t, s, nv, hot, priv, ports, crd, srcs.ep_last_vc[e])
+                if bvc >= 0:
+                    start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs)
+                    srcs.ep_last_vc[e] = bvc
+        elif ep_cur_left[e] == 0:
             bvc, bcr = injection_vc(t, s, nv, hot, priv, ports, crd)
             if ep_pending[e] > 0 and bcr >= pkt:
                 start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs)
@@ -680,7 +711,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
     oq_id, oq_rdy, oq_head, oq_cnt = outq.oq_id, outq.oq_rdy, outq.oq_head, outq.oq_cnt
     oq_ready = outq.oq_ready
     st, smp, link_flits = stats.st, stats.smp, stats.link_flits
-    nv, oqcap, hot, rdel = prm[PR_NV], prm[PR_OQCAP], prm[PR_HOT], prm[PR_RD]
+    nv, oqcap, hot, rdel, sx = prm[PR_NV], prm[PR_OQCAP], prm[PR_HOT], prm[PR_HRDY], prm[PR_SX]
     m0, m1, chx, pf = prm[PR_M0], prm[PR_M1], prm[PR_CHX], prm[PR_PF]
     nP = port_off[port_off.shape[0] - 1]
     nIV = nP * nv
@@ -731,7 +762,7 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
                 link_flits[P] += 1
             D = out_dest[P]
             if D >= 0:
-                rdy = arr + rdel if rec[fid, F_FLIT] == 0 else arr
+                rdy = arr * sx + (rdel if rec[fid, F_FLIT] == 0 else 0)
                 enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D * nv + rec[fid, F_VC], fid,
                              rdy)
             else:

@@ -15,7 +15,7 @@ one (sender, VC) FIFO each.
 import numpy as np
 
 from models.core.jit import njit
-from models.core.params import PR_HOT, PR_NV
+from models.core.params import PR_HOT, PR_HRDY, PR_NV, PR_SX
 from models.core.record import F_FLIT, F_VC, NF_USED
 from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit
 
@@ -68,10 +68,10 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, rdel, prm, ports,
     for the flits the exchange after it brings, :meth:`pdes.state.PartState.advance`) and enter
     their input VC through :func:`~pdes.kernels.buffers.enqueue_flit`, credits their
     sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`: the routines the
-    cycle kernel uses for local links.  ``rdel``: cycles from a head's arrival to its
-    first VC allocation.
+    cycle kernel uses for local links.  ``rdel``: a head's ready stamp after its arrival
+    (``PR_HRDY``); stamps count ``prm[PR_SX]`` steps per cycle.
     """
-    nv, hot = prm[PR_NV], prm[PR_HOT]
+    nv, hot, sx = prm[PR_NV], prm[PR_HOT], prm[PR_SX]
     in_cap, cr_cap, iv_deep, cr_deep = ports.in_cap, ports.cr_cap, ports.iv_deep, ports.cr_deep
     nf = buf[0]
     nc = buf[1]
@@ -81,7 +81,7 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, rdel, prm, ports,
     o = HEADER
     for i in range(nf):
         a = np.int64(buf[o + 1])
-        rdy = a + rdel if buf[o + 2 + F_FLIT] == 0 else a
+        rdy = a * sx + rdel if buf[o + 2 + F_FLIT] == 0 else a * sx
         fid, top, nxt = new_record(pool, top, nxt, buf[o + 2:o + 2 + NF_USED])
         D = in_port_of_channel[buf[o]]
         enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D * nv + buf[o + 2 + F_VC], fid, rdy)

@@ -21,13 +21,14 @@ room for the whole packet (virtual cut-through); with shared buffers
 reserves the packet's flits.
 """
 from models.core.jit import njit, njit_borrow, njit_inline
-from models.core.params import (NEVER, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF, PR_PKT,
-                                PR_PRIV, PR_VAD)
+from models.core.params import (NEVER, PR_ALLOC, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF, PR_PKT,
+                                PR_PRIV, PR_SX, PR_VAD, PR_VALG, PR_VITERS)
 from models.core.rings import ring_slot
 from models.core.record import ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, OK
 from models.core.views import EngineView, Site
 from pdes.kernels.buffers import shared_free, shared_room
 from pdes.kernels.cycle import endpoint_stage, make_scratch, output_stage, switch_allocation
+from pdes.kernels.iq import grant_vc, make_iq_scratch, match, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
@@ -232,6 +233,103 @@ def router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap):
     return OK
 
 
+@njit_inline
+def route_head(t, k, P, ivc, eng, inb, scr, ctx, ap):
+    """Route computation for the head at the front of input VC ``ivc`` (port ``P`` of router
+    ``k``): the routing kernel's output port and VC class, checked; a status code."""
+    prm, ports, rec = eng.prm, eng.ports, eng.rec
+    nv, hot, ncls, mono = prm[PR_NV], prm[PR_HOT], prm[PR_NCLS], prm[PR_MONO]
+    port_off = ports.port_off
+    nIV = port_off[port_off.shape[0] - 1] * nv
+    plo = port_off[k]
+    nepk = ports.n_epp[k]
+    vc = ivc - P * nv
+    cls_of = scr.cls_of
+    fid = inb.ib_id[ring_slot(inb.ib_head[ivc], ivc, nIV, hot, ports.iv_deep)]
+    site = Site(t, k, ports.router_gid[k], plo, nepk, port_off[k + 1], P, cls_of[vc])
+    if HAS_SOURCE and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
+        route_source(site, eng, ctx, ap, fid)
+    status, op, ovc = route_hop(site, eng, ctx, ap, fid)
+    if status != OK:
+        return status
+    if op < 0:
+        return ERR_ROUTE
+    if ovc >= ncls:
+        return ERR_VC
+    if mono != 0 and P - plo >= nepk and op - plo >= nepk and ovc < cls_of[vc]:
+        return ERR_VC_ORDER
+    inb.iv_out[ivc] = op
+    inb.iv_ovc[ivc] = ovc
+    return OK
+
+
+@njit_inline
+def vc_step(t, tau, k, eng, inb, outq, scr, iqs, ctx, ap):
+    """BookSim's VC allocation at router ``k`` in step ``tau`` (:mod:`pdes.kernels.iq`):
+    every head due routes (once) and requests each VC of its class on its output that no
+    packet holds (an ejection port: any of its VCs), whatever its credits (wormhole)."""
+    prm, ports = eng.prm, eng.ports
+    nv, ncls = prm[PR_NV], prm[PR_NCLS]
+    kcls = nv // ncls
+    iv_va_at, iv_alloc, ib_cnt, iv_out = inb.iv_va_at, inb.iv_alloc, inb.ib_cnt, inb.iv_out
+    ov_owner = outq.ov_owner
+    rq_in, rq_out = iqs.rq_in, iqs.rq_out
+    plo = ports.port_off[k]
+    phi = ports.port_off[k + 1]
+    nepk = ports.n_epp[k]
+    nreq = 0
+    for P in range(plo, phi):
+        for vc in range(nv):
+            ivc = P * nv + vc
+            if iv_va_at[ivc] > tau or iv_alloc[ivc] != 0 or ib_cnt[ivc] == 0:
+                continue
+            if iv_out[ivc] < 0:
+                status = route_head(t, k, P, ivc, eng, inb, scr, ctx, ap)
+                if status != OK:
+                    return status
+            op = iv_out[ivc]
+            ol = op - plo
+            lo = 0
+            n = nv
+            if ol >= nepk:
+                lo = inb.iv_ovc[ivc] * kcls
+                n = kcls
+            for v in range(lo, lo + n):
+                if ov_owner[op * nv + v] < 0:
+                    rq_in[nreq] = ivc - plo * nv
+                    rq_out[nreq] = ol * nv + v
+                    nreq += 1
+    if nreq == 0:
+        return OK
+    nio = (phi - plo) * nv
+    nm = match(nreq, rq_in, rq_out, prm[PR_VALG], prm[PR_VITERS], outq.rr_va_in, plo * nv, nio,
+               outq.rr_va, plo * nv, nio, iqs)
+    for q in range(nm):
+        j = iqs.m_req[q]
+        o = rq_out[j]
+        grant_vc(tau, plo * nv + rq_in[j], plo + o // nv, o % nv, prm, inb, outq)
+    return OK
+
+
+@njit_borrow
+def iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
+    """2. Routers as BookSim2's input-queued router (``router.allocation = "booksim"``):
+    per router, ``PR_SX`` steps of VC allocation then switch allocation."""
+    prm, ports, crd = eng.prm, eng.ports, eng.crd
+    sx = prm[PR_SX]
+    nR = ports.port_off.shape[0] - 1
+    for k in range(nR):
+        for j in range(sx):
+            tau = t * sx + j
+            status = vc_step(t, tau, k, eng, inb, outq, scr, iqs, ctx, ap)
+            if status != OK:
+                return status
+            status = switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs)
+            if status != OK:
+                return status
+    return OK
+
+
 @njit
 def advance(t0, t1, prm, state, scr_views, ctx, ap):
     """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``).
@@ -240,10 +338,15 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     allocators' scratch; ``ctx`` and ``ap``: the routing kernel's tables and parameters."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
     scr = make_scratch(prm, scr_views)
+    iqs = make_iq_scratch(prm, ports.port_off)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
+    booksim = prm[PR_ALLOC] != 0
     for t in range(t0, t1):
         endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
-        status = router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
+        if booksim:
+            status = iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
+        else:
+            status = router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
         if status != OK:
             return status
         status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr)

@@ -218,6 +218,12 @@ GROUP_ROWS = {
         ("rr_in",       "nP",              I8,  0,      saved("ports"),           STATE),  # a VC index
         ("rr_out",      "nP",              I16, 0,      saved("ports"),           STATE),  # < input VCs of a router
         ("rr_va",       "nP * nv",         I16, 0,      saved("output_vcs"),      STATE),  # < input VCs of a router
+        # router.allocation = "booksim" (pdes.kernels.iq): the VC allocator's input arbiter
+        # per input VC, the switch allocator's per input port (pointers), and the first
+        # cycle each input port's credit queue may send a credit
+        ("rr_va_in",    "nP * nv",         I16, 0,      saved("input_vcs"),       STATE),  # < output VCs of a router
+        ("rr_sw_in",    "nP",              I16, 0,      saved("ports"),           STATE),  # < ports of a router
+        ("cr_next",     "nP",              I32, 0,      saved("ports"),           STATE),
     ]),
     "Sources": ("endpoint source queues, the packet being injected and the on/off state", [
         ("ep_pending",  "nE",              I64, 0,      saved("endpoints"),       STATE),
@@ -230,6 +236,8 @@ GROUP_ROWS = {
         # in the cycle before ep_next_gen; -1 = before cycle 0 (not drawn yet)
         ("ep_onoff",    "nE",              I8,  -1,     saved("endpoints"),       STATE),
         ("ep_onoff_gen", "nE",             I8,  -1,     saved("endpoints"),       STATE),
+        # router.allocation = "booksim": the VC of the endpoint's last packet (-1: none yet)
+        ("ep_last_vc",  "nE",              I8,  -1,     saved("endpoints"),       STATE),
     ]),
     "Outbox": ("flits and credits leaving the part over cut channels", [
         ("fo_rec",      "(nC * focap, NF)", I32, 0,     EMPTY,                    None),

@@ -33,6 +33,9 @@ sim_type = latency;
 print_activity = 1;   // output only
 watch_out = "-";
 vc_allocator = separable_input_first;
+sw_allocator = separable_output_first;
+alloc_iters = 2;
+output_buffer_size = -1;
 """
 
 
@@ -76,11 +79,16 @@ def test_every_mapped_key_resolves(tmp_path):
     assert r["st_delay"] == 1 + 2 and r["internal_speedup"] == 2.0
     assert r["link_latency"] == 1              # unweighted anynet channels: 1 cycle
     assert r["pipeline"] == "booksim"          # the keys mean BookSim's cycles
+    assert r["allocation"] == "booksim"        # ... and allocation is BookSim's
+    assert (r["vc_allocator"], r["sw_allocator"], r["alloc_iters"]) == \
+        ("separable_input_first", "separable_output_first", 2)
+    assert r["output_buffer_flits"] == 4 * 32  # unlimited: never refuses a flit with a credit
     m = cfg["measure"]
     assert (m["sample_period"], m["warmup"], m["warmup_cycles"]) == (500, "fixed", 2 * 500)
     assert m["measure_cycles"] == (8 - 2) * 500 and m["seed"] == 7
     assert all(given for key, _, given in used if key not in ("router.link_latency",
-                                                              "router.pipeline"))
+                                                              "router.pipeline",
+                                                              "router.allocation"))
     assert any("print_activity" in n for n in notes) and any("watch_out" in n for n in notes)
 
 
@@ -228,7 +236,8 @@ def test_bad_injection_process_is_refused(tmp_path, keys, key):
 
 
 @pytest.mark.parametrize("bs,key", [
-    ({"vc_allocator": "islip"}, "vc_allocator"),
+    ({"vc_allocator": "wavefront"}, "vc_allocator"),
+    ({"output_buffer_size": 0}, "output_buffer_size"),
     ({"frobnicate": 1}, "frobnicate"),
     ({"routing_function": "ugal"}, "routing_function"),
     ({"topology": "cmesh"}, "topology"),
@@ -271,7 +280,7 @@ def test_cli_unmappable_key_exit_2_one_line(tmp_path):
     """`pdes run bad.cfg` prints one `pdes: error: booksim.<key>` line and exits 2."""
     anynet_ring(tmp_path)
     (tmp_path / "bad.cfg").write_text("topology = anynet;\nnetwork_file = net.anynet;\n"
-                                      "routing_function = min;\nsw_allocator = islip;\n")
+                                      "routing_function = min;\nsw_allocator = wavefront;\n")
     r = run_pdes("run", "bad.cfg", cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == ""
     lines = r.stderr.strip().splitlines()

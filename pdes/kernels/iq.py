@@ -1,0 +1,376 @@
+"""BookSim2's input-queued router under load (``router.allocation = "booksim"``).
+
+The rules are derived from BookSim2's ``IQRouter`` (``src/routers/iq_router.cpp``),
+its allocators (``src/allocators/separable_input_first.cpp``,
+``separable_output_first.cpp``, ``islip.cpp``), round-robin arbiters
+(``src/arbiters/roundrobin_arb.*``) and buffer state (``src/buffer_state.cpp``);
+``docs/router-model.md`` states them.  In short:
+
+* A router runs ``internal_speedup`` steps per cycle (``PR_SX``); every VC and
+  switch decision is made per step.  The kernel keeps a VC's next decision as a
+  *step index* ``t * PR_SX + j`` (``iv_va_at``, ``iv_sa_at``, the ready stamps of
+  its flits); a stage of delay ``d`` evaluated in step ``tau`` completes in the same
+  step when ``d <= 1``, else in the first step of cycle ``tau // PR_SX + d - 1``,
+  and the next stage starts in the step after (:func:`done`).
+* VC allocation (wormhole): a head requests every VC of its class (BookSim's route
+  set) on its output that no packet holds, whatever its credits; an ejection port's
+  VCs are all requestable.  Switch allocation: an input VC that holds an output VC
+  and has a flit requests its output when that VC has a credit (and the output
+  queue room, BookSim's ``output_buffer_size``); per (input port, output port) only
+  the VC first in round-robin order from the port's pointer (``outq.rr_in``)
+  requests.  One flit per input and per output per step.
+* Both allocators match requests with the same rules (:func:`match`):
+  separable input-first, or iSLIP (``alloc_iters`` iterations; BookSim's
+  separable output-first is iSLIP's first iteration).  Round-robin pointers move
+  past a grant only when it is matched (and, for iSLIP, only in the first
+  iteration).
+* A tail frees its output VC when it wins the switch; credits are consumed when a
+  flit wins the switch and one credit per input port and cycle goes back (BookSim's
+  credit queue, ``outq.cr_next``); a flit reaches its output queue when the crossbar
+  completes and leaves in that cycle, one flit per output and cycle.
+
+Everything here is per router: the results do not depend on the order in which
+routers are visited, nor on the rank count.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from models.core.jit import njit, njit_borrow, njit_inline
+from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD, PR_HOT,
+                                PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
+                                PR_SITERS, PR_SX, PR_VDEL, PR_XDEL)
+from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
+from models.core.rings import ring_slot
+from pdes.kernels.buffers import queue_credit, shared_free, shared_room
+
+AL_INPUT_FIRST = 1   # separable input-first
+AL_ISLIP = 2         # iSLIP (separable output-first = one iteration)
+ALLOCATORS = {"separable_input_first": AL_INPUT_FIRST, "separable_output_first": AL_ISLIP,
+              "islip": AL_ISLIP}
+
+
+@njit_inline
+def done(tau, d, s):
+    """The step in which a stage of ``d`` cycles evaluated in step ``tau`` completes
+    (``s`` steps per cycle)."""
+    if d <= 1:
+        return tau
+    return (tau // s + d - 1) * s
+
+
+@njit_inline
+def route_after(start, r, s):
+    """The first step of VC allocation for a head whose route computation (``r`` cycles)
+    starts in step ``start``; ``r = 0`` is lookahead routing (VC allocation at once)."""
+    if r == 0:
+        return start
+    return done(start, r, s) + 1
+
+
+def head_offset(r: int, s: int) -> int:
+    """Steps from a head's arrival (step 0 of its read cycle) to its first VC allocation."""
+    if r == 0:
+        return 0
+    if r == 1:
+        return 1
+    return (r - 1) * s + 1
+
+
+@njit_inline
+def match(nreq, rq_in, rq_out, alg, iters, in_ptr, ip0, in_size, out_ptr, op0, out_size, iqs):
+    """Match requests ``(rq_in[j], rq_out[j])`` (router-local input and output indices,
+    at most one per pair); ``in_ptr[ip0 + i]`` and ``out_ptr[op0 + o]`` are the inputs'
+    and outputs' round-robin pointers (moved past every match).  Returns the number of
+    matches; the matched requests are ``iqs.m_req[0:n]``.  Ties go to the request
+    first after the pointer, as BookSim's round-robin arbiters with equal priorities."""
+    in_best, in_sel, out_best, out_sel = iqs.in_best, iqs.in_sel, iqs.out_best, iqs.out_sel
+    in_match, out_match, tin, tout, m_req = iqs.in_match, iqs.out_match, iqs.tin, iqs.tout, iqs.m_req
+    nm = 0
+    if alg == AL_INPUT_FIRST:
+        n_in = 0
+        for j in range(nreq):
+            i = rq_in[j]
+            p = rq_out[j] - in_ptr[ip0 + i]
+            if p < 0:
+                p += out_size
+            if in_best[i] < 0:
+                tin[n_in] = i
+                n_in += 1
+                in_best[i] = p
+                in_sel[i] = j
+            elif p < in_best[i]:
+                in_best[i] = p
+                in_sel[i] = j
+        n_out = 0
+        for a in range(n_in):
+            i = tin[a]
+            j = in_sel[i]
+            in_best[i] = -1
+            o = rq_out[j]
+            p = i - out_ptr[op0 + o]
+            if p < 0:
+                p += in_size
+            if out_best[o] < 0:
+                tout[n_out] = o
+                n_out += 1
+                out_best[o] = p
+                out_sel[o] = j
+            elif p < out_best[o]:
+                out_best[o] = p
+                out_sel[o] = j
+        for b in range(n_out):
+            o = tout[b]
+            j = out_sel[o]
+            out_best[o] = -1
+            i = rq_in[j]
+            m_req[nm] = j
+            nm += 1
+            in_ptr[ip0 + i] = o + 1 if o + 1 < out_size else 0
+            out_ptr[op0 + o] = i + 1 if i + 1 < in_size else 0
+        return nm
+    # iSLIP: outputs grant, inputs accept
+    for it in range(iters):
+        n_out = 0
+        for j in range(nreq):
+            i = rq_in[j]
+            o = rq_out[j]
+            if in_match[i] >= 0 or out_match[o] >= 0:
+                continue
+            p = i - out_ptr[op0 + o]
+            if p < 0:
+                p += in_size
+            if out_best[o] < 0:
+                tout[n_out] = o
+                n_out += 1
+                out_best[o] = p
+                out_sel[o] = j
+            elif p < out_best[o]:
+                out_best[o] = p
+                out_sel[o] = j
+        if n_out == 0:
+            break
+        n_in = 0
+        for b in range(n_out):
+            o = tout[b]
+            j = out_sel[o]
+            out_best[o] = -1
+            i = rq_in[j]
+            p = o - in_ptr[ip0 + i]
+            if p < 0:
+                p += out_size
+            if in_best[i] < 0:
+                tin[n_in] = i
+                n_in += 1
+                in_best[i] = p
+                in_sel[i] = j
+            elif p < in_best[i]:
+                in_best[i] = p
+                in_sel[i] = j
+        for a in range(n_in):
+            i = tin[a]
+            j = in_sel[i]
+            in_best[i] = -1
+            o = rq_out[j]
+            in_match[i] = o
+            out_match[o] = i
+            m_req[nm] = j
+            nm += 1
+            if it == 0:
+                out_ptr[op0 + o] = i + 1 if i + 1 < in_size else 0
+                in_ptr[ip0 + i] = o + 1 if o + 1 < out_size else 0
+    for q in range(nm):
+        j = m_req[q]
+        in_match[rq_in[j]] = -1
+        out_match[rq_out[j]] = -1
+    return nm
+
+
+@njit_inline
+def grant_vc(tau, ivc, op, ovc, prm, inb, outq):
+    """Input VC ``ivc`` won output VC ``ovc`` of port ``op`` in step ``tau``: it holds it
+    from now on and may request the switch from the step after VC allocation completes."""
+    s = prm[PR_SX]
+    tu = done(tau, prm[PR_VDEL], s)
+    outq.ov_owner[op * prm[PR_NV] + ovc] = ivc
+    inb.iv_ovc[ivc] = ovc
+    inb.iv_alloc[ivc] = 1
+    inb.iv_sa_ready[ivc] = tu + 1
+    inb.iv_sa_at[ivc] = tu + 1
+    inb.iv_va_at[ivc] = NEVER
+
+
+@njit_borrow
+def move_flit_step(t, tau, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
+    """The front flit of input VC ``ivc`` (port ``P``) won the switch to port ``op`` in
+    step ``tau`` of cycle ``t``: its output VC's credit is consumed, it joins the output
+    queue to leave in the cycle the crossbar completes, its credit goes back in the first
+    cycle the port's credit queue is free, a tail frees the output VC, and the VC's next
+    flit may request again from the step after switch allocation completes."""
+    ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
+    iv_deep = ports.iv_deep
+    oq_head, oq_cnt = outq.oq_head, outq.oq_cnt
+    nv, oqcap, pkt, hot, s = prm[PR_NV], prm[PR_OQCAP], prm[PR_PKT], prm[PR_HOT], prm[PR_SX]
+    nP = ports.port_off[ports.port_off.shape[0] - 1]
+    nIV = nP * nv
+    plo = ports.port_off[k]
+    nepk = ports.n_epp[k]
+    vc = ivc - P * nv
+    tu = done(tau, prm[PR_SDEL], s)            # switch allocation completes
+    x = done(tu + 1, prm[PR_XDEL], s)          # the crossbar completes
+    h = ib_head[ivc]
+    fid = ib_id[ring_slot(h, ivc, nIV, hot, iv_deep)]
+    ovc = inb.iv_ovc[ivc]
+    w = oq_head[op] + oq_cnt[op]
+    if w >= oqcap:
+        w -= oqcap
+    qpos = w * nP + op
+    sent = x // s
+    outq.oq_id[qpos] = fid
+    outq.oq_rdy[qpos] = sent
+    rec[fid, F_VC] = ovc
+    if oq_cnt[op] == 0:
+        outq.oq_ready[op] = sent
+    oq_cnt[op] += 1
+    tail = pkt == 1
+    if not tail:
+        tail = rec[fid, F_FLIT] == pkt - 1
+    ib_cnt[ivc] -= 1
+    inb.iv_sa_ready[ivc] = tu + 1
+    if ib_cnt[ivc] == 0:
+        ib_head[ivc] = 0
+        inb.iv_sa_at[ivc] = NEVER
+    else:
+        h = h + 1 if h + 1 < ports.in_cap[P] else 0
+        ib_head[ivc] = h
+        r = ib_rdy[ring_slot(h, ivc, nIV, hot, iv_deep)]
+        inb.iv_ready[ivc] = r
+        if tail:
+            inb.iv_sa_at[ivc] = NEVER
+            nxt = route_after(tu + 1, prm[PR_RDEL], s)
+            inb.iv_va_at[ivc] = r if r > nxt else nxt
+        else:
+            inb.iv_sa_at[ivc] = r if r > tu + 1 else tu + 1
+    if op - plo >= nepk:
+        crd.cred[op * nv + ovc] -= 1
+    # the credit: one per input port and cycle leaves the router (BookSim's credit queue)
+    cs = tu // s
+    if cs < outq.cr_next[P]:
+        cs = outq.cr_next[P]
+    outq.cr_next[P] = cs + 1
+    snd = ports.in_sender[P]
+    carr = cs + ports.in_lat[P] + prm[PR_CHX] + (prm[PR_CD] if P - plo >= nepk else prm[PR_ECD])
+    if snd >= 0:
+        if not queue_credit(crd, ports.cr_deep, hot, ports.cr_cap[snd], snd * nv + vc, carr):
+            return ERR_CREDIT
+    else:
+        cc = ports.in_cut[P]
+        cocap = prm[PR_COCAP]
+        n = obox.co_cnt[cc]
+        if n >= cocap:
+            return ERR_OUTBOX
+        obox.co_t[cc * cocap + n] = carr
+        obox.co_vc[cc * cocap + n] = vc
+        obox.co_cnt[cc] = n + 1
+    if tail:
+        outq.ov_owner[op * nv + ovc] = -1
+        inb.iv_alloc[ivc] = 0
+        inb.iv_out[ivc] = -1
+    outq.rr_in[P] = vc + 1 if vc + 1 < nv else 0
+    return OK
+
+
+IQScratch = namedtuple("IQScratch", ["in_best", "in_sel", "out_best", "out_sel", "in_match",
+                                     "out_match", "tin", "tout", "m_req", "rq_in", "rq_out",
+                                     "rq_lab", "stamp"])
+IQScratch.__doc__ = "the allocators' per-router scratch (indices local to a router), reset"
+
+
+@njit
+def make_iq_scratch(prm, port_off):
+    """Scratch for routers of at most the part's largest port count (one entry each when
+    ``PR_ALLOC`` is off).  Allocated once per window call, outside the cycle loop."""
+    nv = prm[PR_NV]
+    maxp = 1
+    if prm[PR_ALLOC] != 0:
+        for k in range(port_off.shape[0] - 1):
+            maxp = max(maxp, port_off[k + 1] - port_off[k])
+    n_io = maxp * nv
+    n_req = maxp * max(nv * nv, maxp)
+    return IQScratch(np.full(n_io, -1, np.int64), np.full(n_io, -1, np.int64),
+                     np.full(n_io, -1, np.int64), np.full(n_io, -1, np.int64),
+                     np.full(n_io, -1, np.int64), np.full(n_io, -1, np.int64),
+                     np.zeros(n_io, np.int64), np.zeros(n_io, np.int64),
+                     np.zeros(n_req, np.int64), np.zeros(n_req, np.int64),
+                     np.zeros(n_req, np.int64), np.zeros(n_req, np.int64),
+                     np.full(maxp, -1, np.int64))
+
+
+@njit_borrow
+def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
+    """Switch allocation at router ``k`` in step ``tau``: requests (one VC per input and
+    output port, round-robin from the input's pointer; its output VC must have a credit
+    and the output queue room), the allocator's match, and the winners' moves."""
+    nv, hot, priv, oqcap = prm[PR_NV], prm[PR_HOT], prm[PR_PRIV], prm[PR_OQCAP]
+    iv_alloc, ib_cnt, iv_sa_at, iv_out, iv_ovc = (inb.iv_alloc, inb.ib_cnt, inb.iv_sa_at,
+                                                 inb.iv_out, inb.iv_ovc)
+    cred, cr_t, cr_head, cr_cnt, cr_deep = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, ports.cr_deep
+    rq_in, rq_out, rq_lab, stamp = iqs.rq_in, iqs.rq_out, iqs.rq_lab, iqs.stamp
+    nK = cr_cnt.shape[0]
+    plo = ports.port_off[k]
+    phi = ports.port_off[k + 1]
+    npk = phi - plo
+    nepk = ports.n_epp[k]
+    nreq = 0
+    for P in range(plo, phi):
+        first = nreq
+        start = outq.rr_in[P]
+        for j in range(nv):
+            vc = start + j
+            if vc >= nv:
+                vc -= nv
+            ivc = P * nv + vc
+            if iv_sa_at[ivc] > tau or iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0:
+                continue
+            op = iv_out[ivc]
+            ol = op - plo
+            if stamp[ol] >= 0 or outq.oq_cnt[op] >= oqcap:
+                continue
+            if ol >= nepk:
+                kk = op * nv + iv_ovc[ivc]
+                if priv != 0:
+                    free = shared_free(crd, cr_deep, hot, nv, ports.cr_cap[op], priv, op, t)
+                    if shared_room(cred, crd.cr_res, ports.cr_cap[op], priv, kk, free) < 1:
+                        continue
+                elif cred[kk] < 1:
+                    n = cr_cnt[kk]
+                    h = cr_head[kk]
+                    ccap = ports.cr_cap[op]
+                    while n > 0 and cr_t[ring_slot(h, kk, nK, hot, cr_deep)] <= t:
+                        cred[kk] += 1
+                        n -= 1
+                        h = h + 1 if h + 1 < ccap else 0
+                    cr_cnt[kk] = n
+                    cr_head[kk] = h if n > 0 else 0
+                    if cred[kk] < 1:
+                        continue
+            stamp[ol] = 1
+            rq_in[nreq] = P - plo
+            rq_out[nreq] = ol
+            rq_lab[nreq] = ivc
+            nreq += 1
+        for j in range(first, nreq):
+            stamp[rq_out[j]] = -1
+    if nreq == 0:
+        return OK
+    nm = match(nreq, rq_in, rq_out, prm[PR_SALG], prm[PR_SITERS], outq.rr_sw_in, plo, npk,
+               outq.rr_out, plo, npk, iqs)
+    for q in range(nm):
+        j = iqs.m_req[q]
+        status = move_flit_step(t, tau, k, plo + rq_in[j], rq_lab[j], plo + rq_out[j], prm,
+                                ports, crd, pool.rec, inb, outq, obox)
+        if status != OK:
+            return status
+        stats.smp[C_MOVES] += 1
+        stats.st[S_LAST_MOVE] = t
+    return OK
