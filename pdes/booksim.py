@@ -59,6 +59,8 @@ MAPPED = {
     "sw_allocator": "islip",
     "alloc_iters": 1,
     "output_buffer_size": -1,
+    "hold_switch_for_packet": 0,
+    "wait_for_tail_credit": 0,
     "sample_period": 1000,
     "warmup_periods": 3,
     "max_samples": 10,
@@ -95,7 +97,6 @@ ONLY = {
     "arb_type": (("round_robin",), "pdes's allocators arbitrate round-robin"),
     "speculative": ((0,), "pdes has no speculative switch allocation"),
     "noq": ((0,), "pdes has no next-hop output queueing"),
-    "hold_switch_for_packet": ((0,), "pdes re-allocates the switch every cycle"),
     "input_speedup": ((1,), "pdes's speedup is internal_speedup"),
     "output_speedup": ((1,), "pdes's speedup is internal_speedup"),
     "priority": (("none",), "pdes has no packet priorities"),
@@ -131,8 +132,6 @@ IGNORED = {
     **{f"{kind}_{what}": "read/write traffic only; pdes refuses use_read_write = 1"
        for kind in ("read_request", "write_request", "read_reply", "write_reply")
        for what in ("size", "begin_vc", "end_vc")},
-    "wait_for_tail_credit": "pdes is virtual cut-through: a VC is granted with room for the "
-                            "whole packet",
 }
 
 # BookSim traffic pattern -> pdes pattern, where the destinations are the same (those
@@ -286,10 +285,8 @@ def _shared_private(bs: dict, get, buf: int, vcs: int, size: int) -> int:
     if pbs < 0:
         pbs = total // vcs
     default = "" if "private_buf_size" in bs else " (BookSim default)"
-    if pbs < size:
-        raise _error("private_buf_size", f"{pbs} flits per VC{default}, smaller than a packet "
-                     f"({size} flits): pdes is virtual cut-through, a VC is allocated only with "
-                     "room for the whole packet, which its private flits must always offer")
+    if pbs < 1:
+        raise _error("private_buf_size", f"{pbs} flits per VC{default}: a VC needs at least one")
     if pbs * vcs > total:
         raise _error("private_buf_size", f"num_vcs x private_buf_size = {vcs} x {pbs} = "
                      f"{vcs * pbs}, more than the port's {total} flits")
@@ -747,6 +744,11 @@ def _map_allocation(m: _Mapping) -> None:
             raise _refuse(key, f"{key} = {name}: pdes has BookSim's " + ", ".join(ALLOCATORS))
         put(f"router.{key}", name, key)
     put("router.alloc_iters", _int("alloc_iters", get("alloc_iters"), 1), "alloc_iters")
+    for key in ("hold_switch_for_packet", "wait_for_tail_credit"):
+        v = _int(key, get(key), 0)
+        if v not in (0, 1):
+            raise _error(key, f"must be 0 or 1, got {v}")
+        put(f"router.{key}", bool(v), key)
     size = _int("output_buffer_size", get("output_buffer_size"), -1)
     if size == 0:
         raise _error("output_buffer_size", "must be -1 (unlimited) or >= 1")

@@ -284,7 +284,8 @@ def booksim_allocation(r: dict) -> tuple:
     viters = iters if r["vc_allocator"] == "islip" else 1
     siters = iters if r["sw_allocator"] == "islip" else 1
     return (valg, salg, viters, siters, r["routing_delay"], r["vc_alloc_delay"],
-            r["sw_alloc_delay"], r["st_delay"], max(1, int(math.floor(r["internal_speedup"]))))
+            r["sw_alloc_delay"], r["st_delay"], max(1, int(math.floor(r["internal_speedup"]))),
+            int(r["hold_switch_for_packet"]), int(r["wait_for_tail_credit"]))
 
 
 TOPOLOGY_SHARED = ("degree", "port_offsets", "port_neighbor", "port_link", "port_out_channel",

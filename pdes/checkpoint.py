@@ -169,7 +169,8 @@ def capture(part, port_off, n_endpoints: int) -> dict:
             if name == "iv_out":
                 v = np.where(v >= 0, idx["port"][np.maximum(v, 0)], -1).astype(v.dtype)
             elif name == "ov_owner":
-                v = np.where(v >= 0, idx["vc"][np.maximum(v, 0)], -1).astype(v.dtype)
+                # negative: free (-1) or draining (pdes.kernels.iq.OV_DRAINING), kept as is
+                v = np.where(v >= 0, idx["vc"][np.maximum(v, 0)], v).astype(v.dtype)
             out[f"{group}/{name}"] = v
     layouts = _layouts(part)
     for group, (space, ids, rdy, head, cnt) in RINGS.items():
@@ -520,13 +521,16 @@ def _restore_part(part, G: dict, port_off, nv: int, starts: dict) -> None:
     for group, (space, names) in TABLES.items():
         for name in names:
             v = G[f"{group}/{name}"][idx[space]].astype(np.int64)
+            if name == "ov_owner" and np.any(v < -2):
+                raise ParameterError("restart: ov_owner holds a value below -2 (damaged file)")
             if name in ("iv_out", "ov_owner"):     # a port, or a VC, of the same router
                 g = np.maximum(v, 0) if name == "iv_out" else np.maximum(v, 0) // nv
                 loc = port_local[g]
                 if np.any((v >= 0) & (loc < 0)):
                     raise ParameterError(f"restart: {name} names a port of another router "
                                          "(damaged file)")
-                v = np.where(v >= 0, loc if name == "iv_out" else loc * nv + np.maximum(v, 0) % nv, -1)
+                v = np.where(v >= 0, loc if name == "iv_out" else loc * nv + np.maximum(v, 0) % nv,
+                             v if name == "ov_owner" else -1)
             a[name][...] = v
     layouts = _layouts(part)
     for group, (space, ids, rdy, head, cnt) in RINGS.items():

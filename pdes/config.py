@@ -86,6 +86,10 @@ STATIC: dict[str, list[Param]] = {
               choices=("islip", "separable_input_first", "separable_output_first")),
         Param("alloc_iters", int, 1, "with allocation = booksim: iterations of the islip "
               "allocators (BookSim's alloc_iters)", lo=1, hi=64),
+        Param("hold_switch_for_packet", bool, False, "with allocation = booksim: a packet "
+              "that won the switch keeps its input and output until its tail (BookSim's key)"),
+        Param("wait_for_tail_credit", bool, False, "with allocation = booksim: an output VC "
+              "is free again only when its tail's credit has come back (BookSim's key)"),
         Param("credit_delay", int, 2, "cycles for a credit to be processed (added to the link latency)",
               lo=0, hi=10 ** 4),
         Param("routing_delay", int, 1, "route computation cycles", lo=0, hi=10 ** 4),
@@ -307,7 +311,8 @@ def check_relations(cfg: dict) -> None:
                               "(BookSim's allocation runs in its pipeline's steps)")
         if r["allocation"] == "vct":
             for key, default in (("vc_allocator", "islip"), ("sw_allocator", "islip"),
-                                 ("alloc_iters", 1)):
+                                 ("alloc_iters", 1), ("hold_switch_for_packet", False),
+                                 ("wait_for_tail_credit", False)):
                 if r[key] != default:
                     raise ConfigError(f"router.{key}: only with router.allocation = \"booksim\" "
                                       f"(pdes's vct allocation is separable input-first, round-robin)")

@@ -60,8 +60,9 @@ def vc_capacities(r: dict, link_latency, nv: int) -> tuple[np.ndarray, int]:
         key, cap = ("vc_buffer_flits", vbf) if vbf else ("buffer_flits", bf // nv)
         what = (f"{vbf} flits per VC" if vbf else
                 f"{bf} flits over {nv} VCs gives {cap} per VC")
-        if cap < pkt:
-            raise ParameterError(f"router.{key}: {what}, smaller than a packet ({pkt} flits)")
+        if cap < pkt and r["allocation"] != "booksim":
+            raise ParameterError(f"router.{key}: {what}, smaller than a packet ({pkt} flits; "
+                                 "with router.allocation = \"vct\" a VC holds a whole packet)")
         if cap > MAX_VC_FLITS:
             raise ParameterError(f"router.{key}: {what}, more than the engine's {MAX_VC_FLITS}")
         return np.full(lat.size, cap, dtype=np.int64), int(cap)
@@ -97,7 +98,7 @@ def _shared_capacities(r: dict, lat: np.ndarray, nv: int) -> tuple[np.ndarray, i
     holds at most ``T - (num_vcs - 1) x private_vc_flits`` (its ring's capacity)."""
     bf, vbf, pkt = r["buffer_flits"], r["vc_buffer_flits"], r["packet_size"]
     priv = private_vc_flits(r)
-    if priv < pkt:
+    if priv < pkt and r["allocation"] != "booksim":
         raise ParameterError(
             f"router.private_vc_flits: {priv} flits, smaller than a packet ({pkt} flits): a VC "
             "is allocated only with room for a whole packet (virtual cut-through), which it "

@@ -443,10 +443,11 @@ def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.nda
     prm[P.PR_HRDY] = t.head
     if rp.booksim:
         from pdes.kernels.iq import head_offset
-        valg, salg, viters, siters, rdel, vdel, sdel, xdel, sx = rp.booksim
+        valg, salg, viters, siters, rdel, vdel, sdel, xdel, sx, hold, waittail = rp.booksim
         for slot, value in ((P.PR_ALLOC, 1), (P.PR_VALG, valg), (P.PR_SALG, salg),
                             (P.PR_VITERS, viters), (P.PR_SITERS, siters), (P.PR_RDEL, rdel),
                             (P.PR_VDEL, vdel), (P.PR_SDEL, sdel), (P.PR_XDEL, xdel),
-                            (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)), (P.PR_PF, 0)):
+                            (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)), (P.PR_PF, 0),
+                            (P.PR_HOLD, hold), (P.PR_WAITTAIL, waittail)):
             prm[slot] = value
     return prm

@@ -54,6 +54,8 @@ PR_VALG = 41       # VC and switch allocators (pdes.kernels.iq.AL_*) and their i
 PR_SALG = 42
 PR_VITERS = 43
 PR_SITERS = 44
-NPRM = 45
+PR_HOLD = 45       # 1 = hold_switch_for_packet: a packet keeps its switch path until its tail
+PR_WAITTAIL = 46   # 1 = wait_for_tail_credit: an output VC is free once its tail's credit is back
+NPRM = 47
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)

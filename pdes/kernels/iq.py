@@ -39,10 +39,12 @@ import numpy as np
 from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD, PR_HOT,
                                 PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
-                                PR_SITERS, PR_SX, PR_VDEL, PR_XDEL)
+                                PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD)
 from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
 from models.core.rings import ring_slot
 from pdes.kernels.buffers import queue_credit, shared_free, shared_room
+
+OV_DRAINING = -2     # ov_owner of an output VC whose tail left, waiting for its credits
 
 AL_INPUT_FIRST = 1   # separable input-first
 AL_ISLIP = 2         # iSLIP (separable output-first = one iteration)
@@ -201,12 +203,14 @@ def grant_vc(tau, ivc, op, ovc, prm, inb, outq):
 
 
 @njit_borrow
-def move_flit_step(t, tau, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
+def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
     """The front flit of input VC ``ivc`` (port ``P``) won the switch to port ``op`` in
     step ``tau`` of cycle ``t``: its output VC's credit is consumed, it joins the output
     queue to leave in the cycle the crossbar completes, its credit goes back in the first
     cycle the port's credit queue is free, a tail frees the output VC, and the VC's next
-    flit may request again from the step after switch allocation completes."""
+    flit may request again from the step after switch allocation (``sdel`` cycles)
+    completes.  With ``PR_WAITTAIL`` the output VC stays taken (``OV_DRAINING``) until every
+    credit of it has come back."""
     ib_id, ib_rdy, ib_head, ib_cnt = inb.ib_id, inb.ib_rdy, inb.ib_head, inb.ib_cnt
     iv_deep = ports.iv_deep
     oq_head, oq_cnt = outq.oq_head, outq.oq_cnt
@@ -216,7 +220,7 @@ def move_flit_step(t, tau, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox)
     plo = ports.port_off[k]
     nepk = ports.n_epp[k]
     vc = ivc - P * nv
-    tu = done(tau, prm[PR_SDEL], s)            # switch allocation completes
+    tu = done(tau, sdel, s)                    # switch allocation completes
     x = done(tu + 1, prm[PR_XDEL], s)          # the crossbar completes
     h = ib_head[ivc]
     fid = ib_id[ring_slot(h, ivc, nIV, hot, iv_deep)]
@@ -273,7 +277,10 @@ def move_flit_step(t, tau, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox)
         obox.co_vc[cc * cocap + n] = vc
         obox.co_cnt[cc] = n + 1
     if tail:
-        outq.ov_owner[op * nv + ovc] = -1
+        free = -1
+        if prm[PR_WAITTAIL] != 0 and op - plo >= nepk:
+            free = OV_DRAINING
+        outq.ov_owner[op * nv + ovc] = free
         inb.iv_alloc[ivc] = 0
         inb.iv_out[ivc] = -1
     outq.rr_in[P] = vc + 1 if vc + 1 < nv else 0
@@ -306,23 +313,117 @@ def make_iq_scratch(prm, port_off):
                      np.full(maxp, -1, np.int64))
 
 
+@njit_inline
+def has_credit(t, op, ovc, prm, ports, crd):
+    """Whether output VC ``ovc`` of network port ``op`` has room for a flit in cycle ``t``
+    (its credits that have arrived are absorbed first; a shared buffer counts its port)."""
+    nv, hot, priv = prm[PR_NV], prm[PR_HOT], prm[PR_PRIV]
+    cred, cr_t, cr_head, cr_cnt, cr_deep = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, ports.cr_deep
+    kk = op * nv + ovc
+    ccap = ports.cr_cap[op]
+    if priv != 0:
+        free = shared_free(crd, cr_deep, hot, nv, ccap, priv, op, t)
+        return shared_room(cred, crd.cr_res, ccap, priv, kk, free) >= 1
+    if cred[kk] >= 1:
+        return True
+    nK = cr_cnt.shape[0]
+    n = cr_cnt[kk]
+    h = cr_head[kk]
+    while n > 0 and cr_t[ring_slot(h, kk, nK, hot, cr_deep)] <= t:
+        cred[kk] += 1
+        n -= 1
+        h = h + 1 if h + 1 < ccap else 0
+    cr_cnt[kk] = n
+    cr_head[kk] = h if n > 0 else 0
+    return cred[kk] >= 1
+
+
+@njit_inline
+def drained(t, o, prm, ports, crd, outq):
+    """``router.wait_for_tail_credit``: whether output VC ``o`` (global index), whose tail
+    has left, has every credit back by cycle ``t``; frees it if so."""
+    nv, hot = prm[PR_NV], prm[PR_HOT]
+    cred, cr_t, cr_head, cr_cnt, cr_deep = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, ports.cr_deep
+    op = o // nv
+    ccap = ports.cr_cap[op]
+    nK = cr_cnt.shape[0]
+    n = cr_cnt[o]
+    h = cr_head[o]
+    while n > 0 and cr_t[ring_slot(h, o, nK, hot, cr_deep)] <= t:
+        cred[o] += 1
+        n -= 1
+        h = h + 1 if h + 1 < ccap else 0
+    cr_cnt[o] = n
+    cr_head[o] = h if n > 0 else 0
+    if cred[o] < ccap:
+        return False
+    outq.ov_owner[o] = -1
+    return True
+
+
+@njit_inline
+def next_flit_here(tau, ivc, P, prm, ports, inb):
+    """Whether input VC ``ivc`` holds a flit that has arrived by step ``tau``."""
+    if inb.ib_cnt[ivc] == 0:
+        return False
+    nv = prm[PR_NV]
+    nIV = ports.port_off[ports.port_off.shape[0] - 1] * nv
+    pos = ring_slot(inb.ib_head[ivc], ivc, nIV, prm[PR_HOT], ports.iv_deep)
+    # a stamp counts steps; a head's stamp is past its arrival by the routing offset
+    return inb.ib_rdy[pos] // prm[PR_SX] * prm[PR_SX] <= tau
+
+
 @njit_borrow
 def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
     """Switch allocation at router ``k`` in step ``tau``: requests (one VC per input and
     output port, round-robin from the input's pointer; its output VC must have a credit
-    and the output queue room), the allocator's match, and the winners' moves."""
-    nv, hot, priv, oqcap = prm[PR_NV], prm[PR_HOT], prm[PR_PRIV], prm[PR_OQCAP]
+    and the output queue room), the allocator's match, and the winners' moves.  With
+    ``PR_HOLD`` (BookSim's hold_switch_for_packet) a packet that won the switch keeps its
+    input and output until its tail, or until its VC has no flit or credit to send."""
+    nv, oqcap, hold = prm[PR_NV], prm[PR_OQCAP], prm[PR_HOLD]
     iv_alloc, ib_cnt, iv_sa_at, iv_out, iv_ovc = (inb.iv_alloc, inb.ib_cnt, inb.iv_sa_at,
                                                  inb.iv_out, inb.iv_ovc)
-    cred, cr_t, cr_head, cr_cnt, cr_deep = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, ports.cr_deep
+    hold_vc, hold_out, held_by = outq.hold_vc, outq.hold_out, outq.held_by
     rq_in, rq_out, rq_lab, stamp = iqs.rq_in, iqs.rq_out, iqs.rq_lab, iqs.stamp
-    nK = cr_cnt.shape[0]
     plo = ports.port_off[k]
     phi = ports.port_off[k + 1]
     npk = phi - plo
     nepk = ports.n_epp[k]
+    rel = iqs.tin           # input ports whose held path ends in this step
+    n_rel = 0
+    if hold != 0:
+        # held paths first: no allocation, in the step the flit is due
+        for P in range(plo, phi):
+            vc = hold_vc[P]
+            if vc < 0:
+                continue
+            ivc = P * nv + vc
+            op = plo + hold_out[P]
+            if iv_sa_at[ivc] > tau:
+                continue
+            ok = outq.oq_cnt[op] < oqcap
+            if ok and op - plo >= nepk:
+                ok = has_credit(t, op, iv_ovc[ivc], prm, ports, crd)
+            if not ok:
+                # the path is given up (after this step's requests, which it still blocks);
+                # the VC asks the allocator from the next step
+                rel[n_rel] = P
+                n_rel += 1
+                iv_sa_at[ivc] = tau + 1
+                continue
+            status = move_flit_step(t, tau, 1, k, P, ivc, op, prm, ports, crd, pool.rec, inb,
+                                    outq, obox)
+            if status != OK:
+                return status
+            stats.smp[C_MOVES] += 1
+            stats.st[S_LAST_MOVE] = t
+            if iv_alloc[ivc] == 0 or not next_flit_here(tau, ivc, P, prm, ports, inb):
+                rel[n_rel] = P
+                n_rel += 1
     nreq = 0
     for P in range(plo, phi):
+        if hold_vc[P] >= 0:
+            continue
         first = nreq
         start = outq.rr_in[P]
         for j in range(nv):
@@ -334,26 +435,10 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
                 continue
             op = iv_out[ivc]
             ol = op - plo
-            if stamp[ol] >= 0 or outq.oq_cnt[op] >= oqcap:
+            if stamp[ol] >= 0 or outq.oq_cnt[op] >= oqcap or held_by[op] >= 0:
                 continue
-            if ol >= nepk:
-                kk = op * nv + iv_ovc[ivc]
-                if priv != 0:
-                    free = shared_free(crd, cr_deep, hot, nv, ports.cr_cap[op], priv, op, t)
-                    if shared_room(cred, crd.cr_res, ports.cr_cap[op], priv, kk, free) < 1:
-                        continue
-                elif cred[kk] < 1:
-                    n = cr_cnt[kk]
-                    h = cr_head[kk]
-                    ccap = ports.cr_cap[op]
-                    while n > 0 and cr_t[ring_slot(h, kk, nK, hot, cr_deep)] <= t:
-                        cred[kk] += 1
-                        n -= 1
-                        h = h + 1 if h + 1 < ccap else 0
-                    cr_cnt[kk] = n
-                    cr_head[kk] = h if n > 0 else 0
-                    if cred[kk] < 1:
-                        continue
+            if ol >= nepk and not has_credit(t, op, iv_ovc[ivc], prm, ports, crd):
+                continue
             stamp[ol] = 1
             rq_in[nreq] = P - plo
             rq_out[nreq] = ol
@@ -361,16 +446,28 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
             nreq += 1
         for j in range(first, nreq):
             stamp[rq_out[j]] = -1
+    for i in range(n_rel):
+        P = rel[i]
+        held_by[plo + hold_out[P]] = -1
+        hold_vc[P] = -1
+        hold_out[P] = -1
     if nreq == 0:
         return OK
     nm = match(nreq, rq_in, rq_out, prm[PR_SALG], prm[PR_SITERS], outq.rr_sw_in, plo, npk,
                outq.rr_out, plo, npk, iqs)
     for q in range(nm):
         j = iqs.m_req[q]
-        status = move_flit_step(t, tau, k, plo + rq_in[j], rq_lab[j], plo + rq_out[j], prm,
-                                ports, crd, pool.rec, inb, outq, obox)
+        P = plo + rq_in[j]
+        ivc = rq_lab[j]
+        op = plo + rq_out[j]
+        status = move_flit_step(t, tau, prm[PR_SDEL], k, P, ivc, op, prm, ports, crd,
+                                pool.rec, inb, outq, obox)
         if status != OK:
             return status
         stats.smp[C_MOVES] += 1
         stats.st[S_LAST_MOVE] = t
+        if hold != 0 and iv_alloc[ivc] != 0 and next_flit_here(tau, ivc, P, prm, ports, inb):
+            hold_vc[P] = ivc - P * nv
+            hold_out[P] = op - plo
+            held_by[op] = P - plo
     return OK

@@ -28,7 +28,7 @@ from models.core.record import ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE,
 from models.core.views import EngineView, Site
 from pdes.kernels.buffers import shared_free, shared_room
 from pdes.kernels.cycle import endpoint_stage, make_scratch, output_stage, switch_allocation
-from pdes.kernels.iq import grant_vc, make_iq_scratch, match, switch_step
+from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
@@ -295,7 +295,9 @@ def vc_step(t, tau, k, eng, inb, outq, scr, iqs, ctx, ap):
                 lo = inb.iv_ovc[ivc] * kcls
                 n = kcls
             for v in range(lo, lo + n):
-                if ov_owner[op * nv + v] < 0:
+                w = ov_owner[op * nv + v]
+                if w == -1 or (w == OV_DRAINING and drained(t, op * nv + v, prm, ports,
+                                                             eng.crd, outq)):
                     rq_in[nreq] = ivc - plo * nv
                     rq_out[nreq] = ol * nv + v
                     nreq += 1

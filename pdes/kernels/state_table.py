@@ -224,6 +224,11 @@ GROUP_ROWS = {
         ("rr_va_in",    "nP * nv",         I16, 0,      saved("input_vcs"),       STATE),  # < output VCs of a router
         ("rr_sw_in",    "nP",              I16, 0,      saved("ports"),           STATE),  # < ports of a router
         ("cr_next",     "nP",              I32, 0,      saved("ports"),           STATE),
+        # hold_switch_for_packet: an input port's held VC and output (router-local), and
+        # the input (router-local) holding an output; -1 = none
+        ("hold_vc",     "nP",              I8,  -1,     saved("ports"),           STATE),  # a VC index
+        ("hold_out",    "nP",              I16, -1,     saved("ports"),           STATE),  # < ports of a router
+        ("held_by",     "nP",              I16, -1,     saved("ports"),           STATE),  # < ports of a router
     ]),
     "Sources": ("endpoint source queues, the packet being injected and the on/off state", [
         ("ep_pending",  "nE",              I64, 0,      saved("endpoints"),       STATE),

@@ -36,6 +36,8 @@ vc_allocator = separable_input_first;
 sw_allocator = separable_output_first;
 alloc_iters = 2;
 output_buffer_size = -1;
+hold_switch_for_packet = 1;
+wait_for_tail_credit = 1;
 """
 
 
@@ -83,6 +85,7 @@ def test_every_mapped_key_resolves(tmp_path):
     assert (r["vc_allocator"], r["sw_allocator"], r["alloc_iters"]) == \
         ("separable_input_first", "separable_output_first", 2)
     assert r["output_buffer_flits"] == 4 * 32  # unlimited: never refuses a flit with a credit
+    assert r["hold_switch_for_packet"] and r["wait_for_tail_credit"]
     m = cfg["measure"]
     assert (m["sample_period"], m["warmup"], m["warmup_cycles"]) == (500, "fixed", 2 * 500)
     assert m["measure_cycles"] == (8 - 2) * 500 and m["seed"] == 7
@@ -354,11 +357,8 @@ def test_shared_buf_size_gives_each_vc_its_share(tmp_path):
 
 
 # ----------------------------------------------------------------------------- BookSim's networks
-# BookSim2's example configs (src/examples), comments left out.  Changed so that pdes runs them
-# (until pdes has BookSim's islip allocator): mesh88_lat and flatflyconfig say
-# `vc_allocator = islip; sw_allocator = islip;`, here separable_input_first; mesh88_lat says
-# `input_speedup = 2;`, here 1, and `vc_buf_size = 8;`, here 20 (pdes is virtual cut-through: a
-# VC holds a whole packet of 20 flits); fattree_config says `hold_switch_for_packet=1;`, here 0.
+# BookSim2's example configs (src/examples), comments left out.  Changed so that pdes runs them:
+# mesh88_lat says `input_speedup = 2;`, here 1 (pdes's crossbar has one input per port).
 EXAMPLES = {
     "torus88": """\
 topology = torus;
@@ -375,10 +375,10 @@ k = 8;
 n = 2;
 routing_function = dor;
 num_vcs     = 8;
-vc_buf_size = 20;
+vc_buf_size = 8;
 wait_for_tail_credit = 1;
-vc_allocator = separable_input_first;
-sw_allocator = separable_input_first;
+vc_allocator = islip;
+sw_allocator = islip;
 alloc_iters  = 1;
 credit_delay   = 2;
 routing_delay  = 0;
@@ -422,7 +422,7 @@ n  = 1;
 watch_out=-;
 """,
     "fattree_config": """\
-hold_switch_for_packet=0;
+hold_switch_for_packet=1;
 vc_buf_size = 16;
 wait_for_tail_credit = 0;
 vc_allocator = separable_input_first;
@@ -455,8 +455,8 @@ watch_out=-;
 num_vcs     = 8;
 vc_buf_size = 4;
 wait_for_tail_credit = 0;
-vc_allocator = separable_input_first;
-sw_allocator = separable_input_first;
+vc_allocator = islip;
+sw_allocator = islip;
 alloc_iters  = 1;
 credit_delay   = 2;
 routing_delay  = 0;
@@ -649,3 +649,17 @@ def test_booksim_routing_functions_by_network(tmp_path):
         msg = str(exc.value)
         assert msg.startswith("booksim.routing_function: ") and "\n" not in msg
         assert f"accepted: {', '.join(table)}" in msg
+
+
+def test_booksim_examples_keep_booksims_allocation(tmp_path):
+    """The examples' allocators and switch/VC holding keys map onto router.allocation =
+    "booksim": mesh88_lat's iSLIP allocators and wait_for_tail_credit (with 8-flit VCs for
+    20-flit packets: wormhole), fattree_config's hold_switch_for_packet."""
+    mesh = C.resolve(booksim.load(str(write_example(tmp_path, "mesh88_lat")))[0])["router"]
+    assert (mesh["allocation"], mesh["vc_allocator"], mesh["sw_allocator"]) == \
+        ("booksim", "islip", "islip")
+    assert mesh["wait_for_tail_credit"] and not mesh["hold_switch_for_packet"]
+    assert (mesh["vc_buffer_flits"], mesh["packet_size"]) == (8, 20)
+    ft = C.resolve(booksim.load(str(write_example(tmp_path, "fattree_config")))[0])["router"]
+    assert ft["hold_switch_for_packet"] and not ft["wait_for_tail_credit"]
+    assert ft["vc_allocator"] == "separable_input_first"
