@@ -6,6 +6,7 @@ Prints router-cycles/s and flit-hops/s of the kernel (JIT compilation and
 cache loading are timed separately, in the first call), and the peak RSS.
 
     python run_scripts/bench_engine.py [--loads 0.5 0.8] [--measure 10000] [--q 13 --p 9]
+    python run_scripts/bench_engine.py --set router.allocation=booksim   # BookSim's allocation
 
 Each load runs in a fresh subprocess so that the first-call (JIT) time and
 the peak RSS are per run.  Compare figures from one invocation only: the
@@ -21,7 +22,7 @@ import sys
 import time
 
 
-def one(q, p, load, warmup, measure, vcs):
+def one(q, p, load, warmup, measure, vcs, sets=()):
     import numpy as np
 
     from pdes import config as C
@@ -32,7 +33,7 @@ def one(q, p, load, warmup, measure, vcs):
     cfg = C.resolve({}, [f"topology.q={q}", f"topology.p={p}", f"router.num_vcs={vcs}",
                          "router.link_latency=1", "router.buffer_flits=64", "router.packet_size=1",
                          f"traffic.load={load}", f"measure.warmup_cycles={warmup}",
-                         f"measure.measure_cycles={measure}", "measure.drain_cycles=5000"])
+                         f"measure.measure_cycles={measure}", "measure.drain_cycles=5000", *sets])
     t = time.perf_counter()
     prep = prepare(cfg)
     t_prep = time.perf_counter() - t
@@ -72,22 +73,26 @@ def main():
     ap.add_argument("--loads", type=float, nargs="+", default=[0.5, 0.8])
     ap.add_argument("--warmup", type=int, default=1000)
     ap.add_argument("--measure", type=int, default=10000)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a config key on top of the benchmark's (repeatable)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(one(args.q, args.p, args.loads[0], args.warmup, args.measure, args.vcs)))
+        print(json.dumps(one(args.q, args.p, args.loads[0], args.warmup, args.measure, args.vcs,
+                             args.set)))
         return
     rows = []
     for load in args.loads:
         out = subprocess.run([sys.executable, __file__, "--child", "--q", str(args.q), "--p", str(args.p),
                               "--vcs", str(args.vcs), "--loads", str(load), "--warmup",
-                              str(args.warmup), "--measure", str(args.measure)],
+                              str(args.warmup), "--measure", str(args.measure),
+                              *[f"--set={kv}" for kv in args.set]],
                              capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     keys = ["load", "accepted", "saturated", "cycles", "kernel_s", "router_cycles_per_s",
             "flit_hops_per_s_window", "first_call_s", "prepare_s", "peak_rss_mb"]
     print(f"Slim Fly q={args.q} p={args.p}: {rows[0]['routers']} routers, {rows[0]['endpoints']} endpoints,"
-          f" {args.vcs} VCs, link latency 1, one core")
+          f" {args.vcs} VCs, link latency 1, one core" + (f"; {' '.join(args.set)}" if args.set else ""))
     print("  ".join(f"{k:>14s}" for k in keys))
     for r in rows:
         print("  ".join(f"{str(r[k]):>14s}" for k in keys))
