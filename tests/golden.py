@@ -65,6 +65,13 @@ GOLDEN = {
     "latency4-bdf": ["topology.name=bdf", "topology.u=5", "topology.p=3",
                      "router.link_latency=4", "traffic.load=0.5", "traffic.pattern=randperm"],
     "layout-latency": ["router.link_latency=0", "traffic.load=0.5"],
+    "booksim-islip": ["router.allocation=booksim", "router.packet_size=4", "router.num_vcs=4",
+                      "routing.algorithm=ugal_l", "traffic.load=0.6"],
+    "booksim-hold": ["router.allocation=booksim", "router.vc_allocator=separable_input_first",
+                     "router.sw_allocator=separable_output_first",
+                     "router.hold_switch_for_packet=true", "router.wait_for_tail_credit=true",
+                     "router.packet_size=3", "router.vc_buffer_flits=2",
+                     "router.internal_speedup=1", "traffic.load=0.3"],
     "shared-buffers": ["router.buffer_policy=shared", "router.buffer_flits=40", "router.num_vcs=4",
                        "router.packet_size=2", "routing.algorithm=ugal_l", "traffic.load=0.8"],
 }
