@@ -65,6 +65,8 @@ GOLDEN = {
     "latency4-bdf": ["topology.name=bdf", "topology.u=5", "topology.p=3",
                      "router.link_latency=4", "traffic.load=0.5", "traffic.pattern=randperm"],
     "layout-latency": ["router.link_latency=0", "traffic.load=0.5"],
+    "dor": ["topology.name=torus", "topology.dims=4,4", "topology.p=2", "routing.algorithm=dor",
+            "traffic.load=0.5"],
     "booksim-islip": ["router.allocation=booksim", "router.packet_size=4", "router.num_vcs=4",
                       "routing.algorithm=ugal_l", "traffic.load=0.6"],
     "booksim-hold": ["router.allocation=booksim", "router.vc_allocator=separable_input_first",
