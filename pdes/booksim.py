@@ -388,6 +388,7 @@ def _map_network(m: _Mapping, base_dir: str):
         raise _refuse("routing_function", f"{routing!r}: BookSim's anynet has only 'min' "
                       "(pdes's own algorithms: --set routing.algorithm=NAME)")
     put("routing.algorithm", "min", "routing_function")
+    put("routing.vcs", "any", "routing_function")      # BookSim's min: every VC at every hop
     return network
 
 

@@ -38,6 +38,7 @@ PR_HOT = 27        # hot planes of the rings: slots below it are slot-major (eve
 PR_PRIV = 28       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
 PR_NHMULTI = 29    # the value of a tab.nh_port entry with several minimal ports (PR_NHMIN = 2)
 PR_PF = 30         # 1 = the router and output stages prefetch through their pipelines
-NPRM = 31
+PR_VCANY = 31      # 1 = routing.vcs "any": every hop's class is 0 (PR_NCLS = 1: one class, every VC)
+NPRM = 32
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
