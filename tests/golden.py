@@ -65,6 +65,8 @@ GOLDEN = {
     "latency4-bdf": ["topology.name=bdf", "topology.u=5", "topology.p=3",
                      "router.link_latency=4", "traffic.load=0.5", "traffic.pattern=randperm"],
     "layout-latency": ["router.link_latency=0", "traffic.load=0.5"],
+    "table_min-any": ["routing.algorithm=table_min", "routing.vcs=any", "router.num_vcs=2",
+                      "traffic.load=0.5"],
     "shared-buffers": ["router.buffer_policy=shared", "router.buffer_flits=40", "router.num_vcs=4",
                        "router.packet_size=2", "routing.algorithm=ugal_l", "traffic.load=0.8"],
 }
