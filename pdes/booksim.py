@@ -529,7 +529,9 @@ def _map_anynet(m: _Mapping, base_dir: str):
     if routing != "min":
         raise _refuse("routing_function", f"{routing!r}: BookSim's anynet has only 'min' "
                       "(pdes's own algorithms: --set routing.algorithm=NAME)")
-    put("routing.algorithm", "min", "routing_function")
+    # BookSim's anynet min: its next-hop table, every VC at every hop
+    put("routing.algorithm", "table_min", "routing_function")
+    put("routing.vcs", "any", "routing_function")
     return network
 
 

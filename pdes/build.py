@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class Prepared:
     rp: RouterParams
     timings: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)      # what the start report should say
+    deadlock_warning: str = ""   # routing.vcs = "any" on a routing that can deadlock (any_vc_warning)
     share: object = None     # pdes.shared.NodeShare: the node-shared tables and their windows
     kglobals: dict = field(default_factory=dict)   # kernel_globals()
     next_hops: str = "auto"       # "off": the memory check left the next-hop tables out
@@ -131,16 +132,37 @@ def _routing(cfg, topo, dist, link_latency):
     entry = ROUTINGS.get(alg)
     if entry.extra.get("seeded"):       # randomised table construction
         rsec["seed"] = cfg["measure"]["seed"]
+    vcs = rsec.pop("vcs")
     plan = entry.func(topo, dist, **rsec)
     if plan.finalize is not None:
         plan = plan.finalize(np.asarray(link_latency, dtype=np.int64) + hop_cycles(cfg["router"]))
     check_plan(alg, plan, cfg)
+    if vcs == "any":     # one class spanning every VC: the kernel takes class 0 at every hop
+        plan = replace(plan, vcs_needed=1, vc_scheme="any VC: every hop may use every VC (one "
+                       f"class; the routing's own scheme, {plan.scheme}, is not applied)")
     nv = cfg["router"]["num_vcs"] or plan.vcs_needed
     if nv < plan.vcs_needed:
         raise ParameterError(
             f"router.num_vcs: routing '{alg}' needs {plan.vcs_needed} VCs on this topology "
             f"({plan.vc_scheme}; longest path {plan.max_hops} hops), but num_vcs = {nv}")
     return plan, nv
+
+
+def any_vc_warning(topo, dist, plan, num_vcs: int) -> str:
+    """The one-line warning of a run with ``routing.vcs = "any"`` whose channel dependency
+    graph (one class: every turn of the routing's paths) may have a cycle, or "" when the
+    check shows it has none (:func:`models.routing.cdg.check`; skipped above
+    :data:`CDG_AUTO_MAX_ROUTERS` routers, which warns)."""
+    if topo.n_routers > CDG_AUTO_MAX_ROUTERS:
+        why = f"the channel dependency graph is not checked above {CDG_AUTO_MAX_ROUTERS} routers"
+    else:
+        from models.routing.cdg import check
+        res = check(topo, dist, plan, num_vcs, vcs="any")
+        if res["ok"]:
+            return ""
+        why = res["reason"]
+    return (f'warning: routing.vcs = "any" (every hop may use every VC) can deadlock: {why}; '
+            "the watchdog stops the run if it does")
 
 
 def check_plan(alg: str, plan, cfg: dict | None = None) -> None:
@@ -221,16 +243,18 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     share.adopt_attrs(plan.tables)         # one copy per node of the routing tables
     alg = cfg["routing"]["algorithm"]
     notes = []
-    if plan.scheme != "hop" and topo.n_routers > CDG_AUTO_MAX_ROUTERS:
+    vcs_any = cfg["routing"]["vcs"] == "any"
+    if not vcs_any and plan.scheme != "hop" and topo.n_routers > CDG_AUTO_MAX_ROUTERS:
         notes.append(f"note: the static deadlock check of the '{plan.scheme}' VC scheme is skipped "
                      f"above {CDG_AUTO_MAX_ROUTERS} routers ({topo.n_routers} here); "
                      "'pdes check' runs it on demand")
-    if plan.scheme != "hop" and topo.n_routers <= CDG_AUTO_MAX_ROUTERS:
+    if not vcs_any and plan.scheme != "hop" and topo.n_routers <= CDG_AUTO_MAX_ROUTERS:
         from models.routing.cdg import check
         res = check(topo, dist, plan, nv)
         if not res["ok"]:
             raise ParameterError(f"routing.vc_scheme: routing '{alg}' with the '{plan.scheme}' "
                                  f"VC scheme can deadlock on this topology: {res['reason']}")
+    warning = any_vc_warning(topo, dist, plan, nv) if vcs_any else ""
     timings["tables_s"] = time.perf_counter() - t
     # VC classes (000 Sec. IV-D hop index, or an algorithm's own classes): with more VCs than
     # classes each class owns nv // classes VCs and VC allocation picks a free one
@@ -267,7 +291,8 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         endpoint_latency=r["endpoint_latency"], link_vc_flits=link_caps, endpoint_vc_flits=ep_cap,
         private_flits=private_vc_flits(r), booksim=booksim_allocation(r))
     prep = Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
-                    plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, share=share)
+                    plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, share=share,
+                    deadlock_warning=warning)
     share.adopt_attrs(kernel_globals(prep))    # the kernel's copies in its dtypes, once per node
     return prep
 
@@ -381,7 +406,9 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         prm[prm_slots.PR_TRAFFIC] = traffic_kind(prep.traffic.kind)
         prm[prm_slots.PR_FRAC_THR] = threshold53(prep.traffic.frac)
         prm[prm_slots.PR_NCLS] = plan.vcs_needed
-        prm[prm_slots.PR_MONO] = int(bool(kernel.monotone(plan)))
+        vcs_any = cfg["routing"]["vcs"] == "any"
+        prm[prm_slots.PR_MONO] = int(bool(kernel.monotone(plan)) and not vcs_any)
+        prm[prm_slots.PR_VCANY] = int(vcs_any)
         prm[prm_slots.PR_E] = topo.n_endpoints
         if nh:
             ps.use_next_hop_table(prep.dist, max_degree=int(topo.degree.max()))

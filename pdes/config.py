@@ -6,7 +6,8 @@ their types, defaults and docs.  Three sections are chosen by name from a
 registry and take that model's declared parameters:
 
 * ``[topology]`` -- ``name`` picks a :data:`models.core.registry.TOPOLOGIES` entry,
-* ``[routing]``  -- ``algorithm`` picks a :data:`models.core.registry.ROUTINGS` entry,
+* ``[routing]``  -- ``algorithm`` picks a :data:`models.core.registry.ROUTINGS` entry
+  (plus ``vcs``, the VC discipline, common to every algorithm),
 * ``[traffic]``  -- ``pattern`` picks a :data:`models.core.registry.TRAFFIC` entry
   (plus ``load``, common to every pattern).
 
@@ -156,6 +157,11 @@ CHOSEN = {
     "traffic": ("pattern", "TRAFFIC", "uniform"),
 }
 COMMON = {
+    "routing": [Param("vcs", str, "hop",
+                      "VC discipline: hop = each hop takes the VC class its routing gives "
+                      "(deadlock-free schemes, docs/routing.md); any = every hop may take every "
+                      "VC, one class (BookSim's anynet min; a run can deadlock, the start report "
+                      "warns)", choices=("hop", "any"))],
     "traffic": [Param("load", float, 0.4, "offered load in flits/cycle/endpoint (0..1]",
                       lo=0.0, lo_open=True, hi=1.0),
                 Param("injection", str, "bernoulli", "injection process: bernoulli (a packet with "

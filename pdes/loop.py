@@ -265,4 +265,5 @@ class Engine:
         raise SimulationError(
             f"deadlock: no flit moved for {self.prep.cfg['measure']['watchdog_cycles']} cycles "
             f"before cycle {T} with {int(st[S_INFLIGHT])} flits in flight (routing '{algo}', "
-            f"num_vcs {self.prep.rp.num_vcs}); blocked: {', '.join(blocked[:8])}")
+            f"num_vcs {self.prep.rp.num_vcs}, routing.vcs \"{self.prep.cfg['routing']['vcs']}\"); "
+            f"blocked: {', '.join(blocked[:8])}")

@@ -64,6 +64,8 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     f.attrs["traffic"] = prep.traffic.description
     f.attrs["topology_params"] = json.dumps(_jsonable(topo.params), sort_keys=True)
     f.attrs["buffer_note"] = buffer_note(prep)
+    if prep.deadlock_warning:      # routing.vcs = "any" on a routing that can deadlock
+        f.attrs["deadlock_warning"] = prep.deadlock_warning
     write_config(f.create_group("config"), prep.cfg)
     s = f.create_group("summary")
     for k, v in res["summary"].items():

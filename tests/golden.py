@@ -74,6 +74,8 @@ GOLDEN = {
                      "router.hold_switch_for_packet=true", "router.wait_for_tail_credit=true",
                      "router.packet_size=3", "router.vc_buffer_flits=2",
                      "router.internal_speedup=1", "traffic.load=0.3"],
+    "table_min-any": ["routing.algorithm=table_min", "routing.vcs=any", "router.num_vcs=2",
+                      "traffic.load=0.5"],
     "shared-buffers": ["router.buffer_policy=shared", "router.buffer_flits=40", "router.num_vcs=4",
                        "router.packet_size=2", "routing.algorithm=ugal_l", "traffic.load=0.8"],
 }

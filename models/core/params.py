@@ -56,6 +56,7 @@ PR_VITERS = 43
 PR_SITERS = 44
 PR_HOLD = 45       # 1 = hold_switch_for_packet: a packet keeps its switch path until its tail
 PR_WAITTAIL = 46   # 1 = wait_for_tail_credit: an output VC is free once its tail's credit is back
-NPRM = 47
+PR_VCANY = 47      # 1 = routing.vcs "any": every hop's class is 0 (PR_NCLS = 1: one class, every VC)
+NPRM = 48
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)

@@ -47,6 +47,10 @@ class RoutingPlan:
     (``tab.snap``, per channel), 0 = the routing reads none."""
     info: dict = field(default_factory=dict)
     """Statistics of the table construction (reported by ``pdes check``, not used by the engine)."""
+    turns: object = None
+    """Optional ``turns() -> (n, 2)`` array of the channel dependencies (channel in, channel
+    out) of every path the routing can produce, for routings with fixed paths: the static
+    check with one VC class (``routing.vcs = "any"``) uses it (:mod:`models.routing.cdg`)."""
 
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

@@ -19,6 +19,12 @@ has no cycle.
 * ``dateline`` and ``dor`` schemes (dimension order on the torus and mesh):
   acyclic by the argument in :mod:`models.routing.torus`; the check confirms
   the classes fit in the configured VCs.
+* ``routing.vcs = "any"`` (every hop may use every VC, whatever the scheme):
+  one class, so every turn of every path is an edge.  The graph is built
+  exactly for routings whose paths are known: fixed paths
+  (``RoutingPlan.turns``) and graph-minimal routing (``min``,
+  ``min_adaptive``: the turns of :func:`minimal_turns`); for any other
+  routing it is not built and the check reports that the run can deadlock.
 * ``phase`` scheme: class 0 holds every turn of a minimal path towards an
   intermediate router (or towards the destination for packets that go
   minimally), class 1 every turn of a minimal path after the intermediate;
@@ -100,10 +106,24 @@ def find_cycle(edges: np.ndarray, n_nodes: int) -> list[int] | None:
     return None
 
 
-def check(topo, dist, plan, num_vcs: int) -> dict:
-    """Deadlock analysis of a routing plan; ``ok`` is False with a reason if it can deadlock."""
+MINIMAL_KERNELS = ("min", "min_adaptive")
+"""Kernels whose paths are all the graph-minimal paths between endpoint routers."""
+
+
+def channel_names(topo, cyc) -> list[str]:
+    """``u->v`` of each directed channel id in ``cyc``."""
+    links = topo.links
+    return [f"{int(links[c // 2, c % 2])}->{int(links[c // 2, 1 - c % 2])}" for c in cyc]
+
+
+def check(topo, dist, plan, num_vcs: int, vcs: str = "hop") -> dict:
+    """Deadlock analysis of a routing plan; ``ok`` is False with a reason if it can deadlock.
+    ``vcs = "any"``: every hop may use every VC (one class, :func:`_check_one_class`)."""
     out = {"scheme": plan.scheme, "classes": plan.vcs_needed, "num_vcs": num_vcs,
            "max_hops": plan.max_hops, "ok": True, "reason": "", "cycle": []}
+    if vcs == "any":
+        out.update(scheme="any", classes=1)
+        return _check_one_class(topo, dist, plan, out)
     if num_vcs < plan.vcs_needed:
         out.update(ok=False, reason=f"needs {plan.vcs_needed} VC classes, num_vcs = {num_vcs}")
         return out
@@ -138,13 +158,34 @@ def check(topo, dist, plan, num_vcs: int) -> dict:
         out[f"class{cls}_dependencies"] = int(edges.shape[0])
         cyc = find_cycle(edges, n_ch)
         if cyc is not None:
-            links = topo.links
-            names = [f"{int(links[c // 2, c % 2])}->{int(links[c // 2, 1 - c % 2])}" for c in cyc]
+            names = channel_names(topo, cyc)
             out.update(ok=False, cycle=names,
                        reason=f"cycle of {len(cyc)} channels in VC class {cls}: "
                               + " , ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
             return out
     out["reason"] = "acyclic: no cycle in the dependency graph of either class"
+    return out
+
+
+def _check_one_class(topo, dist, plan, out) -> dict:
+    if plan.turns is not None:
+        edges = plan.turns()
+    elif plan.kernel in MINIMAL_KERNELS:
+        ep = np.nonzero(topo.endpoints > 0)[0]
+        edges = minimal_turns(topo, dist, ep, ep)
+    else:
+        out.update(ok=False, reason=f"the dependency graph of kernel '{plan.kernel}' with one VC "
+                   "class is not built, so nothing shows that its paths close no cycle")
+        return out
+    out["dependencies"] = int(edges.shape[0])
+    cyc = find_cycle(edges, 2 * topo.n_links)
+    if cyc is not None:
+        names = channel_names(topo, cyc)
+        out.update(ok=False, cycle=names,
+                   reason=f"cycle of {len(cyc)} channels with one VC class: "
+                          + " , ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
+        return out
+    out["reason"] = "acyclic: no cycle in the dependency graph of every path with one VC class"
     return out
 
 

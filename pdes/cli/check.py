@@ -28,7 +28,7 @@ def main(args) -> int:
     raw = C.load_toml(args.config) if args.config else {}
     cfg = C.resolve(raw, args.sets)
     topo, dist, plan, nv = plan_routing(cfg)
-    res = check(topo, dist, plan, nv)
+    res = check(topo, dist, plan, nv, vcs=cfg["routing"]["vcs"])
     res["topology"] = topo.name
     res["routing"] = cfg["routing"]["algorithm"]
     if plan.info:
@@ -37,7 +37,7 @@ def main(args) -> int:
         print(json.dumps(res))
     else:
         print(f"{topo.name} ({topo.n_routers} routers, {2 * topo.n_links} channels), routing "
-              f"{res['routing']}, VC scheme {plan.scheme}: {plan.vcs_needed} classes, "
+              f"{res['routing']}, VC scheme {res['scheme']}: {res['classes']} classes, "
               f"num_vcs {nv}, longest path {plan.max_hops} hops")
         print(("deadlock-free: " if res["ok"] else "DEADLOCK POSSIBLE: ") + res["reason"])
         if "almost_minimal_fraction" in plan.info:

@@ -122,6 +122,8 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
     note = buffer_note(prep)
     if note and rank == 0:     # also under --quiet: it changes what the results mean
         print(f"[pdes] {note}", file=sys.stderr, flush=True)
+    if prep.deadlock_warning and rank == 0:     # also under --quiet
+        print(f"[pdes] {prep.deadlock_warning}", file=sys.stderr, flush=True)
     from models.core.routing import kernel_of
     compile_notice(say, [kernel_of(cfg["routing"]["algorithm"], prep.plan)])
     topo = prep.topo

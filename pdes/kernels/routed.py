@@ -14,15 +14,16 @@ it imports placeholders that route nothing.
 front of every input VC without a route, the routing kernel's ``source``
 (at the packet's first router) and ``hop`` give the output port and VC
 class, which the engine checks (class below ``PR_NCLS``; with
-``PR_MONO``, not below the class the flit arrived on); then separable VC
+``PR_MONO``, not below the class the flit arrived on; with ``PR_VCANY``
+the class is 0, one class of every VC); then separable VC
 allocation, round-robin per output VC, grants a free VC of that class with
 room for the whole packet (virtual cut-through); with shared buffers
 (``PR_PRIV > 0``) the room counts the port's free shared flits, and a grant
 reserves the packet's flits.
 """
 from models.core.jit import njit, njit_borrow, njit_inline
-from models.core.params import (NEVER, PR_ALLOC, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF, PR_PKT,
-                                PR_PRIV, PR_SX, PR_VAD, PR_VALG, PR_VITERS)
+from models.core.params import (NEVER, PR_ALLOC, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF,
+                                PR_PKT, PR_PRIV, PR_SX, PR_VAD, PR_VALG, PR_VCANY, PR_VITERS)
 from models.core.rings import ring_slot
 from models.core.record import ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, OK
 from models.core.views import EngineView, Site
@@ -133,6 +134,7 @@ def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
     va_best, va_who, touched, cand_ivc = scr.va_best, scr.va_who, scr.touched, scr.cand_ivc
     cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
     nv, hot, ncls, mono = prm[PR_NV], prm[PR_HOT], prm[PR_NCLS], prm[PR_MONO]
+    vany = prm[PR_VCANY]
     nIV = port_off[port_off.shape[0] - 1] * nv
     kcls = nv // ncls
     plo = port_off[k]
@@ -159,6 +161,8 @@ def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
                 # first router of the packet: the algorithm's decision (routing words)
                 route_source(site, eng, ctx, ap, fid)
             status, op, ovc = route_hop(site, eng, ctx, ap, fid)
+            if vany != 0:
+                ovc = 0                  # routing.vcs = "any": one class spanning every VC
             if status != OK:
                 return status
             if op < 0:
@@ -250,6 +254,8 @@ def route_head(t, k, P, ivc, eng, inb, scr, ctx, ap):
     if HAS_SOURCE and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
         route_source(site, eng, ctx, ap, fid)
     status, op, ovc = route_hop(site, eng, ctx, ap, fid)
+    if prm[PR_VCANY] != 0:
+        ovc = 0                        # routing.vcs = "any": one class spanning every VC
     if status != OK:
         return status
     if op < 0:

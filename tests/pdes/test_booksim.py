@@ -71,7 +71,7 @@ def test_every_mapped_key_resolves(tmp_path):
     cfg = C.resolve(raw)
     assert cfg["topology"] == {"name": "file", "path": str(tmp_path / "net.anynet"),
                                "format": "anynet", "p": 1}
-    assert cfg["routing"]["algorithm"] == "min"
+    assert (cfg["routing"]["algorithm"], cfg["routing"]["vcs"]) == ("table_min", "any")
     assert cfg["traffic"]["pattern"] == "randperm"
     assert cfg["traffic"]["load"] == pytest.approx(0.05 * 4)       # packets -> flits per cycle
     r = cfg["router"]
