@@ -530,7 +530,7 @@ EXPECT = {
                        {"vc_scheme": "phase"}, 64, 1),
     "flatflyconfig": ("hyperx", {"sizes": [4, 4], "p": 4, "grid_latency": [2, 2]}, "min", {}, 64,
                       0),
-    "anynet_config": ("file", {"format": "anynet"}, "min", {}, 9, 1),
+    "anynet_config": ("file", {"format": "anynet"}, "table_min", {"vcs": "any"}, 9, 1),
 }
 
 
