@@ -93,8 +93,7 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
     n_r = a * g
     params = {"h": h, "a": a, "p": p, "g": g, "k_net": (a - 1) + h, "radix": p + (a - 1) + h,
               "balanced": a == 2 * h and p == h and g == a * h + 1}
-    if local_latency > 0:       # only when given: a run without them reports what it did before
-        params.update(local_latency=local_latency, global_latency=global_latency)
+    params.update(local_latency=local_latency, global_latency=global_latency)
     topo = from_edges("dragonfly", params, n_r, np.concatenate([lu, gu]), np.concatenate([lv, gv]),
                       p, np.arange(n_r, dtype=np.int64) // a, link_class=cls,
                       link_class_names=("local", "global"), group_kind="group",

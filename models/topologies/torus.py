@@ -74,9 +74,7 @@ def torus(dims: list[int] | None = None, p: int = 1, wrap: bool = True) -> Topol
     u = np.concatenate(us) if us else empty
     v = np.concatenate(vs) if vs else empty
     link_class = np.concatenate(cls) if cls else np.zeros(0, np.int8)
-    params = {"dims": dims, "p": p}
-    if not wrap:                # a mesh says so; a torus reports what it did before
-        params["wrap"] = False
+    params = {"dims": dims, "p": p, "wrap": wrap}
     return from_edges("torus", params, n_r, u, v, p, ids // dims[0], link_class=link_class,
                       link_class_names=tuple(f"dim{i}" for i in range(len(dims))),
                       group_kind="rack", meta={"dims": tuple(dims)}, what="topology: torus")

@@ -263,7 +263,7 @@ def test_booksim_shared_policy_maps(tmp_path):
     ({"buffer_policy": "shared", "private_buf_start_vc": 0}, "private_buf_start_vc"),
     ({"buffer_policy": "shared", "private_buf_end_vc": 3}, "private_buf_end_vc"),
     ({"max_held_slots": 4}, "max_held_slots"),
-    ({"buffer_policy": "shared", "packet_size": 4, "injection_rate": 0.05}, "private_buf_size"),
+    ({"buffer_policy": "shared", "private_buf_size": 0}, "private_buf_size"),
     ({"buffer_policy": "shared", "private_buf_size": "{2,3}"}, "private_buf_size"),
     ({"buffer_policy": "shared", "private_buf_size": 9, "num_vcs": 2, "buf_size": 16},
      "private_buf_size"),
