@@ -41,7 +41,7 @@ from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD
                                 PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
                                 PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD)
 from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
-from models.core.rings import ring_slot
+from models.core.rings import absorb_credits, ring_slot
 from pdes.kernels.buffers import queue_credit, shared_free, shared_room
 
 OV_DRAINING = -2     # ov_owner of an output VC whose tail left, waiting for its credits
@@ -318,44 +318,25 @@ def has_credit(t, op, ovc, prm, ports, crd):
     """Whether output VC ``ovc`` of network port ``op`` has room for a flit in cycle ``t``
     (its credits that have arrived are absorbed first; a shared buffer counts its port)."""
     nv, hot, priv = prm[PR_NV], prm[PR_HOT], prm[PR_PRIV]
-    cred, cr_t, cr_head, cr_cnt, cr_deep = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, ports.cr_deep
     kk = op * nv + ovc
     ccap = ports.cr_cap[op]
     if priv != 0:
-        free = shared_free(crd, cr_deep, hot, nv, ccap, priv, op, t)
-        return shared_room(cred, crd.cr_res, ccap, priv, kk, free) >= 1
-    if cred[kk] >= 1:
+        free = shared_free(crd, ports.cr_deep, hot, nv, ccap, priv, op, t)
+        return shared_room(crd.cred, crd.cr_res, ccap, priv, kk, free) >= 1
+    if crd.cred[kk] >= 1:
         return True
-    nK = cr_cnt.shape[0]
-    n = cr_cnt[kk]
-    h = cr_head[kk]
-    while n > 0 and cr_t[ring_slot(h, kk, nK, hot, cr_deep)] <= t:
-        cred[kk] += 1
-        n -= 1
-        h = h + 1 if h + 1 < ccap else 0
-    cr_cnt[kk] = n
-    cr_head[kk] = h if n > 0 else 0
-    return cred[kk] >= 1
+    absorb_credits(crd, ports.cr_deep, hot, ccap, kk, t)
+    return crd.cred[kk] >= 1
 
 
 @njit_inline
 def drained(t, o, prm, ports, crd, outq):
     """``router.wait_for_tail_credit``: whether output VC ``o`` (global index), whose tail
     has left, has every credit back by cycle ``t``; frees it if so."""
-    nv, hot = prm[PR_NV], prm[PR_HOT]
-    cred, cr_t, cr_head, cr_cnt, cr_deep = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt, ports.cr_deep
-    op = o // nv
+    op = o // prm[PR_NV]
     ccap = ports.cr_cap[op]
-    nK = cr_cnt.shape[0]
-    n = cr_cnt[o]
-    h = cr_head[o]
-    while n > 0 and cr_t[ring_slot(h, o, nK, hot, cr_deep)] <= t:
-        cred[o] += 1
-        n -= 1
-        h = h + 1 if h + 1 < ccap else 0
-    cr_cnt[o] = n
-    cr_head[o] = h if n > 0 else 0
-    if cred[o] < ccap:
+    absorb_credits(crd, ports.cr_deep, prm[PR_HOT], ccap, o, t)
+    if crd.cred[o] < ccap:
         return False
     outq.ov_owner[o] = -1
     return True
