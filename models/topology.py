@@ -40,6 +40,9 @@ class Topology:
     link_class_names: tuple = ("local", "global")
     group_kind: str = "group"
     meta: dict = field(default_factory=dict)
+    router_up: np.ndarray | None = None
+    """(R,) bool on a degraded network (:mod:`models.faults`): False for a failed router and for
+    a router cut off from the network's largest connected part; None when nothing failed."""
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -53,6 +56,24 @@ class Topology:
     @property
     def n_groups(self) -> int:
         return int(self.group.max()) + 1 if self.n_routers else 0
+
+    @property
+    def is_degraded(self) -> bool:
+        """True when links or routers of the network failed (:mod:`models.faults`)."""
+        return self.router_up is not None
+
+    @cached_property
+    def up(self) -> np.ndarray:
+        """(R,) bool: the routers that work and reach the network's largest part."""
+        if self.router_up is None:
+            return np.ones(self.n_routers, dtype=bool)
+        return np.asarray(self.router_up, dtype=bool)
+
+    @cached_property
+    def serving(self) -> np.ndarray:
+        """(R,) bool: the routers whose endpoints take part in traffic (endpoints on a router
+        that is :attr:`up`); the sources and destinations every routing must connect."""
+        return (self.endpoints > 0) & self.up
 
     @property
     def is_direct(self) -> bool:

@@ -66,6 +66,8 @@ MAPPED = {
     "max_samples": 10,
     "acc_warmup_thres": 0.05,
     "seed": 0,
+    "link_failures": 0,
+    "fail_seed": 0,
     "k": 8,
     "n": 2,
     "c": 1,
@@ -101,7 +103,6 @@ ONLY = {
     "output_speedup": ((1,), "pdes's speedup is internal_speedup"),
     "priority": (("none",), "pdes has no packet priorities"),
     "measure_stats": ((1,), "pdes measures its one class"),
-    "link_failures": ((0,), "pdes's faults are configured in pdes"),
     "sim_power": ((0,), "pdes has no power model"),
     "channel_file": (("",), "pdes gives the channel latencies of BookSim's networks"),
 }
@@ -125,7 +126,6 @@ IGNORED = {
     "perm_seed": "pdes draws randperm's permutation from measure.seed",
     "in_ports": "single-router network only",
     "out_ports": "single-router network only",
-    "fail_seed": "legacy, no effect",
     "output_delay": "read by no BookSim router",
     "batch_size": "batch mode only", "batch_count": "batch mode only",
     "max_outstanding_requests": "batch mode only",
@@ -792,6 +792,23 @@ def _map_measure(m: _Mapping) -> None:
     put("measure.seed", _int("seed", seed, 0), "seed")
 
 
+def _map_faults(m: _Mapping) -> None:
+    """link_failures / fail_seed: that many links fail, drawn from fail_seed (faults.*).
+
+    BookSim draws them with its own generator (on a k-ary n-cube only, for its fault-aware
+    routing functions); pdes draws the same number from faults.seed, so the set differs."""
+    n = _int("link_failures", m.get("link_failures"), 0)
+    if n == 0:
+        return
+    seed = m.get("fail_seed")
+    if seed == "time":
+        raise _refuse("fail_seed", "'time' is not reproducible; give an integer")
+    m.put("faults.link_count", n, "link_failures")
+    m.put("faults.seed", _int("fail_seed", seed, 0), "fail_seed")
+    m.notes.append(f"link_failures = {n}: pdes fails {n} links drawn from faults.seed "
+                   "(its own draw: not the links BookSim would fail)")
+
+
 def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object, bool]], list[str]]:
     """(raw pdes config, [(pdes key, value, from the file?)], notes) of BookSim statements.
 
@@ -806,6 +823,7 @@ def to_pdes(bs: dict, base_dir: str = ".") -> tuple[dict, list[tuple[str, object
     _map_pipeline(m)
     _map_allocation(m)
     _map_measure(m)
+    _map_faults(m)
     raw: dict = {}
     for key, value, _ in m.used:
         section, name = key.split(".")

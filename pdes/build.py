@@ -189,15 +189,17 @@ def plan_routing(cfg: dict):
     topo = build(name, params)
     check_memory(cfg, "topology", topo.n_routers ** 2,
                  f"its all-pairs distance table ({topo.n_routers:,} x {topo.n_routers:,} bytes)")
+    lat, cable = link_latencies(cfg, topo)
+    topo, lat, _ = degraded(cfg, topo, lat, cable)
     dist = distances(topo)
     check_connected(topo, dist)
-    return (topo, dist) + _routing(cfg, topo, dist, link_latencies(cfg, topo)[0])
+    return (topo, dist) + _routing(cfg, topo, dist, lat)
 
 
 def check_connected(topo, dist) -> None:
     """Refuse a network in which some endpoints cannot reach others."""
     from models.metrics import submatrix_max
-    ep = np.nonzero(topo.endpoints > 0)[0]
+    ep = np.nonzero(topo.serving)[0]
     if ep.size and submatrix_max(dist, ep) == 255:
         raise ParameterError("topology: the network is disconnected (some endpoints cannot reach others)")
 
@@ -205,7 +207,8 @@ def check_connected(topo, dist) -> None:
 def same_network(a: dict, b: dict) -> bool:
     """Whether two resolved configs describe the same network: topology, layout, link latency."""
     return (a["topology"] == b["topology"] and a["layout"] == b["layout"]
-            and a["router"]["link_latency"] == b["router"]["link_latency"])
+            and a["router"]["link_latency"] == b["router"]["link_latency"]
+            and a["faults"] == b["faults"])
 
 
 def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
@@ -274,6 +277,14 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     for key in INJECTION_KEYS:      # the injection process, not the pattern's parameters
         tsec.pop(key, None)
     traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
+    if topo.is_degraded:        # no source or destination on a failed or cut-off router
+        from models.faults import restrict_traffic
+        traffic, idle = restrict_traffic(traffic, topo.up[topo.endpoint_router])
+        fs = topo.meta["fault_set"]
+        notes.append(f"faults: {fs.description}" + (
+            f"; {idle} {'messages' if traffic.kind == 'messages' else 'sources'} of "
+            f"'{pattern}' dropped (inactive destination)" if idle else ""))
+        topo.meta["faults"]["dropped_by_traffic"] = int(idle)
     share.adopt_attrs(traffic)             # one copy per node of the traffic tables
     timings["traffic_s"] = time.perf_counter() - t
     traffic_kind(traffic.kind)
@@ -337,6 +348,7 @@ def _network(cfg: dict, share):
     t = time.perf_counter()
     link_latency, cable_m = share.build(lambda: link_latencies(cfg, topo))
     timings["layout_s"] = time.perf_counter() - t
+    topo, link_latency, cable_m = degraded(cfg, topo, link_latency, cable_m, share)
 
     t = time.perf_counter()
     check_memory(cfg, "topology", topo.n_routers ** 2,
@@ -344,6 +356,23 @@ def _network(cfg: dict, share):
     dist = distances(topo, share)
     timings["distances_s"] = time.perf_counter() - t
     return topo, link_latency, cable_m, dist, timings
+
+
+def degraded(cfg: dict, topo, link_latency, cable_m, share=None):
+    """(topology, link latencies, cable lengths) with the ``[faults]`` applied: the failed
+    links removed, the latencies and cables of the intact network's layout kept for the
+    others (:mod:`models.faults`); the arguments themselves when nothing fails."""
+    from models import faults as F
+    if not F.configured(cfg["faults"]):
+        return topo, link_latency, cable_m
+    fs = F.select(topo, cfg["faults"])
+    full = topo
+    topo = share.object(lambda: F.degrade(full, fs), touch=TOPOLOGY_SHARED) if share is not None \
+        else F.degrade(full, fs)
+    topo.meta["fault_set"] = fs
+    keep = fs.keep
+    return (topo, np.ascontiguousarray(link_latency[keep]),
+            None if cable_m is None else np.ascontiguousarray(cable_m[keep]))
 
 
 def kernel_globals(prep: Prepared) -> dict:

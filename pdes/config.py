@@ -135,6 +135,26 @@ STATIC: dict[str, list[Param]] = {
         Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins below this value "
               "and 16 bins per octave above it", lo=1, hi=2 ** 22),
     ],
+    "faults": [
+        Param("links", str, "", "failed links, as router pairs u-v separated by commas or "
+              "spaces (e.g. \"0-5, 3-9\")"),
+        Param("link_fraction", float, 0.0, "fraction of the links (of link_classes) that fail, "
+              "drawn with seed", lo=0.0, hi=1.0),
+        Param("link_count", int, 0, "number of links (of link_classes) that fail, drawn with "
+              "seed (BookSim's link_failures); not with link_fraction", lo=0, hi=2 ** 31 - 1),
+        Param("link_classes", str, "", "link classes the drawn links come from, comma-separated "
+              "names of the topology's classes (e.g. global); empty = every link"),
+        Param("routers", "int_list", [], "failed routers (router ids)", lo=0, hi=2 ** 31 - 1),
+        Param("router_fraction", float, 0.0, "fraction of the routers that fail, drawn with seed",
+              lo=0.0, hi=1.0),
+        Param("racks", "int_list", [], "failed racks: every router of these groups of the "
+              "topology (its group_kind: rack, group, ...)", lo=0, hi=2 ** 31 - 1),
+        Param("seed", int, 0, "seed of the drawn links and routers (BookSim's fail_seed)",
+              lo=0, hi=2 ** 63 - 1),
+        Param("disconnected", str, "exclude", "when the failures split the network: exclude = "
+              "the endpoints outside its largest part are inactive (reported); error = refuse",
+              choices=("exclude", "error")),
+    ],
     "output": [
         Param("file", str, "", "HDF5 result file; empty = no file (the CLI's -o sets it)"),
         Param("per_link", bool, True, "store per-channel flit counts"),
@@ -185,7 +205,8 @@ DEFAULTS_CHOSEN = {
     "traffic": {"pattern": "uniform", "load": 0.4},
 }
 
-SECTION_ORDER = ("topology", "layout", "router", "routing", "traffic", "measure", "output", "run")
+SECTION_ORDER = ("topology", "layout", "router", "routing", "traffic", "measure", "faults", "output",
+                 "run")
 
 
 def _registry(section: str) -> Registry:

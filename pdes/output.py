@@ -67,6 +67,8 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     if prep.deadlock_warning:      # routing.vcs = "any" on a routing that can deadlock
         f.attrs["deadlock_warning"] = prep.deadlock_warning
     write_config(f.create_group("config"), prep.cfg)
+    if topo.is_degraded:
+        write_faults(f.create_group("faults"), topo)
     s = f.create_group("summary")
     for k, v in res["summary"].items():
         s.create_dataset(k, data=v)
@@ -122,6 +124,17 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
             else:
                 pg.attrs[k] = v
     f.attrs["complete"] = True
+
+
+def write_faults(g, topo) -> None:
+    """The fault set of a degraded network (``/faults``, ids of the intact network)."""
+    fs = topo.meta["fault_set"]
+    g.create_dataset("failed_links", data=np.asarray(fs.link_pairs, dtype=np.int32).reshape(-1, 2))
+    g.create_dataset("failed_routers", data=np.asarray(fs.routers, dtype=np.int32))
+    g.create_dataset("cut_off_routers", data=np.asarray(fs.cut_off, dtype=np.int32))
+    for k, v in topo.meta["faults"].items():
+        g.attrs[k] = int(v)
+    g.attrs["description"] = fs.description
 
 
 def write_config(g, cfg: dict) -> None:

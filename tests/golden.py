@@ -76,6 +76,8 @@ GOLDEN = {
                      "router.internal_speedup=1", "traffic.load=0.3"],
     "table_min-any": ["routing.algorithm=table_min", "routing.vcs=any", "router.num_vcs=2",
                       "traffic.load=0.5"],
+    "faults": ["routing.algorithm=ugal_l", "faults.link_fraction=0.1", "faults.routers=3",
+               "traffic.load=0.5"],
     "shared-buffers": ["router.buffer_policy=shared", "router.buffer_flits=40", "router.num_vcs=4",
                        "router.packet_size=2", "routing.algorithm=ugal_l", "traffic.load=0.8"],
 }

@@ -145,7 +145,7 @@ def check(topo, dist, plan, num_vcs: int, vcs: str = "hop") -> dict:
         return out
     if plan.scheme in ("sequence", "count"):
         return _check_galaxy(topo, dist, plan, out)
-    ep = np.nonzero(topo.endpoints > 0)[0]
+    ep = np.nonzero(topo.serving)[0]
     mids = plan.tables.get("mid_cand")
     n_ch = 2 * topo.n_links
     # class 0: source router -> destination (minimal) or -> intermediate; class 1: intermediate ->
@@ -171,7 +171,7 @@ def _check_one_class(topo, dist, plan, out) -> dict:
     if plan.turns is not None:
         edges = plan.turns()
     elif plan.kernel in MINIMAL_KERNELS:
-        ep = np.nonzero(topo.endpoints > 0)[0]
+        ep = np.nonzero(topo.serving)[0]
         edges = minimal_turns(topo, dist, ep, ep)
     else:
         out.update(ok=False, reason=f"the dependency graph of kernel '{plan.kernel}' with one VC "

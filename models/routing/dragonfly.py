@@ -50,7 +50,30 @@ def group_tables(topo):
     np.minimum.at(entry, (grp[u], grp[v]), u)
     np.minimum.at(entry, (grp[v], grp[u]), v)
     entry[entry == np.iinfo(np.int32).max] = -1
+    if topo.is_degraded:
+        _check_hierarchy(topo, grp, entry)
     return grp.astype(np.int32), entry.astype(np.int32)
+
+
+def _check_hierarchy(topo, grp, entry) -> None:
+    """Refuse a degraded Dragonfly on which a path of the group hierarchy lost a link: the
+    working routers of a group must stay fully connected, and every two groups joined."""
+    from models.faults import unroutable
+    up = topo.up
+    sizes = np.bincount(grp[up], minlength=entry.shape[0])
+    u, v = topo.links[:, 0], topo.links[:, 1]
+    local = (grp[u] == grp[v]) & up[u] & up[v]
+    have = np.bincount(grp[u[local]], minlength=entry.shape[0])
+    short = np.nonzero(have != sizes * (sizes - 1) // 2)[0]
+    if short.size:
+        raise unroutable("Dragonfly routing", f"group {int(short[0])} lost a local link, and "
+                         "Dragonfly paths take one local hop to the router of the global link")
+    live = np.nonzero(sizes > 0)[0]
+    miss = (entry[np.ix_(live, live)] < 0) & ~np.eye(live.size, dtype=bool)
+    if miss.any():
+        a, b = np.argwhere(miss)[0]
+        raise unroutable("Dragonfly routing", f"no global link is left between groups {int(live[a])} and "
+                         f"{int(live[b])}, and Dragonfly paths take the direct one")
 
 
 SCHEME = "dragonfly (Kim et al.): class = position in l-g-l-g-l // 2"

@@ -79,9 +79,9 @@ def fastest(topo, dist):
 
     def finalize(link_weight):
         W = weighted_distances(topo, link_weight)
-        ep = np.nonzero(topo.endpoints > 0)[0]
+        ep = np.nonzero(topo.serving)[0]
         pw = np.asarray(link_weight, dtype=np.int64)[topo.port_link]
-        mask = (topo.endpoints > 0).astype(np.int8)
+        mask = topo.serving.astype(np.int8)
         longest = int(_longest_hops(topo.port_offsets.astype(np.int64),
                                     topo.port_neighbor.astype(np.int64), pw, W,
                                     ep.astype(np.int64), mask))

@@ -84,6 +84,10 @@ def group_structure(topo, alg: str):
     intra = grp[u] == grp[v]
     sizes = np.bincount(grp, minlength=G)
     if G < 2 or int(intra.sum()) != int((sizes * (sizes - 1) // 2).sum()) or np.any(sizes == 0):
+        if topo.is_degraded:
+            from models.faults import unroutable
+            raise unroutable(f"'{alg}'", f"its link-type sequences need every {topo.group_kind} fully "
+                             "connected, and the failures removed a link inside one")
         raise ParameterError(
             f"routing.algorithm: '{alg}' needs a topology whose groups are fully connected sets of "
             f"routers joined by global links (Galaxyfly, Dragonfly); the {topo.group_kind}s of "
@@ -300,7 +304,7 @@ def sequences(topo, dist, alg: str, cap: int, tables=None) -> np.ndarray:
     grp, grp_rtr, grp_nb, grp_cl, adj = tables or group_structure(topo, alg)
     if alg == "nar":
         adj = _nar_eligible(grp_nb, adj, grp_cl)
-    ep = (topo.endpoints > 0).astype(np.int8)
+    ep = topo.serving.astype(np.int8)
     n_ep_grp = np.bincount(grp, weights=ep, minlength=grp_rtr.shape[0]).astype(np.int64)
     S = np.zeros(1 << (MAX_CAP + 1), dtype=np.bool_)
     _sequence_sets(topo.port_offsets.astype(np.int64), topo.port_neighbor.astype(np.int64),
@@ -448,7 +452,7 @@ def dependency_graph(topo, dist, plan, scheme: str | None = None, nonmin: bool =
     g = WalkGraph(off, topo.port_neighbor.astype(np.int64),
                   topo.port_out_channel.astype(np.int64), dist, grp.astype(np.int64))
     lab = WalkLabels(1 if scheme == "sequence" else 0, int(kp["lseq"]), K, maxdeg)
-    ne = _all_paths(g, adj, grp_cl, (topo.endpoints > 0).astype(np.int8), ALG_IDS[alg],
+    ne = _all_paths(g, adj, grp_cl, topo.serving.astype(np.int8), ALG_IDS[alg],
                     int(kp["max_hops_cap"]), int(nonmin), lab, WalkOut(seen, edges, seqs))
     if ne < 0:
         return None, n_nodes, np.nonzero(seqs)[0]
@@ -474,7 +478,7 @@ def _plan(alg, topo, dist, max_hops, th_min, th_nonmin, vc_scheme):
     grp, grp_rtr, grp_nb, grp_cl, adj = tables
     if alg == "nag" and grp_rtr.shape[0] < 3:
         raise ParameterError("routing.algorithm: 'nag' needs at least 3 supernodes")
-    ep = np.nonzero(topo.endpoints > 0)[0]
+    ep = np.nonzero(topo.serving)[0]
     diam = int(dist[np.ix_(ep, ep)].max()) if ep.size > 1 else 0
     if diam > 5:
         raise ParameterError(f"routing.algorithm: '{alg}' supports router diameters up to 5 "

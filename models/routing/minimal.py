@@ -36,7 +36,7 @@ SCHEME_DOC = ("VC classes: hop = one class per hop (000 Sec. IV-D); phase = one 
 
 def endpoint_diameter(topo, dist) -> int:
     """Longest shortest path between two routers that carry endpoints."""
-    ep = np.nonzero(topo.endpoints > 0)[0]
+    ep = np.nonzero(topo.serving)[0]
     if ep.size <= 1:
         return 0
     return submatrix_max(dist, ep)

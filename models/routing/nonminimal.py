@@ -50,17 +50,17 @@ from models.core.routing import RoutingKernel, register_kernel
 def candidates(topo, intermediates: str) -> np.ndarray:
     if intermediates == "auto":
         intermediates = "all" if topo.is_direct else "endpoint_routers"
-    if intermediates == "all":
-        return np.arange(topo.n_routers, dtype=np.int32)
+    if intermediates == "all":       # every router that works (all of them unless some failed)
+        return np.nonzero(topo.up)[0].astype(np.int32)
     if intermediates == "endpoint_routers":
-        return np.nonzero(topo.endpoints > 0)[0].astype(np.int32)
+        return np.nonzero(topo.serving)[0].astype(np.int32)
     raise ParameterError(f"routing.intermediates: '{intermediates}' is not one of auto, all, "
                          "endpoint_routers")
 
 
 def longest_indirect(topo, dist, cand, cap) -> int:
     """Longest Valiant path over all (source, intermediate, destination) endpoint routers."""
-    ep = np.nonzero(topo.endpoints > 0)[0]
+    ep = np.nonzero(topo.serving)[0]
     d_in = dist[np.ix_(ep, cand)].astype(np.int64).max(axis=0)     # farthest source per mid
     d_out = dist[np.ix_(cand, ep)].astype(np.int64).max(axis=1)    # farthest destination per mid
     longest = int((d_in + d_out).max()) if cand.size else 0

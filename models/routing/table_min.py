@@ -175,7 +175,7 @@ def table_turns(topo, T) -> np.ndarray:
     off = topo.port_offsets.astype(np.int64)
     nbr = topo.port_neighbor.astype(np.int64)
     chan = topo.port_out_channel.astype(np.int64)
-    ep = np.nonzero(topo.endpoints > 0)[0]
+    ep = np.nonzero(topo.serving)[0]
     pairs = []
     for d in ep:
         cur = ep[ep != d]
@@ -200,7 +200,7 @@ def table_min(topo, dist):
     """Plan: BookSim2's anynet next-hop table (:func:`booksim_table`), hop-index classes up to
     its longest path between routers with endpoints."""
     T, H = booksim_table(topo)
-    ep = np.nonzero(topo.endpoints > 0)[0]
+    ep = np.nonzero(topo.serving)[0]
     sub = H[np.ix_(ep, ep)]
     if (sub < 0).any():
         raise ParameterError("topology: the network is disconnected (some endpoints cannot reach "

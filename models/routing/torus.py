@@ -52,6 +52,10 @@ def dim_order(topo, dist):
     if topo.name != "torus":
         raise ParameterError(f"routing.algorithm: 'dor' is for the torus family (with wrap = false "
                              f"a mesh); topology is '{topo.name}'")
+    if topo.is_degraded:
+        from models.faults import unroutable
+        raise unroutable("'dor'", "dimension order gives every pair one path, and the paths of "
+                         "some pairs cross a failed link or router")
     dims = [int(s) for s in topo.meta["dims"]]
     wrap = bool(topo.params.get("wrap", True))
     longest = sum(s // 2 if wrap else s - 1 for s in dims)

@@ -127,6 +127,21 @@ def test_booksim_defaults_fill_missing_keys(tmp_path):
     assert "--set router.num_vcs=16   # BookSim default" in text
 
 
+def test_link_failures_map_to_faults(tmp_path):
+    """BookSim's link_failures and fail_seed become faults.link_count and faults.seed, and
+    the run fails that many links of the network."""
+    anynet_ring(tmp_path)
+    base = {"topology": "anynet", "network_file": "net.anynet", "routing_function": "min"}
+    raw, _, notes = booksim.to_pdes({**base, "link_failures": 1, "fail_seed": 5}, str(tmp_path))
+    cfg = C.resolve(raw)
+    assert (cfg["faults"]["link_count"], cfg["faults"]["seed"]) == (1, 5)
+    assert any("link_failures = 1" in n for n in notes)
+    from pdes.build import plan_routing
+    assert plan_routing(cfg)[0].n_links == 5          # the 6-router ring without one link
+    raw, _, _ = booksim.to_pdes(base, str(tmp_path))
+    assert "faults" not in raw
+
+
 def test_rate_in_flits_and_converging_warmup(tmp_path):
     """injection_rate_uses_flits keeps the rate; warmup_periods = 0 becomes a converging warm-up."""
     anynet_ring(tmp_path)
@@ -255,6 +270,8 @@ def test_bad_injection_process_is_refused(tmp_path, keys, key):
     ({"classes": 2}, "classes"),
     ({"sim_type": "throughput"}, "sim_type"),
     ({"seed": "time"}, "seed"),
+    ({"link_failures": 2, "fail_seed": "time"}, "fail_seed"),
+    ({"link_failures": -1}, "link_failures"),
     ({"injection_rate": 0.5, "packet_size": 4}, "injection_rate"),
     ({"max_samples": 3}, "max_samples"),
 ])

@@ -1,0 +1,96 @@
+"""Runs on degraded networks ([faults]): what fails carries nothing, results stay exact."""
+import h5py
+import numpy as np
+import pytest
+
+from pdes import config as C
+from pdes.build import prepare
+from pdes.engine import run_local
+from pdes.output import write_results
+from tests.golden import BASE, GOLDEN, golden_cfg, result_digest, stored
+from tests.helpers import assert_same_results, cli_sets, restarted_on_other_part_counts, run_pdes
+
+FAULTY = [*BASE, *GOLDEN["faults"]]
+
+
+@pytest.fixture(scope="module")
+def faulty():
+    cfg = C.resolve({}, FAULTY)
+    prep = prepare(cfg)
+    return cfg, prep, run_local(cfg, prep=prep)
+
+
+def test_failed_links_and_routers_carry_nothing(faulty, tmp_path):
+    """No failed link is in the simulated network; no flit leaves or reaches an endpoint of a
+    failed or cut-off router; the fault set is in the result file."""
+    cfg, prep, res = faulty
+    path = tmp_path / "r.h5"
+    write_results(str(path), res, C.to_toml(cfg), nranks=1, partition=None, version="t")
+    with h5py.File(path) as f:
+        failed = f["faults/failed_links"][()]
+        routers = f["faults/failed_routers"][()]
+        links = f["links/routers"][()]
+        inj = f["endpoints/injected_flits"][()]
+        dlv = f["endpoints/delivered_flits"][()]
+        ep_router = f["endpoints/router"][()]
+        assert f["faults"].attrs["failed_routers"] == routers.size == 1
+        assert f["summary/active_endpoints"][()] == 200 - 4 - f["faults"].attrs["dropped_by_traffic"]
+    assert failed.shape[0] > 0
+    assert not set(map(tuple, failed.tolist())) & set(map(tuple, links.tolist()))
+    dead = np.isin(ep_router, routers)
+    assert inj[dead].sum() == 0 and dlv[dead].sum() == 0
+    assert inj[~dead].min() > 0 and dlv[~dead].min() > 0
+    assert prep.notes and prep.notes[-1].startswith("faults: failed:")
+
+
+def test_a_fault_key_that_fails_nothing_changes_no_result():
+    """A [faults] section that fails nothing gives the golden digest of the intact network."""
+    cfg = C.resolve({}, [*BASE, *GOLDEN["min"], "faults.seed=9", "faults.link_classes=global"])
+    assert result_digest(run_local(cfg), cfg) == stored()["min"]
+
+
+def test_faulty_run_restarts_on_other_part_counts(faulty, tmp_path):
+    """A checkpoint of a degraded network continues bit-identically on 1 and 3 parts."""
+    cfg, prep, _ = faulty
+    with restarted_on_other_part_counts(cfg, prep, tmp_path / "c.h5") as f:
+        assert f.attrs["n_channels"] == 2 * prep.topo.n_links < 2 * 175
+
+
+@pytest.mark.parametrize("sets, message", [
+    (["topology.name=torus", "topology.dims=4,4", "routing.algorithm=dor",
+      "faults.link_count=1"], "routing.algorithm: 'dor' cannot route this degraded network"),
+    (["topology.name=dragonfly", "topology.h=2", "routing.algorithm=dragonfly_ugal",
+      "faults.link_count=1", "faults.link_classes=global"],
+     "no global link is left between groups"),
+    (["faults.routers=[0]", 'faults.links="1-5"', "faults.disconnected=error"], None),
+])
+def test_structure_the_failures_break_is_refused(sets, message, tmp_path):
+    """A routing that needs a structure the failures broke, or a fault set that splits the
+    network under disconnected = error, is one line and exit 2 before any work."""
+    if message is None:       # cut router 1 off: router 0 failed, then 1's other links
+        from models.topology import build
+        sf = build("slimfly", {"q": 5})
+        others = [int(n) for n in sf.neighbors(1) if n != 0]
+        sets = ["faults.routers=[0]", "faults.links=" + ",".join(f"1-{n}" for n in others),
+                "faults.disconnected=error"]
+        message = "faults: the fault set cuts 4 endpoints on 1 routers off"
+    p = run_pdes("run", *cli_sets(*sets, preset="golden"), "-o", str(tmp_path / "x.h5"))
+    assert p.returncode == 2, p.stderr
+    assert message in p.stderr and "Traceback" not in p.stderr
+    assert p.stderr.count("\n") == 1 and not (tmp_path / "x.h5").exists()
+
+
+def test_sweep_varies_the_failed_fraction(tmp_path):
+    """`pdes sweep --vary faults.link_fraction=...` runs one degraded network per value."""
+    out = tmp_path / "s.h5"
+    p = run_pdes("sweep", *cli_sets("router.link_latency=1", preset="golden"), "--loads", "0.3",
+                 "--vary", "faults.link_fraction=0,0.1", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    p = run_pdes("show", str(out))
+    assert p.returncode == 0 and "faults.link_fraction" in p.stdout, p.stdout
+
+
+def test_golden_faults_config_is_degraded():
+    """The golden fault config fails links and a router (so the golden tiers cover faults)."""
+    cfg = golden_cfg("faults")
+    assert cfg["faults"]["link_fraction"] > 0 and cfg["faults"]["routers"]
