@@ -291,12 +291,14 @@ class Runner:
 
     @staticmethod
     def prep_key(cfg: dict) -> str:
-        t = dict(cfg["traffic"])
-        for key in ("load",) + INJECTION_KEYS:    # set per run, not in the prepared network
-            t.pop(key)
-        return json.dumps({"topology": cfg["topology"], "layout": cfg["layout"], "router": cfg["router"],
-                           "routing": cfg["routing"], "traffic": t, "seed": cfg["measure"]["seed"]},
-                          sort_keys=True)
+        """Every key a prepared network depends on: all sections but [output] and [run], the
+        traffic without the keys set per run, and of [measure] the seed."""
+        key = {k: v for k, v in cfg.items() if k not in ("output", "run", "measure")}
+        t = key["traffic"] = dict(cfg["traffic"])
+        for name in ("load",) + INJECTION_KEYS:    # set per run, not in the prepared network
+            t.pop(name)
+        key["seed"] = cfg["measure"]["seed"]
+        return json.dumps(key, sort_keys=True)
 
     def prepared(self, cfg: dict):
         """The prepared network of ``cfg``, built once per distinct network, routing and traffic."""
