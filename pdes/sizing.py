@@ -1,6 +1,7 @@
 """Sizing a run: the input buffers (flits per VC, private or shared), the engine's limits
 that follow from the kernel's narrow integer types, the node's memory limit and the memory
-estimate of a prepared run (:class:`pdes.build.Prepared`), and whether its parts build a
+estimate of a prepared run (:class:`pdes.build.Prepared`) and, before anything is built, of
+a network from its parameters (:func:`check_network`), and whether its parts build a
 next-hop table."""
 from __future__ import annotations
 
@@ -187,7 +188,7 @@ LINK_BYTES = 192
 """Bytes per link of building a network: the edge arrays of the construction and of
 :func:`models.topology.from_edges` (sorting, the link table), the port tables the engine
 reads (:data:`pdes.build.TOPOLOGY_SHARED`) and the layout's latencies and cable lengths, at
-their peak together (measured: 165 to 185 for the generated families)."""
+their peak together (measured: 165 to 185 for the families without a random repair)."""
 ROUTER_BYTES = 64
 """Bytes per router of a built network: endpoint counts, groups, port and endpoint offsets,
 degrees, rack positions."""
