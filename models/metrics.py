@@ -45,6 +45,16 @@ MAX_EXACT_ROUTERS = 20000
 """Above this many routers :func:`structure_report` needs ``sample``."""
 
 
+def check_exact(n_routers: int, sample: int | None) -> None:
+    """Refuse all-pairs metrics (no ``sample``, or one of at least every router) of more than
+    :data:`MAX_EXACT_ROUTERS` routers; callers that know the count from the parameters call
+    it before building."""
+    if (sample is None or sample >= n_routers) and n_routers > MAX_EXACT_ROUTERS:
+        raise ParameterError(
+            f"{n_routers} routers: exact all-pairs metrics are limited to {MAX_EXACT_ROUTERS} "
+            "routers; give a number of sample source routers (--sample N)")
+
+
 # =========================================================================== kernels
 @njit
 def _bfs_rows_kernel(offsets, nbr, sources, out):
@@ -364,10 +374,7 @@ def structure_report(topo, layout=None, sample: int | None = None, seed: int = 0
         sources = np.sort(rng.choice(R, size=sample, replace=False))
         sampled = sample
     else:
-        if R > MAX_EXACT_ROUTERS:
-            raise ParameterError(
-                f"{R} routers: exact all-pairs metrics are limited to {MAX_EXACT_ROUTERS} routers; "
-                "give a number of sample source routers (--sample N)")
+        check_exact(R, sample)
         sources = np.arange(R)
     out = topo.summary()
     stats = path_statistics(topo, sources, threads=threads)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -195,6 +196,37 @@ def check_build(n_routers: int, n_links: int, key: str) -> None:
     if n_links > MAX_LINKS:
         raise ParameterError(f"{key}: gives about {n_links:,} links, more than the {MAX_LINKS:,} "
                              "the engine supports")
+
+
+class TopologySize(NamedTuple):
+    """The counts a family's parameters give, computed without building the network (the
+    ``size`` hook every family registers, :func:`size_of`).
+
+    ``links`` is exact when ``exact`` is true, else an upper bound (a random construction
+    may miss a few pairings).  ``work_bytes`` is the memory the family's construction
+    takes beyond the generic edge arrays (:func:`from_edges`) and the network's own arrays:
+    Python lists of a random repair, a dense complement's R x R mask.
+    """
+
+    routers: int
+    links: int
+    endpoints: int
+    exact: bool = True
+    work_bytes: int = 0
+
+
+def size_of(name: str, params: dict | None = None) -> TopologySize | None:
+    """The counts of the registered topology ``name`` with (untyped) ``params``, from its
+    ``size`` hook, without building it; ``None`` for a family without one (its counts are
+    known only once built, as a file's once read).  The parameters are resolved and
+    checked as :func:`build` does, and a size beyond the engine's limits is refused
+    (:func:`check_build`) as the generator would refuse it."""
+    from models.core.registry import TOPOLOGIES
+    from . import topologies  # noqa: F401  (registers every family)
+    entry = TOPOLOGIES.get(name)
+    resolved = entry.resolve(dict(params or {}), "topology")
+    size = entry.extra.get("size")
+    return None if size is None else size(**resolved)
 
 
 def check_size(n_routers: int, endpoints, what: str) -> None:

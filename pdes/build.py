@@ -22,8 +22,9 @@ from pdes import config as C
 from pdes.config import INJECTION_KEYS
 from pdes.kernels.traffic import KINDS as TRAFFIC_KINDS
 from pdes.shared import NodeShare
-from pdes.sizing import (MAX_VCS, MAX_VCS_PER_ROUTER, check_memory, next_hop_table_of,
-                         private_vc_flits, vc_capacities)
+from pdes.sizing import (MAX_VCS, MAX_VCS_PER_ROUTER, check_memory, check_network,
+                         distance_table_text, next_hop_table_of, private_vc_flits,
+                         vc_capacities)
 from pdes.state import PartState, RouterParams
 from pdes.timing import channel_cycles, hop_cycles, kernel_timing, router_cycles
 
@@ -185,10 +186,10 @@ def traffic_kind(kind: str) -> int:
 def plan_routing(cfg: dict):
     """(topology, distances, routing plan, num_vcs) of a config, for the static check."""
     from models.topology import build
+    check_network(cfg)              # from the parameters, before building
     name, params = C.topology_params(cfg)
     topo = build(name, params)
-    check_memory(cfg, "topology", topo.n_routers ** 2,
-                 f"its all-pairs distance table ({topo.n_routers:,} x {topo.n_routers:,} bytes)")
+    check_memory(cfg, "topology", topo.n_routers ** 2, distance_table_text(topo.n_routers))
     lat, cable = link_latencies(cfg, topo)
     topo, lat, _ = degraded(cfg, topo, lat, cable)
     dist = distances(topo)
@@ -339,6 +340,7 @@ def _network(cfg: dict, share):
     from models.topology import build
     timings = {}
     t = time.perf_counter()
+    check_network(cfg)              # from the parameters, before building
     name, params = C.topology_params(cfg)
     topo = share.object(lambda: build(name, params), touch=TOPOLOGY_SHARED)
     timings["build_s"] = time.perf_counter() - t
@@ -351,8 +353,7 @@ def _network(cfg: dict, share):
     topo, link_latency, cable_m = degraded(cfg, topo, link_latency, cable_m, share)
 
     t = time.perf_counter()
-    check_memory(cfg, "topology", topo.n_routers ** 2,
-                 f"its all-pairs distance table ({topo.n_routers:,} x {topo.n_routers:,} bytes)")
+    check_memory(cfg, "topology", topo.n_routers ** 2, distance_table_text(topo.n_routers))
     dist = distances(topo, share)
     timings["distances_s"] = time.perf_counter() - t
     return topo, link_latency, cable_m, dist, timings

@@ -14,19 +14,157 @@ import numpy as np
 from models.core.errors import ParameterError
 
 
+STUDY_FORMAT = "pdes-study"
+STUDY_VERSION = 1
+"""The study file's ``format`` and ``format_version`` (:mod:`pdes.study` writes them)."""
+
+STUDY_ATTRS = {"study": "a JSON object", "config_toml": "TOML text", "varied_keys":
+               "a JSON list of keys", "criterion": "text", "finished": "true/false"}
+"""The root attributes of a study file beside its format (docs/studies.md)."""
+
+# column kinds: i integer, f number, b true/false (or a count), S text
+STUDY_TABLES = {
+    "table": ({"point": "S", "series": "i", "seed": "i", "load": "f", "offered_config": "f",
+               "offered": "f", "accepted": "f", "latency_mean": "f", "latency_p50": "i",
+               "latency_p99": "i", "latency_max": "i", "network_latency_mean": "f",
+               "hops_mean": "f", "measured_packets": "i", "saturated": "b", "reason": "S",
+               "wall_s": "f"},
+              {"completion_cycles": "i", "effective_throughput": "f"}),
+    "table_mean": ({"series": "i", "load": "f", "n": "i", "accepted": "f", "accepted_ci95": "f",
+                    "latency_mean": "f", "latency_mean_ci95": "f", "saturated": "b"}, {}),
+    "saturation": ({"series": "i", "seed": "i", "saturation_load": "f", "lo": "f", "hi": "f",
+                    "accepted_lo": "f", "accepted_hi": "f", "resolution": "f", "status": "S"}, {}),
+}
+"""Per study table: (its columns, optional columns), each with its kind, beside one column per
+varied key; ``saturation`` is there only after a saturation search."""
+_KINDS = {"i": ("iu", "an integer"), "f": ("fiu", "a number"), "b": ("biu", "true/false"),
+          "S": ("SUO", "text")}
+POINT_ATTRS = ("study_series", "study_rep", "study_load", "study_wall_s", "seed")
+"""Attributes of every ``/points/<name>`` group (with ``points=``: ``sweep --resume``)."""
+
+
+def _text_attr(v):
+    return v.decode() if isinstance(v, bytes) else v if isinstance(v, str) else None
+
+
+def check_study(f, path: str, points=None) -> None:
+    """Refuse an open HDF5 file that does not have the study schema of docs/studies.md, naming
+    what is missing or malformed: ``<path>: <what>`` (:class:`ParameterError`).
+
+    Checked: the format and its version; the root attributes and their types (the base config
+    parses as TOML and names a topology, routing and traffic pattern; ``varied_keys`` is a
+    list of keys); ``/points`` a group; ``/table`` and ``/table_mean`` (and ``/saturation``
+    when present) one-dimensional tables holding every column of :data:`STUDY_TABLES` in
+    its kind and one column per varied key; ``/table`` at least one point, each named by
+    its ``point`` column in ``/points``.  With ``points`` (the summary keys a resumed study
+    reads), every ``/points/<name>`` group also has the attributes :data:`POINT_ATTRS` and a
+    ``summary`` with those keys.  The runs inside the points are not checked here.
+    """
+    import tomllib
+
+    import h5py
+
+    def bad(what):
+        return ParameterError(f"{path}: {what}")
+
+    fmt = _text_attr(f.attrs.get("format"))
+    if fmt != STUDY_FORMAT:
+        raise bad("not a pdes study file" + (f" (format {fmt!r})" if fmt else " (no format attribute)"))
+    version = f.attrs.get("format_version")
+    if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
+        raise bad(f"attribute format_version: expected an integer, got {version!r}")
+    if int(version) != STUDY_VERSION:
+        raise bad(f"study format_version {int(version)}, this pdes reads {STUDY_VERSION}")
+    for name, kind in STUDY_ATTRS.items():
+        if name not in f.attrs:
+            raise bad(f"attribute {name} missing ({kind})")
+        v = f.attrs[name]
+        if name == "finished":
+            ok = isinstance(v, (bool, np.bool_))
+        else:
+            v = _text_attr(v)
+            ok = v is not None
+            try:
+                if ok and name == "study":
+                    ok = isinstance(json.loads(v), dict)
+                elif ok and name == "varied_keys":
+                    keys = json.loads(v)
+                    ok = isinstance(keys, list) and all(isinstance(k, str) for k in keys)
+                elif ok and name == "config_toml":
+                    cfg = tomllib.loads(v)
+                    ok = all(isinstance(cfg.get(sec), dict) and isinstance(cfg[sec].get(key), str)
+                             for sec, key in (("topology", "name"), ("routing", "algorithm"),
+                                              ("traffic", "pattern")))
+            except (ValueError, tomllib.TOMLDecodeError):
+                ok = False
+        if not ok:
+            raise bad(f"attribute {name}: expected {kind}" + (
+                " with topology.name, routing.algorithm and traffic.pattern"
+                if name == "config_toml" else "") + f", got {f.attrs[name]!r}"[:200])
+    keys = json.loads(_text_attr(f.attrs["varied_keys"]))
+    if not isinstance(f.get("points"), h5py.Group):
+        raise bad("group /points missing")
+    for name, (columns, optional) in STUDY_TABLES.items():
+        if name == "saturation" and name not in f:
+            continue
+        d = f.get(name)
+        if not isinstance(d, h5py.Dataset):
+            raise bad(f"dataset /{name} missing" if d is None else f"/{name} is not a dataset")
+        if d.dtype.names is None or d.ndim != 1:
+            raise bad(f"dataset /{name}: expected a one-dimensional table (compound type), got "
+                      f"shape {d.shape} of {d.dtype}")
+        for col, kind in list(columns.items()) + [(k, None) for k in keys] + list(optional.items()):
+            if col not in d.dtype.names:
+                if col in optional:
+                    continue
+                raise bad(f"dataset /{name}: no column {col!r}" +
+                          (" (a varied key of the study)" if kind is None else ""))
+            got = d.dtype[col]
+            if got.shape or (kind is not None and got.kind not in _KINDS[kind][0]) or \
+                    (kind is None and got.kind not in "biufSUO"):
+                raise bad(f"dataset /{name}: column {col!r} should hold "
+                          f"{_KINDS[kind][1] if kind else 'a value'}, not {got}")
+        if name == "table" and d.shape[0] == 0:
+            raise bad("dataset /table has no points")
+    have = set(f["points"])
+    for point in f["table"]["point"]:
+        point = point.decode(errors="replace") if isinstance(point, bytes) else str(point)
+        if point not in have:
+            raise bad(f"dataset /table names point {point!r}, which /points does not hold")
+    if points is None:
+        return
+    for name in have:
+        g = f["points"][name]
+        if not isinstance(g, h5py.Group):
+            raise bad(f"/points/{name} is not a group")
+        for a in POINT_ATTRS:
+            v = g.attrs.get(a)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                     np.floating)):
+                raise bad(f"/points/{name}: attribute {a} missing or not a number")
+        summary = g.get("summary")
+        if not isinstance(summary, h5py.Group):
+            raise bad(f"/points/{name}: group summary missing")
+        for k in points:
+            if not isinstance(summary.get(k), h5py.Dataset) or summary[k].shape != ():
+                raise bad(f"/points/{name}: summary/{k} missing or not one value")
+
+
 class Results:
-    """An open run or study file."""
+    """An open run or study file (a study's schema checked, :func:`check_study`)."""
 
     def __init__(self, f, path: str):
         self.f = f
         self.path = path
-        fmt = f.attrs.get("format")
+        fmt = _text_attr(f.attrs.get("format"))
         if fmt == "pdes-results":
             self.kind = "run"
-        elif fmt == "pdes-study":
+        elif fmt == STUDY_FORMAT:
             self.kind = "study"
+            check_study(f, path)
         else:
-            raise ParameterError(f"file: {path} is not a pdes result or study file")
+            raise ParameterError(f"{path}: not a pdes result or study file" + (
+                f" (format {fmt!r})" if fmt else " (no format attribute)"))
 
     def has(self, name: str) -> bool:
         return name in self.f
@@ -82,11 +220,11 @@ def open_results(path: str):
 
     import h5py
     if not os.path.isfile(path):
-        raise ParameterError(f"file: {path} does not exist or is not a regular file")
+        raise ParameterError(f"{path}: does not exist or is not a regular file")
     try:
         f = h5py.File(path, "r")
     except OSError:
-        raise ParameterError(f"file: {path} is not an HDF5 file") from None
+        raise ParameterError(f"{path}: not an HDF5 file") from None
     try:
         yield Results(f, path)
     finally:

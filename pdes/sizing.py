@@ -1,6 +1,7 @@
 """Sizing a run: the input buffers (flits per VC, private or shared), the engine's limits
 that follow from the kernel's narrow integer types, the node's memory limit and the memory
-estimate of a prepared run (:class:`pdes.build.Prepared`), and whether its parts build a
+estimate of a prepared run (:class:`pdes.build.Prepared`) and, before anything is built, of
+a network from its parameters (:func:`check_network`), and whether its parts build a
 next-hop table."""
 from __future__ import annotations
 
@@ -150,9 +151,14 @@ def buffer_text(prep) -> str:
             "per VC")
 
 
+def _max_memory_gb(cfg: dict) -> float:
+    """``run.max_memory_gb`` (0 = not given; also for a command whose config has no [run])."""
+    return cfg.get("run", {}).get("max_memory_gb", 0)
+
+
 def memory_limit(cfg: dict) -> float:
     """Bytes a node may use: ``run.max_memory_gb``, or the memory available on this machine."""
-    gb = cfg["run"]["max_memory_gb"]
+    gb = _max_memory_gb(cfg)
     if gb > 0:
         return gb * 1e9
     try:
@@ -172,10 +178,56 @@ def check_memory(cfg: dict, key: str, nbytes: float, what: str) -> None:
     """Refuse, before allocating it, a table that cannot fit in the node's memory limit."""
     limit = memory_limit(cfg)
     if nbytes > limit:
-        source = ("run.max_memory_gb" if cfg["run"]["max_memory_gb"] > 0
+        source = ("run.max_memory_gb" if _max_memory_gb(cfg) > 0
                   else "the memory available on this machine")
         raise ParameterError(f"{key}: {what} needs {nbytes / 1e9:.3g} GB, more than "
                              f"{limit / 1e9:.3g} GB ({source})")
+
+
+LINK_BYTES = 192
+"""Bytes per link of building a network: the edge arrays of the construction and of
+:func:`models.topology.from_edges` (sorting, the link table), the port tables the engine
+reads (:data:`pdes.build.TOPOLOGY_SHARED`) and the layout's latencies and cable lengths, at
+their peak together (measured: 165 to 185 for the families without a random repair)."""
+ROUTER_BYTES = 64
+"""Bytes per router of a built network: endpoint counts, groups, port and endpoint offsets,
+degrees, rack positions."""
+ENDPOINT_BYTES = 16
+"""Bytes per endpoint of a built network: the router of every endpoint (and its copy in the
+kernel's type)."""
+
+
+def network_bytes(size) -> int:
+    """Estimated peak bytes of building a network of ``size`` (a
+    :class:`models.topology.TopologySize`) with its layout, before its distance table."""
+    return (LINK_BYTES * size.links + ROUTER_BYTES * size.routers
+            + ENDPOINT_BYTES * size.endpoints + size.work_bytes)
+
+
+def check_network(cfg: dict, distances: bool = True):
+    """Refuse, before building anything, a network whose arrays (and with ``distances``, its
+    all-pairs distance table of R² bytes) cannot fit in the node's memory limit
+    (:func:`memory_limit`), from the counts its family gives for the config's parameters
+    (the ``size`` hook, :func:`models.topology.size_of`).  Returns those counts, or None
+    for a family known only once built (a file: checked right after reading it)."""
+    from models.topology import size_of
+    from pdes.config import topology_params
+    size = size_of(*topology_params(cfg))
+    if size is None:
+        return None
+    R = size.routers
+    if distances:
+        check_memory(cfg, "topology", R * R, distance_table_text(R))
+    links = f"{size.links:,}" if size.exact else f"up to {size.links:,}"
+    check_memory(cfg, "topology", network_bytes(size) + (R * R if distances else 0),
+                 f"building it ({R:,} routers, {links} links, {size.endpoints:,} endpoints)"
+                 + (" with its all-pairs distance table" if distances else ""))
+    return size
+
+
+def distance_table_text(n_routers: int) -> str:
+    """What :func:`check_memory` names for the all-pairs distance table of ``n_routers``."""
+    return f"its all-pairs distance table ({n_routers:,} x {n_routers:,} bytes)"
 
 
 def buffer_note(prep) -> str:

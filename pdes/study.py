@@ -32,10 +32,10 @@ import numpy as np
 from models.core.errors import ParameterError
 from pdes import config as C
 from pdes.config import INJECTION_KEYS
-from pdes.results import plain
+from pdes.results import STUDY_FORMAT as FORMAT
+from pdes.results import STUDY_VERSION as FORMAT_VERSION
+from pdes.results import check_study, plain
 
-FORMAT = "pdes-study"
-FORMAT_VERSION = 1
 DEFAULT_LOADS = "0.1:1.0:0.1"
 DEFAULT_RESOLUTION = 0.01
 LOAD_DIGITS = 6          # loads are rounded to this many decimals (they name the points)
@@ -392,8 +392,10 @@ class StudyFile:
         except OSError as exc:
             raise ParameterError(f"--resume: cannot read {self.path} as a study ({exc})") from None
         try:
-            if f.attrs.get("format") != FORMAT:
-                raise ParameterError(f"--resume: {self.path} is not a pdes study file")
+            try:
+                check_study(f, self.path, points=KEEP)
+            except ParameterError as exc:
+                raise ParameterError(f"--resume: {exc}") from None
             theirs = json.loads(f.attrs["study"])
             ours = json.loads(json.dumps(self.spec.identity()))
             diff = [k for k in ours if theirs.get(k) != ours[k]]

@@ -49,8 +49,8 @@ import time
 import numpy as np
 
 from models.core.errors import ParameterError
-from ..metrics import (MAX_EXACT_ROUTERS, UNREACHABLE, degree_histogram, distance_rows,
-                       moore_bound, path_statistics)
+from ..metrics import (MAX_EXACT_ROUTERS, UNREACHABLE, check_exact, degree_histogram,
+                       distance_rows, moore_bound, path_statistics)
 from .bisection import bisection
 from .cost import cost, power
 from .resiliency import resiliency
@@ -90,10 +90,7 @@ def _sources(topo, sample, seed) -> tuple[np.ndarray, int | None]:
     if sample is not None and sample < R:
         rng = np.random.default_rng(seed)
         return np.sort(rng.choice(R, size=sample, replace=False)), sample
-    if R > MAX_EXACT_ROUTERS:
-        raise ParameterError(
-            f"{R} routers: exact all-pairs metrics are limited to {MAX_EXACT_ROUTERS} routers; "
-            "give a number of sample source routers (--sample N)")
+    check_exact(R, sample)
     return np.arange(R), None
 
 

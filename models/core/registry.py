@@ -354,6 +354,8 @@ TOPOLOGIES = Registry("topology", "topology.name", checked=True, extras={
     "worst_case": "Hook: (topo, seed) -> TrafficPlan, the adversarial pattern for minimal routing",
     "bisection": "(topo) -> {links, formula, exact} or None: closed-form bisection (000 Sec. III-C)",
     "coordinates": "(topo) -> dimension sizes, when router ids are mixed-radix coordinates",
+    "size": "(**params) -> models.topology.TopologySize or None: routers, links and endpoints "
+            "the parameters give, without building (None: known only once built)",
     "min_routes": "Hook: (topo, dist) -> RoutingPlan or None, the family's own minimal routes and "
                   "VC classes: what `min` runs under `vc_scheme = auto` (and under the hook's "
                   "scheme name); None where the instance lacks the structure",

@@ -6,7 +6,7 @@ import numpy as np
 from models.core.errors import ParameterError
 from ..gf import GF, is_prime_power
 from models.core.registry import Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def polarity_graph(u: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,10 +109,8 @@ def bdf(u: int = 3, p: int | None = None) -> Topology:
     ----------
     000 Sec. II-C, II-C1 (BDF graphs, * product, property P*, P_u).
     """
-    if is_prime_power(u) is None or u % 2 == 0:
-        raise ParameterError(f"topology.u: BDF u={u} must be an odd prime power")
+    bdf_size(u, p)
     t = u + 1
-    check_build((u * u + u + 1) * t, (u * u + u + 1) * t * 3 * t // 4, "topology.u")
     d = t // 2
     if p is None:
         p = d
@@ -142,6 +140,18 @@ def bdf(u: int = 3, p: int | None = None) -> Topology:
                       p, group, group_kind="supernode", what="topology.u: BDF")
 
 
+def bdf_size(u: int = 3, p: int | None = None) -> TopologySize:
+    """``(u^2+u+1)(u+1)`` routers of degree ``3(u+1)/2``, ``p`` endpoints each (default
+    ``(u+1)/2``); refuses what :func:`bdf` refuses before building."""
+    if is_prime_power(u) is None or u % 2 == 0:
+        raise ParameterError(f"topology.u: BDF u={u} must be an odd prime power")
+    n_r = (u * u + u + 1) * (u + 1)
+    d = (u + 1) // 2
+    size = TopologySize(n_r, n_r * 3 * d // 2, n_r * (d if p is None else p))
+    check_build(size.routers, size.links, "topology.u")
+    return size
+
+
 bdf = TOPOLOGIES.register(
     "bdf", bdf,
     params=[
@@ -150,4 +160,5 @@ bdf = TOPOLOGIES.register(
     ],
     summary="BDF graph P_u * G_{k'/3} (Bermond-Delorme-Farhi), diameter 3",
     reference="000 Sec. II-C, II-C1",
+    size=bdf_size,
 )

@@ -5,8 +5,8 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
-from .random_regular import balanced_p, regular_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
+from .random_regular import balanced_p, regular_edges, repair_bytes
 
 
 def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int = 0,
@@ -67,13 +67,7 @@ def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int =
     Amano, Hsu, Casanova, "A case for random shortcut topologies for HPC
     interconnects" (ISCA 2012).
     """
-    if shortcuts > routers - 3:
-        raise ParameterError(f"topology.shortcuts: DLN shortcuts = {shortcuts} > routers - 3 = "
-                             f"{routers - 3} (each router has routers-3 non-ring partners)")
-    if (routers * shortcuts) % 2:
-        raise ParameterError(f"topology.shortcuts: DLN routers*shortcuts = {routers}*{shortcuts} "
-                             "must be even")
-    check_build(routers, routers * (2 + shortcuts) // 2, "topology.routers")
+    dln_size(routers, shortcuts, p, seed, group_size)
     p = balanced_p(2 + shortcuts) if p is None else p
     ring_u = np.arange(routers, dtype=np.int64)
     ring_v = (ring_u + 1) % routers
@@ -100,6 +94,31 @@ def dln(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int =
                       what="topology: DLN")
 
 
+RING_KEY_BYTES = 80
+"""Bytes per router of the set of ring pairs the shortcuts avoid (a Python set of ints)."""
+
+
+def dln_size(routers: int = 64, shortcuts: int = 4, p: int | None = None, seed: int = 0,
+             group_size: int = 16) -> TopologySize:
+    """``routers`` routers of degree ``2 + y``, ``p`` endpoints each; refuses what :func:`dln`
+    refuses before building."""
+    if shortcuts > routers - 3:
+        raise ParameterError(f"topology.shortcuts: DLN shortcuts = {shortcuts} > routers - 3 = "
+                             f"{routers - 3} (each router has routers-3 non-ring partners)")
+    if (routers * shortcuts) % 2:
+        raise ParameterError(f"topology.shortcuts: DLN routers*shortcuts = {routers}*{shortcuts} "
+                             "must be even")
+    p = balanced_p(2 + shortcuts) if p is None else p
+    # the repair of the random shortcuts, which avoid the ring's pairs (a set of R keys); for
+    # 2y > R - 3 the non-ring pairs left out by a sparse graph, through two R x R masks
+    dense = 2 * shortcuts > routers - 3
+    work = repair_bytes(routers, routers - 3 - shortcuts if dense else shortcuts) + \
+        RING_KEY_BYTES * routers + (2 * routers * routers if dense else 0)
+    size = TopologySize(routers, routers * (2 + shortcuts) // 2, routers * p, work_bytes=work)
+    check_build(size.routers, size.links, "topology.routers")
+    return size
+
+
 dln = TOPOLOGIES.register(
     "dln", dln,
     params=[
@@ -113,4 +132,5 @@ dln = TOPOLOGIES.register(
     ],
     summary="DLN-2-y: ring plus y random shortcuts per router",
     reference="000 Sec. III; Koibuchi et al. ISCA 2012",
+    size=dln_size,
 )

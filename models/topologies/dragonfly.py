@@ -5,7 +5,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
@@ -65,23 +65,8 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
     Kim, Dally, Scott, Abts, "Technology-driven, highly-scalable dragonfly
     topology" (ISCA 2008), as used in 000 Sec. VI-B3; 004 Table 2 (q = 1).
     """
-    if h is None:
-        if a is None:
-            h = 2
-        else:
-            h = -(-(g - 1) // a) if g is not None else -(-a // 2)
-            h = max(h, 1)
-    a = 2 * h if a is None else a
-    p = h if p is None else p
-    g = a * h + 1 if g is None else g
-    if g > a * h + 1:
-        raise ParameterError(f"topology.g: Dragonfly g={g} > a*h+1 = {a * h + 1} "
-                             "(one global link per pair of groups)")
-    if (local_latency > 0) != (global_latency > 0):
-        raise ParameterError(f"topology.local_latency: local_latency = {local_latency} and "
-                             f"global_latency = {global_latency}: give both (> 0) or neither")
-
-    check_build(a * g, g * a * (a - 1) // 2 + g * (g - 1) // 2, "topology.h")
+    dragonfly_size(h, a, p, g, local_latency, global_latency)
+    h, a, p, g = _derived(h, a, p, g, local_latency, global_latency)
     i, j = np.triu_indices(a, 1)
     base = (np.arange(g, dtype=np.int64) * a)[:, None]
     lu = (base + i[None, :]).ravel()
@@ -102,6 +87,36 @@ def dragonfly(h: int | None = None, a: int | None = None, p: int | None = None,
         topo.meta["link_latency"] = np.where(topo.link_class == 1, global_latency,
                                              local_latency).astype(np.int64)
     return topo
+
+
+def _derived(h, a, p, g, local_latency, global_latency) -> tuple[int, int, int, int]:
+    """(h, a, p, g) with the defaults filled in; refuses the rules between them."""
+    if h is None:
+        if a is None:
+            h = 2
+        else:
+            h = -(-(g - 1) // a) if g is not None else -(-a // 2)
+            h = max(h, 1)
+    a = 2 * h if a is None else a
+    p = h if p is None else p
+    g = a * h + 1 if g is None else g
+    if g > a * h + 1:
+        raise ParameterError(f"topology.g: Dragonfly g={g} > a*h+1 = {a * h + 1} "
+                             "(one global link per pair of groups)")
+    if (local_latency > 0) != (global_latency > 0):
+        raise ParameterError(f"topology.local_latency: local_latency = {local_latency} and "
+                             f"global_latency = {global_latency}: give both (> 0) or neither")
+    return h, a, p, g
+
+
+def dragonfly_size(h=None, a=None, p=None, g=None, local_latency=0,
+                   global_latency=0) -> TopologySize:
+    """``a*g`` routers, ``g*a(a-1)/2`` local and ``g(g-1)/2`` global links, ``p*a*g``
+    endpoints; refuses what :func:`dragonfly` refuses before building."""
+    h, a, p, g = _derived(h, a, p, g, local_latency, global_latency)
+    size = TopologySize(a * g, g * a * (a - 1) // 2 + g * (g - 1) // 2, p * a * g)
+    check_build(size.routers, size.links, "topology.h")
+    return size
 
 
 def analytic_bisection(topo) -> dict | None:
@@ -156,6 +171,7 @@ dragonfly = TOPOLOGIES.register(
     reference="Kim et al. ISCA 2008; 000 Sec. VI-B3",
     worst_case=Hook(worst_case, "group i sends to group i+1", "000 Sec. V-C; 004 Sec. 5"),
     bisection=analytic_bisection,
+    size=dragonfly_size,
     min_routes=Hook(min_routes, "local-global-local minimal routes, Kim et al.'s VC classes",
                     "Kim et al. ISCA 2008; BookSim's dragonflynew min"),
 )

@@ -5,7 +5,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def _leaf_spine(pods, u, p):
@@ -132,6 +132,26 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     routers, ``2p^3`` endpoints, ``p = k/2``); 001 Sec. 2.2.1 (two-level
     fat tree).
     """
+    fat_tree_size(k, levels, oversub, pods)
+    pods = k if pods is None else pods
+    u = k // (oversub + 1)
+    p = k - u
+    half = k // 2
+
+    build_levels = _leaf_spine(pods, u, p) if levels == 2 else _three_level(pods, u, p, half)
+    n_r, lu, lv, cls, endpoints, group, level, names, kind = build_levels
+    params = {"k": k, "levels": levels, "oversub": oversub, "pods": pods, "p": p, "uplinks": u}
+    return from_edges("fattree", params, n_r, lu, lv, endpoints, group, link_class=cls,
+                      link_class_names=names, group_kind=kind, meta={"level": level},
+                      what="topology: fat tree")
+
+
+def fat_tree_size(k: int = 8, levels: int = 3, oversub: int = 1,
+                  pods: int | None = None) -> TopologySize:
+    """3 levels: ``pods (k/2 + u) + u k/2`` routers, ``pods k u`` links, ``pods k/2 p``
+    endpoints; 2 levels: ``pods + u`` routers, ``pods u`` links, ``pods p`` endpoints
+    (``u = k/(oversub+1)``, ``p = k - u``); refuses what :func:`fat_tree` refuses before
+    building."""
     if k % 2:
         raise ParameterError(f"topology.k: fat tree radix k = {k} must be even "
                              "(k/2 ports down and k/2 up at aggregation/core level)")
@@ -145,14 +165,12 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     u = k // (oversub + 1)
     p = k - u
     half = k // 2
-    check_build(pods * k + half * half, pods * k * k, "topology.k")
-
-    build_levels = _leaf_spine(pods, u, p) if levels == 2 else _three_level(pods, u, p, half)
-    n_r, lu, lv, cls, endpoints, group, level, names, kind = build_levels
-    params = {"k": k, "levels": levels, "oversub": oversub, "pods": pods, "p": p, "uplinks": u}
-    return from_edges("fattree", params, n_r, lu, lv, endpoints, group, link_class=cls,
-                      link_class_names=names, group_kind=kind, meta={"level": level},
-                      what="topology: fat tree")
+    if levels == 2:
+        size = TopologySize(pods + u, pods * u, pods * p)
+    else:
+        size = TopologySize(pods * (half + u) + u * half, pods * k * u, pods * half * p)
+    check_build(size.routers, size.links, "topology.k")
+    return size
 
 
 def analytic_bisection(topo) -> dict:
@@ -191,4 +209,5 @@ fat_tree = TOPOLOGIES.register(
     reference="000 Sec. VI-B3; 001 Sec. 2.2.1",
     worst_case=Hook(worst_case, "pod (leaf) i sends to pod (leaf) i+1, through the top level", "000 Sec. V-C"),
     bisection=analytic_bisection,
+    size=fat_tree_size,
 )

@@ -686,6 +686,13 @@ def file_link_latency(topo):
     return np.asarray(lat, dtype=np.int64), topo.meta.get("cable_m")
 
 
+def file_size(path: str, format: str | None = None, p: int = 1) -> None:  # noqa: A002
+    """None: a file's counts are known only once it is read (reading it is building it).  Its
+    arrays grow with the file (ids and counts are bounded by the engine's limits as they
+    are parsed), and the distance table is checked right after reading."""
+    return None
+
+
 from_file = TOPOLOGIES.register(
     "file", from_file,
     params=[
@@ -696,4 +703,5 @@ from_file = TOPOLOGIES.register(
     ],
     summary="router graph imported from a file (edge list with router table, BookSim anynet, GraphML)",
     reference="BookSim2 anynet network file; GraphML; edge list format in the module docstring",
+    size=file_size,
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from models.core.errors import ParameterError
-from ..gf import GF, generator_sets, is_prime_power
+from ..gf import GF, delta_of, generator_sets, is_prime_power
 from models.core.registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 LINK_CLASSES = ("local", "global_intra_cluster", "global_inter_cluster")
 
@@ -100,16 +100,11 @@ def galaxyfly(n: int = 5, q: int = 7, a: int = 4, p: int = 2, h: int | None = No
     004 Sec. 2.1 (Galaxy graph, Lemma 2.2, Thm 2.1), Sec. 2.2 and Tables 1-2
     (Galaxyfly), Tables 3, 5, 6 (configurations).
     """
-    if not (q == 1 or (is_prime_power(q) is not None and q % 4 != 2)):
-        raise ParameterError(f"topology.q: Galaxy graph q={q!r} must be 1 or a prime power "
-                             "q = 4l+delta (q != 2)")
-    check_build(n * q * a, n * q * a * (a - 1 + n - 1 + (q + 1) // 2) // 2, "topology.q")
+    galaxyfly_size(n, q, a, p, h)
     delta = 1 if q == 1 else generator_sets(q)[2]
     d_g = n - 1 + (q - delta) // 2
     if h is None:
         h = -(-d_g // a)
-    if a * h < d_g:
-        raise ParameterError(f"topology.h: Galaxyfly a*h = {a * h} < n-1+(q-delta)/2 = {d_g}")
 
     gedges, inter, _ = galaxy_graph(n, q)
     n_super = n * q
@@ -145,6 +140,25 @@ def galaxyfly(n: int = 5, q: int = 7, a: int = 4, p: int = 2, h: int | None = No
                       what="topology: Galaxyfly")
 
 
+def galaxyfly_size(n: int = 5, q: int = 7, a: int = 4, p: int = 2,
+                   h: int | None = None) -> TopologySize:
+    """``n q a`` routers, ``p`` endpoints each; links: ``a(a-1)/2`` in every supernode, and one
+    per Galaxy edge (``q (q - delta)/4`` in a cluster, ``q`` between two clusters); refuses
+    what :func:`galaxyfly` refuses before building."""
+    if not (q == 1 or (is_prime_power(q) is not None and q % 4 != 2)):
+        raise ParameterError(f"topology.q: Galaxy graph q={q!r} must be 1 or a prime power "
+                             "q = 4l+delta (q != 2)")
+    delta = 1 if q == 1 else delta_of(q)
+    n_r = n * q * a
+    galaxy = n * q * (q - delta) // 4 + q * n * (n - 1) // 2
+    size = TopologySize(n_r, n * q * a * (a - 1) // 2 + galaxy, n_r * p)
+    check_build(size.routers, size.links, "topology.q")
+    d_g = n - 1 + (q - delta) // 2
+    if h is not None and a * h < d_g:
+        raise ParameterError(f"topology.h: Galaxyfly a*h = {a * h} < n-1+(q-delta)/2 = {d_g}")
+    return size
+
+
 def worst_case(topo, seed):
     """Galaxyfly worst case: every endpoint of cluster ``i`` sends to cluster ``i+1`` (004 Sec. 5)."""
     from ..traffic import TrafficPlan
@@ -165,5 +179,6 @@ galaxyfly = TOPOLOGIES.register(
     ],
     summary="Galaxyfly GF(n,q,a,p,h): Galaxy graph of K_a supernodes, diameter <= 5",
     reference="004 Sec. 2.1-2.2, Tables 1-2",
+    size=galaxyfly_size,
     worst_case=Hook(worst_case, "cluster i sends to cluster i+1", "004 Sec. 5"),
 )

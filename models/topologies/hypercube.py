@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.core.registry import Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 RACK_BITS = 4
 """Routers sharing all id bits above the lowest ``RACK_BITS`` share a rack (16 routers)."""
@@ -44,7 +44,7 @@ def hypercube(n: int = 6, p: int = 1) -> Topology:
     000 Sec. III and VI-B3 (HC: one link per dimension, electric inside a
     rack, optical between racks); 002 Sec. III-A (Hypercube baseline).
     """
-    check_build(1 << n, n << max(n - 1, 0), "topology.n")
+    hypercube_size(n, p)
     n_r = 1 << n
     ids = np.arange(n_r, dtype=np.int64)
     bits = np.arange(n, dtype=np.int64)
@@ -58,6 +58,13 @@ def hypercube(n: int = 6, p: int = 1) -> Topology:
                       link_class=dim.astype(np.int8),
                       link_class_names=tuple(f"dim{i}" for i in range(n)),
                       group_kind="rack", meta={"rack_bits": rack_bits}, what="topology: hypercube")
+
+
+def hypercube_size(n: int = 6, p: int = 1) -> TopologySize:
+    """``2^n`` routers, ``n 2^(n-1)`` links, ``p 2^n`` endpoints."""
+    size = TopologySize(1 << n, n << max(n - 1, 0), p << n)
+    check_build(size.routers, size.links, "topology.n")
+    return size
 
 
 def analytic_bisection(topo) -> dict:
@@ -75,4 +82,5 @@ hypercube = TOPOLOGIES.register(
     summary="binary hypercube (direct, degree n)",
     reference="000 Sec. III, VI-B3; 002 Sec. III-A",
     bisection=analytic_bisection,
+    size=hypercube_size,
 )

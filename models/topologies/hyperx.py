@@ -7,7 +7,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def hyperx(sizes: list[int] | None = None, p: int | None = None,
@@ -72,8 +72,8 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None,
     if grid_latency is not None and (len(grid_latency) != 2 or min(grid_latency) < 1):
         raise ParameterError(f"topology.grid_latency: two integers >= 1 (cycles per column and "
                              f"per row), got {grid_latency}")
+    hyperx_size(sizes, p, grid_latency)
     n_r = math.prod(sizes)
-    check_build(n_r, n_r * sum(s - 1 for s in sizes) // 2, "topology.sizes")
     us, vs, cls = [], [], []
     stride = 1
     for dim, s in enumerate(sizes):
@@ -103,6 +103,17 @@ def hyperx(sizes: list[int] | None = None, p: int | None = None,
         topo.meta["link_latency"] = (grid_latency[0] * np.abs(a % cols - b % cols)
                                      + grid_latency[1] * np.abs(a // cols - b // cols))
     return topo
+
+
+def hyperx_size(sizes: list[int] | None = None, p: int | None = None,
+                grid_latency: list[int] | None = None) -> TopologySize:
+    """``prod(S)`` routers, ``prod(S) sum(S_i - 1) / 2`` links, ``p prod(S)`` endpoints."""
+    sizes = [4, 4, 4] if sizes is None else sizes
+    p = sizes[0] if p is None else p
+    n_r = math.prod(sizes)
+    size = TopologySize(n_r, n_r * sum(s - 1 for s in sizes) // 2, n_r * p)
+    check_build(size.routers, size.links, "topology.sizes")
+    return size
 
 
 def coordinates(topo) -> list[int]:
@@ -154,4 +165,5 @@ hyperx = TOPOLOGIES.register(
     worst_case=Hook(worst_case, "tornado in every dimension", "004 Sec. 5"),
     coordinates=coordinates,
     bisection=analytic_bisection,
+    size=hyperx_size,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.core.registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def mlfm(h: int = 4) -> Topology:
@@ -51,7 +51,7 @@ def mlfm(h: int = 4) -> Topology:
     001 Sec. 2.2.3 (Multi-Layer Full-Mesh), Sec. 2.2.2 (stacked single-path
     trees).
     """
-    check_build(3 * h * (h + 1) // 2, h * h * (h + 1), "topology.h")
+    mlfm_size(h)
     n_lr = h * (h + 1)
     i, j = np.triu_indices(h + 1, 1)
     n_gr = i.size
@@ -75,6 +75,13 @@ def mlfm(h: int = 4) -> Topology:
                       group_kind="layer", meta=meta, what="topology: MLFM")
 
 
+def mlfm_size(h: int = 4) -> TopologySize:
+    """``3h(h+1)/2`` routers, ``h^2(h+1)`` links, ``h^2(h+1)`` endpoints."""
+    size = TopologySize(3 * h * (h + 1) // 2, h * h * (h + 1), h * h * (h + 1))
+    check_build(size.routers, size.links, "topology.h")
+    return size
+
+
 def worst_case(topo, seed):
     """MLFM worst case: shift by ``h`` endpoints, LR to the next LR over one path (001 Sec. 4.2)."""
     from ..traffic import TrafficPlan
@@ -89,5 +96,6 @@ mlfm = TOPOLOGIES.register(
                   lo=1)],
     summary="h-MLFM multi-layer full mesh (indirect), LR-LR distance 2",
     reference="001 Sec. 2.2.3",
+    size=mlfm_size,
     worst_case=Hook(worst_case, "shift by h endpoints", "001 Sec. 4.2"),
 )

@@ -5,7 +5,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def _prime_power(q: int) -> tuple[int, int] | None:
@@ -125,11 +125,7 @@ def oft(k: int = 4) -> Topology:
     001 Sec. 2.2.4 and Table 2 (4-ML3B); 001 Sec. 2.2.2 (stacked single-path
     trees).
     """
-    check_build(3 * (k * (k - 1) + 1), 2 * k * (k * (k - 1) + 1), "topology.k")
-    if _prime_power(k - 1) is None:
-        raise ParameterError(
-            f"topology.k: OFT k-1 = {k - 1} must be prime (001 Sec. 2.2.4: ML3B/MOLS procedure "
-            "for k = prime + 1; prime powers accepted via GF(k-1))")
+    oft_size(k)
     n = k - 1
     table = ml3b_table(k)
     r_l = table.shape[0]
@@ -152,6 +148,19 @@ def oft(k: int = 4) -> Topology:
                       meta={"level": level, "ml3b": table}, what="topology: OFT")
 
 
+def oft_size(k: int = 4) -> TopologySize:
+    """``3 R_L`` routers (``R_L = k(k-1) + 1``), ``2k R_L`` links, ``2k R_L`` endpoints;
+    refuses what :func:`oft` refuses before building."""
+    r_l = k * (k - 1) + 1
+    size = TopologySize(3 * r_l, 2 * k * r_l, 2 * k * r_l)
+    check_build(size.routers, size.links, "topology.k")
+    if _prime_power(k - 1) is None:
+        raise ParameterError(
+            f"topology.k: OFT k-1 = {k - 1} must be prime (001 Sec. 2.2.4: ML3B/MOLS procedure "
+            "for k = prime + 1; prime powers accepted via GF(k-1))")
+    return size
+
+
 def worst_case(topo, seed):
     """OFT worst case: shift by ``k`` endpoints (001 Sec. 4.2)."""
     from ..traffic import TrafficPlan
@@ -166,5 +175,6 @@ oft = TOPOLOGIES.register(
     params=[Param("k", int, 4, "router radix / 2; k-1 prime (prime power via GF(k-1))", lo=3)],
     summary="two-level orthogonal fat tree k-OFT (indirect), endpoint-router distance 2",
     reference="001 Sec. 2.2.4, Table 2",
+    size=oft_size,
     worst_case=Hook(worst_case, "shift by k endpoints", "001 Sec. 4.2"),
 )

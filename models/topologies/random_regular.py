@@ -5,7 +5,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def balanced_p(degree: int) -> int:
@@ -166,6 +166,31 @@ def random_regular(routers: int = 64, degree: int = 8, p: int | None = None, see
     Singla et al., "Jellyfish" (NSDI 2012); 000 Sec. III (random
     topologies); 002 Sec. III-A (Random baseline).
     """
+    random_regular_size(routers, degree, p, seed, group_size)
+    p = balanced_p(degree) if p is None else p
+    rng = np.random.default_rng(seed)
+    u, v = regular_edges(routers, degree, rng)
+    params = {"routers": routers, "degree": degree, "p": p, "seed": seed, "group_size": group_size}
+    return from_edges("random_regular", params, routers, u, v, p,
+                      np.arange(routers) // group_size, group_kind="rack",
+                      what="topology: random_regular")
+
+
+REPAIR_BYTES = 160
+"""Bytes per edge of :func:`regular_edges`'s repair step beyond its numpy arrays: the edge
+ends as Python lists and the set of present pairs (measured: about 150)."""
+
+
+def repair_bytes(n: int, d: int) -> int:
+    """Memory the repair step of :func:`regular_edges` takes for a sparse ``d``-regular graph
+    on ``n`` vertices (its Python lists and set), beyond the numpy edge arrays."""
+    return REPAIR_BYTES * (n * d // 2)
+
+
+def random_regular_size(routers: int = 64, degree: int = 8, p: int | None = None, seed: int = 0,
+                        group_size: int = 16) -> TopologySize:
+    """``routers`` routers of degree ``degree``, ``p`` endpoints each; refuses what
+    :func:`random_regular` refuses before building."""
     check_build(routers, routers * min(degree, routers) // 2, "topology.routers")
     if degree >= routers:
         raise ParameterError(f"topology.degree: random_regular degree = {degree} must be < "
@@ -177,12 +202,11 @@ def random_regular(routers: int = 64, degree: int = 8, p: int | None = None, see
         raise ParameterError("topology.degree: random_regular degree = 1 cannot give a connected "
                              "graph with more than 2 routers")
     p = balanced_p(degree) if p is None else p
-    rng = np.random.default_rng(seed)
-    u, v = regular_edges(routers, degree, rng)
-    params = {"routers": routers, "degree": degree, "p": p, "seed": seed, "group_size": group_size}
-    return from_edges("random_regular", params, routers, u, v, p,
-                      np.arange(routers) // group_size, group_kind="rack",
-                      what="topology: random_regular")
+    if 2 * degree > routers - 1:   # the complement of a sparse graph, through two R x R masks
+        work = repair_bytes(routers, routers - 1 - degree) + 2 * routers * routers
+    else:
+        work = repair_bytes(routers, degree)
+    return TopologySize(routers, routers * degree // 2, routers * p, work_bytes=work)
 
 
 random_regular = TOPOLOGIES.register(
@@ -197,4 +221,5 @@ random_regular = TOPOLOGIES.register(
     ],
     summary="connected random regular graph (Jellyfish)",
     reference="Singla et al. NSDI 2012; 000 Sec. III",
+    size=random_regular_size,
 )

@@ -7,7 +7,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.registry import Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 CABINET_WIDTH_M = 0.6
 """Cabinet pitch along a row (002 Sec. III-A)."""
@@ -288,16 +288,8 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     cyclic switch choice, 10 seeds), II-D (straight-first), III-A (cabinet
     grid), III-G (cable-length bound r).
     """
-    if d_i > z - 1:
-        raise ParameterError(f"topology.d_i: Skywalk d_i = {d_i} > d_imax = z-1 = {z - 1}")
-    check_build(z * c, z * c * (d_i + d_o) // 2, "topology.c")
-    x = math.isqrt(c - 1) + 1 if c > 1 else 1          # ceil(sqrt(c))
-    y = -(-c // x)
-    d_smax = -(-(x + y - 2) // z)
-    d_dmax = -(-((x - 1) * (y - 1)) // z)
-    if d_o > d_smax + d_dmax:
-        raise ParameterError(f"topology.d_o: Skywalk d_o = {d_o} > d_smax + d_dmax = "
-                             f"{d_smax} + {d_dmax} on a {x}x{y} cabinet grid")
+    skywalk_size(z, c, d_i, d_o, p, seed, tries, r_limit)
+    x, y, d_smax, d_dmax = _grid(z, c)
     d_s = min(d_o, d_smax)
     d_d = min(d_o - d_s, d_dmax)
 
@@ -312,6 +304,36 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     return from_edges("skywalk", params, n_sw, u, v, p, np.arange(n_sw) // z, link_class=cls,
                       link_class_names=LINK_CLASSES, group_kind="cabinet", meta=meta,
                       what="topology: Skywalk")
+
+
+def _grid(z: int, c: int) -> tuple[int, int, int, int]:
+    """(rows, columns, d_smax, d_dmax) of ``c`` cabinets of ``z`` switches."""
+    x = math.isqrt(c - 1) + 1 if c > 1 else 1          # ceil(sqrt(c))
+    y = -(-c // x)
+    return x, y, -(-(x + y - 2) // z), -(-((x - 1) * (y - 1)) // z)
+
+
+PAIRING_BYTES = 200
+"""Bytes per cabinet link of the cabinet pairing beyond its numpy arrays: the links as
+Python tuples and lists, the linked sets and partner lists (an estimate from measurement)."""
+
+
+def skywalk_size(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, seed: int = 0,
+                 tries: int = 10, r_limit: float = 1.0) -> TopologySize:
+    """``z c`` switches with ``p`` endpoints each, at most ``z c (d_i + d_o) / 2`` links (a
+    random pairing may miss some: an upper bound); refuses what :func:`skywalk` refuses
+    before building."""
+    if d_i > z - 1:
+        raise ParameterError(f"topology.d_i: Skywalk d_i = {d_i} > d_imax = z-1 = {z - 1}")
+    n_sw = z * c
+    check_build(n_sw, n_sw * (d_i + d_o) // 2, "topology.c")
+    x, y, d_smax, d_dmax = _grid(z, c)
+    if d_o > d_smax + d_dmax:
+        raise ParameterError(f"topology.d_o: Skywalk d_o = {d_o} > d_smax + d_dmax = "
+                             f"{d_smax} + {d_dmax} on a {x}x{y} cabinet grid")
+    # the intra-cabinet pairing's c x z x z masks, and the Python lists of the cabinet links
+    work = 2 * c * z * z + PAIRING_BYTES * (n_sw * d_o // 2)
+    return TopologySize(n_sw, n_sw * (d_i + d_o) // 2, n_sw * p, exact=False, work_bytes=work)
 
 
 skywalk = TOPOLOGIES.register(
@@ -331,4 +353,5 @@ skywalk = TOPOLOGIES.register(
     ],
     summary="Skywalk: cabinet-aware random topology, straight-first (low-delay switches)",
     reference="002 Sec. II-B..D, III-A",
+    size=skywalk_size,
 )

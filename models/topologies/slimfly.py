@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from models.core.errors import ParameterError
-from ..gf import GF, generator_sets, is_prime_power
+from ..gf import GF, delta_of, generator_sets, is_prime_power
 from models.core.registry import Hook, Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 _Q_RULE = "q must be a prime power with q = 4w + delta, delta in {-1,0,1}, w >= 1"
 
@@ -60,17 +60,11 @@ def slim_fly(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> Topo
     000 Sec. II-B (eqs. (1)-(3)), II-B2 (p = ceil(k'/2)), V-E (oversubscription),
     VI-A (racks); 001 Sec. 2.1.2 (generator sets, floor(k'/2)).
     """
-    if is_prime_power(q) is None:
-        raise ParameterError(f"topology.q: Slim Fly q={q} is not a prime power ({_Q_RULE})")
-    if q % 4 == 2:
-        raise ParameterError(f"topology.q: Slim Fly q={q} is congruent to 2 mod 4 ({_Q_RULE})")
-    check_build(2 * q * q, q * q * ((3 * q + 1) // 2), "topology.q")
+    slim_fly_size(q, p, p_rounding)
     F = GF(q)
     X, Xp, delta = generator_sets(q)
     w = (q - delta) // 4
-    k_net = (3 * q - delta) // 2
-    if p is None:
-        p = (k_net + 1) // 2 if p_rounding == "ceil" else k_net // 2
+    k_net, p = _radix_and_p(q, p, p_rounding)
 
     q2 = q * q
     e = np.arange(q, dtype=np.int64)
@@ -100,6 +94,27 @@ def slim_fly(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> Topo
               "k_net": k_net, "radix": k_net + p, "xi": F.xi}
     return from_edges("slimfly", params, 2 * q2, np.concatenate(us), np.concatenate(vs),
                       p, group, group_kind="rack", what="topology.q: Slim Fly")
+
+
+def _radix_and_p(q: int, p: int | None, p_rounding: str) -> tuple[int, int]:
+    """(network radix k' = (3q - delta)/2, endpoints per router) of a valid q."""
+    k_net = (3 * q - delta_of(q)) // 2
+    if p is None:
+        p = (k_net + 1) // 2 if p_rounding == "ceil" else k_net // 2
+    return k_net, p
+
+
+def slim_fly_size(q: int = 5, p: int | None = None, p_rounding: str = "ceil") -> TopologySize:
+    """``2q^2`` routers, ``q^2 k'`` links, ``2q^2 p`` endpoints; refuses what
+    :func:`slim_fly` refuses before building."""
+    if is_prime_power(q) is None:
+        raise ParameterError(f"topology.q: Slim Fly q={q} is not a prime power ({_Q_RULE})")
+    if q % 4 == 2:
+        raise ParameterError(f"topology.q: Slim Fly q={q} is congruent to 2 mod 4 ({_Q_RULE})")
+    k_net, p = _radix_and_p(q, p, p_rounding)
+    size = TopologySize(2 * q * q, q * q * k_net, 2 * q * q * p)
+    check_build(size.routers, size.links, "topology.q")
+    return size
 
 
 # ------------------------------------------------------------- worst case
@@ -209,6 +224,7 @@ slim_fly = TOPOLOGIES.register(
     ],
     summary="Slim Fly (MMS graph), diameter 2",
     reference="000 Sec. II-B; 001 Sec. 2.1.2",
+    size=slim_fly_size,
     worst_case=Hook(worst_case, "routers paired at distance 2, two pairs per link (max load 2p)",
                     "000 Sec. V-C; 001 Sec. 4.2 Fig. 5"),
 )

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from models.core.registry import Param, TOPOLOGIES
-from ..topology import Topology, check_build, from_edges
+from ..topology import Topology, TopologySize, check_build, from_edges
 
 
 def torus(dims: list[int] | None = None, p: int = 1, wrap: bool = True) -> Topology:
@@ -54,9 +54,9 @@ def torus(dims: list[int] | None = None, p: int = 1, wrap: bool = True) -> Topol
     000 Sec. III (T3D, T5D); 002 Sec. III-A (Torus baseline, first
     dimension of size z).
     """
+    torus_size(dims, p, wrap)
     dims = [4, 4, 4] if dims is None else dims
     n_r = math.prod(dims)
-    check_build(n_r, n_r * len(dims), "topology.dims")
     ids = np.arange(n_r, dtype=np.int64)
     us, vs, cls = [], [], []
     stride = 1
@@ -78,6 +78,17 @@ def torus(dims: list[int] | None = None, p: int = 1, wrap: bool = True) -> Topol
     return from_edges("torus", params, n_r, u, v, p, ids // dims[0], link_class=link_class,
                       link_class_names=tuple(f"dim{i}" for i in range(len(dims))),
                       group_kind="rack", meta={"dims": tuple(dims)}, what="topology: torus")
+
+
+def torus_size(dims: list[int] | None = None, p: int = 1, wrap: bool = True) -> TopologySize:
+    """``prod(D)`` routers; per dimension ``prod(D)`` links (``D_i >= 3`` with wraparound),
+    ``prod(D) (D_i - 1) / D_i`` (a line: size 2, or a mesh), none for size 1."""
+    dims = [4, 4, 4] if dims is None else dims
+    n_r = math.prod(dims)
+    links = sum(n_r if (s > 2 and wrap) else n_r // s * (s - 1) for s in dims)
+    size = TopologySize(n_r, links, n_r * p)
+    check_build(size.routers, size.links, "topology.dims")
+    return size
 
 
 def coordinates(topo) -> list[int]:
@@ -112,4 +123,5 @@ torus = TOPOLOGIES.register(
     reference="000 Sec. III (T3D/T5D); 002 Sec. III-A",
     coordinates=coordinates,
     bisection=analytic_bisection,
+    size=torus_size,
 )

@@ -385,8 +385,10 @@ def main(args) -> int:
 def _main(args, opts, comm) -> int:
     from models.analysis import analyze
     from models.layout import build_layout
+    from models.metrics import check_exact
     from models.topology import build
     from pdes import __version__
+    from pdes.sizing import check_network
 
     cfg = resolve_config(args)
     if args.output:
@@ -394,6 +396,9 @@ def _main(args, opts, comm) -> int:
         if not os.path.isdir(d):
             raise ParameterError(f"--output: directory does not exist: {d}")
     name, params = cfgmod.topology_params(cfg)
+    size = check_network(cfg, distances=False)      # from the parameters, before building
+    if size is not None and (opts["only"] is None or {"paths", "moore"} & set(opts["only"])):
+        check_exact(size.routers, opts["sample"])
     topo = build(name, params)
     _check_options(topo, opts)
     layout = build_layout(topo, **cfg["layout"])

@@ -51,9 +51,10 @@ def _jsonable(obj):
 def report(args) -> dict:
     """The structure report for the parsed arguments (no printing)."""
     from models.layout import build_layout
-    from models.metrics import structure_report
+    from models.metrics import check_exact, structure_report
     from models.topologies.file import FORMATS, export_topology, file_link_latency, link_latency_of
     from models.topology import build
+    from pdes.sizing import check_network
 
     raw = cfgmod.load_toml(args.config) if args.config else {}
     overrides = list(args.sets)
@@ -73,6 +74,9 @@ def report(args) -> dict:
         raise ParameterError(f"--sample: must be >= 1, got {args.sample}")
     cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout", "router"))
     name, params = cfgmod.topology_params(cfg)
+    size = check_network(cfg, distances=False)      # from the parameters, before building
+    if size is not None:
+        check_exact(size.routers, args.sample)
 
     t0 = time.perf_counter()
     topo = build(name, params)

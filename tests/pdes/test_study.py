@@ -310,7 +310,7 @@ def test_show_run_file_and_bad_file(tmp_path):
     bad = tmp_path / "bad.h5"
     bad.write_text("not hdf5")
     r = pdes("show", str(bad))
-    assert r.returncode == 2 and r.stderr.startswith("pdes: error: file:")
+    assert r.returncode == 2 and r.stderr == f"pdes: error: {bad}: not an HDF5 file\n"
 
 
 def test_latency_plot_data_is_the_table(study_file):
