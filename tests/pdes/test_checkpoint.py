@@ -107,8 +107,9 @@ def test_other_config_or_code_is_refused(tmp_path):
     assert ok["run"]["partition"] == "block"
     other = tmp_path / "other.h5"
     shutil.copy(ck.path, other)
-    with h5py.File(other, "r+") as f:
+    with h5py.File(other, "r+") as f:        # as other code would write it: sealed
         f.attrs["source_digest"] = "0123456789abcdef"
+        K.seal(f)
     with pytest.raises(ParameterError, match="another code version"):
         K.open_checkpoint(str(other))
 
@@ -203,7 +204,7 @@ def test_bad_restart_and_checkpoint_options_are_one_line_exit_2(tmp_path):
         (["--restart", "missing.h5"], "restart: file not found"),
         (["--restart", "text.h5"], "restart: text.h5 is not an HDF5 file"),
         (["--restart", "cut.h5"], "restart: cut.h5 is not an HDF5 file"),
-        (["--restart", "part.h5"], "restart: part.h5 is damaged: dataset /input_vcs/iv_ready is missing"),
+        (["--restart", "part.h5"], "restart: part.h5 is damaged: dataset /credits/cr_cnt is missing"),
         (["--restart", "other.h5"], "restart: other.h5 is not a checkpoint (a result file)"),
         (["--restart", "res.ckpt.h5", "--set", "traffic.load=0.7"], "restart: the config differs "
          "from the checkpoint's in traffic.load (checkpoint 0.4, given 0.7)"),
