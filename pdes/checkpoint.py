@@ -25,9 +25,17 @@ are stored reduced; on restore the sums go to the part that owns router 0
 and the maxima to every part, so any partition reduces to the same totals.
 The random draws are keyed by (seed, entity, cycle, purpose) and need no
 state.  The file format is described in docs/parallel.md.
+
+A checkpoint verifies itself (docs/checkpoint.md): every non-empty dataset carries
+Fletcher-32 checksums, and the file ends with a manifest of the SHA-256 of every
+attribute and dataset and the SHA-256 of that manifest (:func:`seal`), checked when it is
+opened (:func:`verify_digests`); a restart then checks every value against the config
+and the network (:func:`verify_state`) and audits flit conservation on the restored parts
+(:func:`audit_restored`) before the first cycle.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -35,14 +43,24 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core import params as prm_slots
-from models.core.record import NF_HOT, NF_USED, NSTAT, STAT_MAX
+from models.core.params import NEVER
+from models.core.record import (F_AUX, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID,
+    F_SEQ, F_SRC, F_VC, HIST_OCTAVES, HIST_SUB, NF_HOT, NF_USED, NSTAT, S_CREATED_MEAS,
+    S_CREATED_PKTS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT,
+    S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, STAT_MAX)
 from pdes import reduce
 from pdes.kernels import state_table as ST
-from pdes.loopstate import LoopState
+from pdes.loopstate import INT32_MAX, LoopState, SimulationError
 from pdes.state import ring_positions
 
 FORMAT = "pdes-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2: the file carries its digests (:func:`seal`) and Fletcher-32 checksums."""
+
+MANIFEST = "state_manifest"
+DIGEST = "state_sha256"
+"""The root attributes of the digests (:func:`seal`): the SHA-256 of every other attribute
+and of every dataset, by name (JSON), and the SHA-256 of that manifest."""
 
 EXIT_STOPPED = 75
 """Exit status of a run that stopped after writing a checkpoint (sysexits' EX_TEMPFAIL:
@@ -294,7 +312,7 @@ def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, n
                       "vc_flits", "output_flits"):
                 f.attrs[k] = int(sizes[k])
             for name, arr in G.items():
-                f.create_dataset(name, data=arr)
+                _dataset(f, name, arr)
             e = f.create_group("engine")
             e.attrs["phase"] = state.phase
             e.attrs["m0"] = int(state.m0)
@@ -303,7 +321,7 @@ def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, n
             e.attrs["prev_rate"] = float(state.prev_rate) if state.prev_rate is not None else 0.0
             e.attrs["saturated"] = bool(state.saturated)
             e.attrs["reason"] = state.reason
-            e.create_dataset("series", data=np.array(state.series, dtype=np.int64).reshape(-1, 6))
+            _dataset(e, "series", np.array(state.series, dtype=np.int64).reshape(-1, 6))
             r = f.create_group("run")
             r.attrs["nranks"] = int(nranks)
             r.attrs["parts"] = int(nparts)
@@ -312,6 +330,7 @@ def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, n
             r.attrs["kernel_s"] = float(state.kernel_s)
             r.attrs["exchange_s"] = float(state.exchange_s)
             f.attrs["complete"] = True
+            seal(f)             # last: every attribute and dataset written above is covered
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -329,6 +348,121 @@ def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, n
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+# --------------------------------------------------------------------------- integrity
+def _dataset(parent, name: str, arr) -> None:
+    """A dataset with a Fletcher-32 checksum on every chunk (HDF5 filters need chunks, which
+    need data: an empty array is stored contiguous, covered by the digest alone)."""
+    arr = np.asarray(arr)
+    if arr.size and arr.ndim:
+        parent.create_dataset(name, data=arr, fletcher32=True)
+    else:
+        parent.create_dataset(name, data=arr)
+
+
+def _value_digest(value) -> str:
+    """SHA-256 of an attribute's or dataset's value: its type, shape and bytes."""
+    h = hashlib.sha256()
+    if isinstance(value, str):
+        h.update(b"str\0")
+        h.update(value.encode("utf-8", "surrogatepass"))
+    elif isinstance(value, bytes):
+        h.update(b"bytes\0")
+        h.update(value)
+    else:
+        a = np.asarray(value)
+        if a.dtype.kind == "O":          # arrays of strings
+            h.update(b"object\0" + json.dumps([str(x) for x in a.ravel()]).encode())
+            h.update(repr(a.shape).encode())
+        else:
+            a = np.ascontiguousarray(a)
+            h.update(f"{a.dtype.str}\0{a.shape}\0".encode())
+            h.update(a.tobytes())
+    return h.hexdigest()
+
+
+class _Unreadable(Exception):
+    """An object of the file could not be read (a failed checksum, damaged metadata)."""
+
+    def __init__(self, what: str, exc: BaseException):
+        super().__init__(what)
+        self.what, self.exc = what, exc
+
+
+def _item_name(obj_name: str, attr: str | None) -> str:
+    """``/group/dataset`` for a dataset, ``/group@attr`` (``/@attr`` at the top) for an attribute."""
+    base = "/" + obj_name if obj_name else ""
+    return f"{base or '/'}@{attr}" if attr is not None else base
+
+
+def manifest(f) -> dict:
+    """``{item: SHA-256}`` of every attribute (but the two of the digests) and every dataset of
+    an open checkpoint, in name order; a dataset that fails its Fletcher-32 checksum, or an
+    object that cannot be read, raises :class:`_Unreadable` naming it."""
+    import h5py
+    names = [""]
+    f.visit(names.append)
+    out = {}
+    for name in sorted(names):
+        what = _item_name(name, None) or "/"
+        try:
+            obj = f[name] if name else f
+            for key in sorted(obj.attrs):
+                if not name and key in (MANIFEST, DIGEST):
+                    continue
+                item = _item_name(name, key)
+                what = f"attribute {item}"
+                out[item] = _value_digest(obj.attrs[key])
+            if isinstance(obj, h5py.Dataset):
+                what = f"dataset /{name}"
+                out[f"/{name}"] = _value_digest(obj[()])
+        except (OSError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise _Unreadable(what, exc) from None
+    return out
+
+
+def seal(f) -> None:
+    """Write the digests of an open checkpoint: the manifest of every attribute and dataset
+    (:func:`manifest`) and its SHA-256.  Called last: anything written afterwards is
+    reported as not covered by :func:`verify_digests`."""
+    text = json.dumps(manifest(f), sort_keys=True)
+    f.attrs[MANIFEST] = text
+    f.attrs[DIGEST] = hashlib.sha256(text.encode()).hexdigest()
+
+
+def verify_digests(f, path: str) -> None:
+    """Refuse (:class:`ParameterError` ``restart: <path> is damaged: ...``) a checkpoint whose
+    attributes or datasets are not those it was sealed with (:func:`seal`), naming the first
+    that differs, is missing or was added."""
+    def damaged(what):
+        raise ParameterError(f"restart: {path} is damaged: {what}")
+    try:
+        text, digest = f.attrs.get(MANIFEST), f.attrs.get(DIGEST)
+    except (OSError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+        damaged(f"its digest attributes cannot be read ({exc})")
+    if not isinstance(text, str) or not isinstance(digest, str):
+        damaged(f"attribute /@{DIGEST if isinstance(text, str) else MANIFEST} is missing")
+    if hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != digest:
+        damaged(f"attribute /@{MANIFEST} does not match /@{DIGEST}")
+    try:
+        want = json.loads(text)
+    except ValueError:
+        damaged(f"attribute /@{MANIFEST} is not JSON")
+    try:
+        have = manifest(f)
+    except _Unreadable as exc:
+        fletcher = "dataset" in exc.what and "filter" in str(exc.exc).lower()
+        damaged(f"{exc.what} fails its Fletcher-32 checksum" if fletcher
+                else f"{exc.what} cannot be read ({type(exc.exc).__name__}: {exc.exc})")
+    for item in sorted(set(want) | set(have)):
+        kind = "attribute" if "@" in item else "dataset"
+        if item not in have:
+            damaged(f"{kind} {item} is missing")
+        if item not in want:
+            damaged(f"{kind} {item} is not covered by the digest (added after writing)")
+        if want[item] != have[item]:
+            damaged(f"{kind} {item} does not match its digest")
 
 
 # --------------------------------------------------------------------------- read
@@ -360,9 +494,12 @@ class Checkpoint:
     """An opened checkpoint file: its config, cycle and (on demand) its arrays.
 
     Opening checks everything that can be checked without building the network:
-    that the file is a whole checkpoint of this format, written by this code
-    (package version and source digest), with every dataset in its shape.  Any
-    failure raises :class:`ParameterError` ``restart: ...``.
+    that the file is a checkpoint of this format whose every attribute and dataset
+    matches the digests it was sealed with (:func:`verify_digests`; a dataset that
+    fails its Fletcher-32 checksum is named too), written by this code (package
+    version and source digest), with every dataset in its shape.  Any failure raises
+    :class:`ParameterError` ``restart: ...``.  :func:`restore` then checks the values
+    against the config (:func:`verify_state`) and audits the restored parts.
     """
 
     def __init__(self, path: str):
@@ -377,8 +514,14 @@ class Checkpoint:
         except OSError:
             raise ParameterError(f"restart: {path} is not an HDF5 file (or is damaged)") from None
         with f:
-            attrs = dict(f.attrs)
+            try:
+                attrs = dict(f.attrs)
+            except (OSError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+                raise ParameterError(f"restart: {path} is damaged: its attributes cannot be read "
+                                     f"({exc})") from None
             fmt = attrs.get("format")
+            if DIGEST in attrs:
+                verify_digests(f, path)      # first: what follows reads sealed values only
             if fmt != FORMAT:
                 what = "a result file" if fmt == "pdes-results" else \
                     "a study file" if fmt == "pdes-study" else "not a pdes file"
@@ -388,6 +531,8 @@ class Checkpoint:
                                      f"{attrs.get('format_version')}; this pdes reads version {FORMAT_VERSION}")
             if not attrs.get("complete", False):
                 raise ParameterError(f"restart: {path} is incomplete")
+            if DIGEST not in attrs:
+                raise ParameterError(f"restart: {path} is damaged: attribute /@{DIGEST} is missing")
             version, digest = code_version()
             if (attrs.get("pdes_version"), attrs.get("source_digest")) != (version, digest):
                 raise ParameterError(
@@ -411,7 +556,7 @@ class Checkpoint:
                 n = int(np.asarray(f[f"{group}/{cnt}"][()], dtype=np.int64).sum())
                 for name in ("ready", "record") if ids is not None else ("ready",):
                     if f[f"{group}/{name}"].shape[0] != n:
-                        raise ParameterError(f"restart: {path} is damaged: /{group}/{name} holds "
+                        raise ParameterError(f"restart: {path} is damaged: dataset /{group}/{name} holds "
                                              f"{f[f'{group}/{name}'].shape[0]} entries, its counts {n}")
             self.attrs = attrs
             e = f["engine"].attrs
@@ -451,6 +596,355 @@ class Checkpoint:
 
 def open_checkpoint(path: str) -> Checkpoint:
     return Checkpoint(path)
+
+
+# --------------------------------------------------------------------------- invariants
+def _first(ok) -> int:
+    """The flat index of the first False of a boolean array."""
+    return int(np.argmin(np.asarray(ok).ravel()))
+
+
+class _Checks:
+    """Vectorized range checks of a checkpoint's values; the first failure raises
+    :class:`ParameterError` ``restart: <path> is damaged: <item>: <what>``."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def fail(self, what: str):
+        raise ParameterError(f"restart: {self.path} is damaged: {what}")
+
+    def within(self, item: str, v, lo, hi, rows=None) -> None:
+        """Every entry of ``v`` (of the rows ``rows`` of the dataset, if given) in
+        ``[lo, hi]`` (numbers or arrays of ``v``'s shape)."""
+        v = np.asarray(v, dtype=np.int64)
+        lo_a, hi_a = np.broadcast_to(lo, v.shape), np.broadcast_to(hi, v.shape)
+        ok = (v >= lo_a) & (v <= hi_a)
+        if not ok.all():
+            i = _first(ok)
+            where = int(rows[i]) if rows is not None else (i if v.ndim <= 1 else
+                                                            np.unravel_index(i, v.shape))
+            self.fail(f"{item}: entry {where} is {int(v.ravel()[i])}, outside "
+                      f"[{int(lo_a.ravel()[i])}, {int(hi_a.ravel()[i])}]")
+
+    def holds(self, item: str, ok, what: str, rows=None) -> None:
+        """Every entry of the boolean array ``ok``; ``what`` says what fails."""
+        ok = np.asarray(ok, dtype=bool)
+        if not ok.all():
+            i = _first(ok)
+            where = int(rows[i]) if rows is not None else i
+            self.fail(f"{item}: entry {where} {what}")
+
+    def equal(self, item: str, have, want, what: str) -> None:
+        if int(have) != int(want):
+            self.fail(f"{item} is {int(have)}, {what} {int(want)}")
+
+
+def _geometry(prep) -> dict:
+    """The network's global port numbering (:func:`port_offsets`): the router of every port,
+    the ports of every router, the capacity (flits per VC) of every input port and of every
+    credit sender (ports, then endpoints), as :func:`pdes.state._capacities` gives them."""
+    topo, rp = prep.topo, prep.rp
+    port_off = port_offsets(topo)
+    n_ports = int(port_off[-1])
+    n_epp = topo.endpoints.astype(np.int64)
+    nports = n_epp + topo.degree.astype(np.int64)
+    router = np.repeat(np.arange(topo.n_routers, dtype=np.int64), nports)
+    idx = np.arange(n_ports, dtype=np.int64) - port_off[router]
+    net = idx >= n_epp[router]
+    ecap = rp.endpoint_capacity()
+    in_cap = np.full(n_ports, ecap, dtype=np.int64)
+    csr = np.asarray(topo.port_offsets, dtype=np.int64)[router[net]] + idx[net] - n_epp[router[net]]
+    in_cap[net] = rp.link_capacity(topo.n_links)[np.asarray(topo.port_out_channel)[csr] // 2]
+    return {"router": router, "nports": nports, "in_cap": in_cap,
+            "cr_cap": np.concatenate([in_cap, np.full(topo.n_endpoints, ecap, np.int64)])}
+
+
+def _last_boundary(m: dict, finite: bool, max_cycles: int) -> int:
+    """The last cycle a run of this config can write a checkpoint at (it writes none at the
+    boundary where it ends): before the end of the longest warm-up, window and drain."""
+    sp = m["sample_period"]
+    if finite:
+        last = INT32_MAX - 1
+    else:
+        warm = m["warmup_cycles"] + (m["max_warmup_cycles"] if m["warmup"] != "fixed" else 0)
+        last = _boundary_at(warm, sp) + m["measure_cycles"] + m["drain_cycles"] - 1
+    return min(last, max_cycles - 1) if max_cycles else last
+
+
+def _boundary_at(c: int, sp: int) -> int:
+    """The first sample boundary (a positive multiple of ``sp``) at or after cycle ``c``."""
+    return max(sp, -(-c // sp) * sp)
+
+
+def verify_state(ck: Checkpoint, prep, G: dict) -> None:
+    """Refuse a checkpoint (:class:`ParameterError` ``restart: <path> is damaged: ...``) whose
+    values a run of ``prep`` cannot have reached at a sample boundary: its loop state (cycle,
+    phase, window, series) against the config, every per-entity value and ring length against
+    the network's ranges and capacities, the flit records, and the counters against each other
+    (conservation).  ``G``: its arrays (:meth:`Checkpoint.arrays`).  Checks global values only,
+    so every rank decides alike."""
+    from pdes.kernels.iq import OV_DRAINING
+    from pdes.state import HOP_BINS
+    c = _Checks(ck.path)
+    _verify_loop(c, ck, prep, G)
+    geo = _geometry(prep)
+    _verify_entities(c, ck, prep, G, geo)
+    _verify_records(c, ck, prep, G, geo)
+    _verify_owners(c, prep, G, geo, OV_DRAINING)
+    _verify_counters(c, ck, prep, G, HOP_BINS)
+
+
+def _verify_loop(c: _Checks, ck: Checkpoint, prep, G: dict) -> None:
+    """The loop state: a sample boundary inside the run, the phase and window that cycle
+    allows, the series of every sample so far, the last sample's rate."""
+    cfg = prep.cfg
+    m = cfg["measure"]
+    sp = m["sample_period"]
+    s = ck.state
+    T = s.cycle
+    finite = prep.traffic.kind == "messages"
+    if T < sp or T % sp:
+        c.fail(f"attribute /@cycle is {T}, not a sample boundary of its run (a positive "
+               f"multiple of measure.sample_period = {sp})")
+    last = _last_boundary(m, finite, cfg["run"]["max_cycles"])
+    if T > last:
+        c.fail(f"attribute /@cycle is {T}, past the last sample boundary its config can write a "
+               f"checkpoint at ({last})")
+    if finite:
+        if s.phase != "exchange":
+            c.fail(f"attribute /engine@phase is {s.phase!r}, a finite exchange's is 'exchange'")
+        if (s.m0, s.m1) != (0, INT32_MAX):
+            c.fail(f"attributes /engine@m0, m1 are {s.m0}, {s.m1}; a finite exchange's are 0, "
+                   f"{INT32_MAX}")
+    elif s.phase == "warmup":
+        end = m["warmup_cycles"] + (m["max_warmup_cycles"] if m["warmup"] != "fixed" else 0)
+        if T >= end:
+            c.fail(f"attribute /engine@phase is 'warmup' at cycle {T}: the warm-up ends by "
+                   f"cycle {_boundary_at(end, sp)}")
+        if (s.m0, s.m1) != (INT32_MAX, INT32_MAX):
+            c.fail(f"attributes /engine@m0, m1 are {s.m0}, {s.m1} in the warm-up ({INT32_MAX} "
+                   "until the window starts)")
+    elif s.phase in ("measure", "drain"):
+        warm = m["warmup_cycles"] + (m["max_warmup_cycles"] if m["warmup"] != "fixed" else 0)
+        lo, hi = _boundary_at(m["warmup_cycles"], sp), _boundary_at(warm, sp)
+        if s.m0 % sp or not lo <= s.m0 <= hi:
+            c.fail(f"attribute /engine@m0 is {s.m0}: the window starts at a sample boundary "
+                   f"in [{lo}, {hi}]")
+        if s.m1 != s.m0 + m["measure_cycles"]:
+            c.fail(f"attribute /engine@m1 is {s.m1}, not m0 + measure.measure_cycles = "
+                   f"{s.m0 + m['measure_cycles']}")
+        if s.phase == "measure" and not s.m0 <= T < s.m1:
+            c.fail(f"attribute /engine@phase is 'measure' at cycle {T}, outside the window "
+                   f"[{s.m0}, {s.m1})")
+        if s.phase == "drain" and not s.m1 <= T < s.m1 + m["drain_cycles"]:
+            c.fail(f"attribute /engine@phase is 'drain' at cycle {T}, outside [{s.m1}, "
+                   f"{s.m1 + m['drain_cycles']})")
+    else:
+        c.fail(f"attribute /engine@phase is {s.phase!r}, not warmup, measure or drain")
+    if s.saturated or s.reason:
+        c.fail("attributes /engine@saturated, reason say the run ended (a checkpoint is only "
+               "written while it goes on)")
+    series = np.array(ck.state.series, dtype=np.int64).reshape(-1, 6)
+    n = T // sp
+    if series.shape[0] != n:
+        c.fail(f"dataset /engine/series has {series.shape[0]} rows, cycle {T} needs {n} (one "
+               f"per sample of {sp} cycles)")
+    c.holds("dataset /engine/series", series[:, 0] == sp * np.arange(1, n + 1, dtype=np.int64),
+            "is not the cycle of its sample (rows must be contiguous)")
+    c.within("dataset /engine/series (counts)", series[:, 1:5], 0, np.iinfo(np.int64).max)
+    c.holds("dataset /engine/series", series[:, 5] == np.cumsum(series[:, 2] - series[:, 1]),
+            "has flits in flight other than injected minus delivered so far")
+    rate = int(series[-1, 1]) / (sp * prep.active_endpoints)
+    if s.prev_rate is None or s.prev_rate != rate:
+        c.fail(f"attribute /engine@prev_rate is {s.prev_rate}, the last sample's rate is {rate}")
+    for k, v in (*((f"wall_{k}_s", v) for k, v in s.phase_wall.items()),
+                 ("kernel_s", s.kernel_s), ("exchange_s", s.exchange_s)):
+        if not (np.isfinite(v) and v >= 0):
+            c.fail(f"attribute /run@{k} is {v}, not a time in seconds")
+
+
+def _verify_entities(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> None:
+    """Every per-entity value in its range: ring lengths within their capacities, VC and port
+    indices within the router, cycles not past the checkpoint's, source queues and message
+    pointers within what was created."""
+    rp = prep.rp
+    nv, pkt, T = rp.num_vcs, rp.packet_size, ck.cycle
+    router, nports = geo["router"], geo["nports"]
+    vc_port = np.repeat(np.arange(router.size, dtype=np.int64), nv)
+    vc_cap = geo["in_cap"][vc_port]
+    key_cap = np.repeat(geo["cr_cap"], nv)
+    port_n = nports[router]                   # ports of each port's router
+    never = int(NEVER)
+    c.within("dataset /input_vcs/ib_cnt", G["input_vcs/ib_cnt"], 0, vc_cap)
+    c.within("dataset /ports/oq_cnt", G["ports/oq_cnt"], 0, rp.output_flits)
+    c.within("dataset /credits/cr_cnt", G["credits/cr_cnt"], 0, key_cap)
+    c.within("dataset /credits/cred", G["credits/cred"], 0, key_cap)
+    c.within("dataset /credits/cr_res", G["credits/cr_res"], 0, key_cap)
+    for name in ("iv_ready", "iv_sa_ready"):
+        c.within(f"dataset /input_vcs/{name}", G[f"input_vcs/{name}"], 0, never)
+    for name in ("iv_sa_at", "iv_va_at"):
+        c.within(f"dataset /input_vcs/{name}", G[f"input_vcs/{name}"], 0, never)
+    c.within("dataset /input_vcs/iv_ovc", G["input_vcs/iv_ovc"], 0, nv - 1)
+    c.within("dataset /input_vcs/iv_alloc", G["input_vcs/iv_alloc"], 0, 1)
+    c.within("dataset /input_vcs/rr_va_in", G["input_vcs/rr_va_in"], 0,
+             np.repeat(port_n, nv) * nv - 1)
+    c.within("dataset /output_vcs/rr_va", G["output_vcs/rr_va"], 0, np.repeat(port_n, nv) * nv - 1)
+    c.within("dataset /ports/oq_ready", G["ports/oq_ready"], 0, never)
+    c.within("dataset /ports/rr_in", G["ports/rr_in"], 0, nv - 1)
+    c.within("dataset /ports/rr_out", G["ports/rr_out"], 0, port_n * nv - 1)
+    c.within("dataset /ports/rr_sw_in", G["ports/rr_sw_in"], 0, port_n - 1)
+    c.within("dataset /ports/cr_next", G["ports/cr_next"], 0, never)
+    c.within("dataset /ports/hold_vc", G["ports/hold_vc"], -1, nv - 1)
+    c.within("dataset /ports/hold_out", G["ports/hold_out"], -1, port_n - 1)
+    c.within("dataset /ports/held_by", G["ports/held_by"], -1, port_n - 1)
+    c.within("dataset /ports/link_flits", G["ports/link_flits"], 0, np.iinfo(np.int64).max)
+    st = G["stats/st"]
+    created = int(st[S_CREATED_PKTS])
+    c.within("dataset /endpoints/ep_pending", G["endpoints/ep_pending"], 0, max(created, 0))
+    c.within("dataset /endpoints/ep_cur_left", G["endpoints/ep_cur_left"], 0, pkt)
+    c.within("dataset /endpoints/ep_cur_vc", G["endpoints/ep_cur_vc"], 0, nv - 1)
+    c.within("dataset /endpoints/ep_next_gen", G["endpoints/ep_next_gen"], 0, T)
+    c.within("dataset /endpoints/ep_seq", G["endpoints/ep_seq"], 0, max(created, 0))
+    for name in ("ep_onoff", "ep_onoff_gen"):
+        c.within(f"dataset /endpoints/{name}", G[f"endpoints/{name}"], -1, 1)
+    c.within("dataset /endpoints/ep_last_vc", G["endpoints/ep_last_vc"], -1, nv - 1)
+    for name in ("ep_inj", "ep_del"):
+        c.within(f"dataset /endpoints/{name}", G[f"endpoints/{name}"], 0, np.iinfo(np.int64).max)
+    tr = prep.traffic
+    E = prep.topo.n_endpoints
+    if tr.kind == "messages":
+        off = np.asarray(tr.msg_off, dtype=np.int64)
+        pk = np.asarray(tr.msg_pkts, dtype=np.int64)
+        c.within("dataset /endpoints/ep_msg_ptr", G["endpoints/ep_msg_ptr"], off[:E], off[1:E + 1])
+        c.within("dataset /endpoints/ep_cur_msg", G["endpoints/ep_cur_msg"], 0, max(pk.size - 1, 0))
+        left = G["messages/msg_left"]
+        c.within("dataset /messages/msg_left", left, 0, pk)
+        c.within("dataset /messages/msg_recv", G["messages/msg_recv"], 0, pk - left)
+        c.equal("the packets taken from messages (/messages/msg_left)", int((pk - left).sum()),
+                created, "but /stats/st counts created packets:")
+    else:
+        c.within("dataset /endpoints/ep_msg_ptr", G["endpoints/ep_msg_ptr"], 0, 0)
+        c.within("dataset /endpoints/ep_cur_msg", G["endpoints/ep_cur_msg"], 0, 0)
+    for group in RINGS:
+        c.within(f"dataset /{group}/ready", G[f"{group}/ready"], 0, never)
+
+
+def _verify_records(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> None:
+    """The flit records in the rings and the packets being injected: endpoints, routers, VCs,
+    flit indices, sequence numbers and cycles within their ranges, destinations' routers
+    right, and a flit in an input VC carrying that VC."""
+    topo, rp = prep.topo, prep.rp
+    nv, pkt, T, E, R = rp.num_vcs, rp.packet_size, ck.cycle, topo.n_endpoints, topo.n_routers
+    ep_router = np.asarray(topo.endpoint_router, dtype=np.int64)
+    seq = np.asarray(G["endpoints/ep_seq"], dtype=np.int64)
+    finite = prep.traffic.kind == "messages"
+    n_msg = int(prep.traffic.msg_pkts.size) if finite else 0
+    left = np.asarray(G["endpoints/ep_cur_left"], dtype=np.int64)
+    busy = np.nonzero(left > 0)[0]
+    cur = np.asarray(G["endpoints/ep_cur_rec"], dtype=np.int64)[busy, :NF_USED]
+    sets = [(group, np.asarray(G[f"{group}/record"], dtype=np.int64), None)
+            for group, ring in RINGS.items() if ring[1] is not None]
+    sets.append(("endpoints", cur, busy))
+    for group, rec, rows in sets:
+        item = (f"dataset /{group}/record" if group != "endpoints"
+                else "dataset /endpoints/ep_cur_rec")
+        col = rec.T
+
+        def field(name, k, lo, hi):
+            c.within(f"{item} ({name})", col[k], lo, hi, rows=rows)
+        field("source", F_SRC, 0, E - 1)
+        field("destination", F_DST, 0, E - 1)
+        c.holds(f"{item} (destination router)", col[F_DSTR] == ep_router[col[F_DST]],
+                "is not its destination's router", rows=rows)
+        field("sequence", F_SEQ, 0, np.maximum(seq[col[F_SRC]] - 1, -1))
+        field("flit", F_FLIT, 0, pkt - 1)
+        field("hops", F_HOPS, 0, T)
+        field("vc", F_VC, 0, nv - 1)
+        field("creation cycle", F_CTIME, 0, T - 1)
+        field("injection cycle", F_ITIME, col[F_CTIME], T - 1)
+        field("intermediate router", F_MID, -1, R - 1)
+        field("message", F_AUX, 0, max(n_msg - 1, 0))
+    c.holds("dataset /endpoints/ep_cur_rec (source)", cur[:, F_SRC] == busy,
+            "is not its endpoint", rows=busy)
+    c.holds("dataset /endpoints/ep_cur_rec (flit)", cur[:, F_FLIT] == pkt - left[busy],
+            "is not the packet's next flit", rows=busy)
+    cnt = np.asarray(G["input_vcs/ib_cnt"], dtype=np.int64)
+    ring_vc = np.repeat(np.arange(cnt.size, dtype=np.int64) % nv, cnt)
+    c.holds("dataset /input_vcs/record (vc)", G["input_vcs/record"][:, F_VC] == ring_vc,
+            "is not the VC that holds it")
+
+
+def _verify_owners(c: _Checks, prep, G: dict, geo: dict, draining: int) -> None:
+    """Input VCs route to a port of their router; output VCs are free (-1), draining, or held
+    by an input VC of their router."""
+    nv = prep.rp.num_vcs
+    router = geo["router"]
+    n_ports = router.size
+    vc_router = np.repeat(router, nv)
+    out = np.asarray(G["input_vcs/iv_out"], dtype=np.int64)
+    c.within("dataset /input_vcs/iv_out", out, -1, n_ports - 1)
+    c.holds("dataset /input_vcs/iv_out", (out < 0) | (router[np.maximum(out, 0)] == vc_router),
+            "names a port of another router")
+    own = np.asarray(G["output_vcs/ov_owner"], dtype=np.int64)
+    c.within("dataset /output_vcs/ov_owner", own, min(draining, -1), n_ports * nv - 1)
+    c.holds("dataset /output_vcs/ov_owner", (own < 0) | (vc_router[np.maximum(own, 0)] == vc_router),
+            "names an input VC of another router")
+
+
+def _verify_counters(c: _Checks, ck: Checkpoint, prep, G: dict, hop_bins: int) -> None:
+    """The counters against each other and the state: the series' sums, the histograms' and
+    the per-endpoint counts' totals, and conservation (every flit created is delivered, in a
+    source queue or in a buffer)."""
+    T, pkt = ck.cycle, prep.rp.packet_size
+    st = np.asarray(G["stats/st"], dtype=np.int64)
+    low = np.zeros(NSTAT, dtype=np.int64)
+    low[S_LAST_MOVE] = -1
+    c.within("dataset /stats/st", st, low, np.iinfo(np.int64).max)
+    c.within("dataset /stats/st (last move)", st[S_LAST_MOVE:S_LAST_MOVE + 1], -1, T - 1)
+    series = np.array(ck.state.series, dtype=np.int64).reshape(-1, 6)
+    for k, col, what in ((S_DELIVERED_FLITS, 1, "delivered flits"),
+                         (S_INJECTED_FLITS, 2, "injected flits"),
+                         (S_CREATED_PKTS, 3, "created packets")):
+        c.equal(f"dataset /stats/st ({what})", st[k], series[:, col].sum(),
+                "but the samples of /engine/series sum to")
+    c.equal("dataset /stats/st (in flight)", st[S_INFLIGHT],
+            st[S_INJECTED_FLITS] - st[S_DELIVERED_FLITS], "but injected minus delivered is")
+    for k, whole, what in ((S_INJECTED_WIN, S_INJECTED_FLITS, "injected in the window"),
+                           (S_DELIVERED_WIN, S_DELIVERED_FLITS, "delivered in the window"),
+                           (S_CREATED_MEAS, S_CREATED_PKTS, "measured packets created"),
+                           (S_DELIVERED_MEAS, S_CREATED_MEAS, "measured packets delivered")):
+        if st[k] > st[whole]:
+            c.fail(f"dataset /stats/st ({what}) is {int(st[k])}, more than {int(st[whole])}")
+    n_hist = prep.cfg["measure"]["latency_hist_max"] + HIST_SUB * HIST_OCTAVES
+    for name in REDUCED:
+        h = np.asarray(G[f"stats/{name}"], dtype=np.int64)
+        want = hop_bins if name == "hist_hops" else n_hist
+        if h.shape != (want,):
+            c.fail(f"dataset /stats/{name} has shape {h.shape}, expected ({want},)")
+        c.within(f"dataset /stats/{name}", h, 0, np.iinfo(np.int64).max)
+        if name != "hist_msg":
+            c.equal(f"dataset /stats/{name} (total)", h.sum(), st[S_DELIVERED_MEAS],
+                    "but /stats/st counts measured packets delivered:")
+    for name, k in (("ep_inj", S_INJECTED_WIN), ("ep_del", S_DELIVERED_WIN)):
+        c.equal(f"dataset /endpoints/{name} (total)", np.asarray(G[f"endpoints/{name}"]).sum(),
+                st[k], "but /stats/st counts")
+    snap = np.asarray(G["routing/snap"])
+    want = 2 * prep.topo.n_links if prep.plan.snapshot_every else 1
+    if snap.shape != (want,):
+        c.fail(f"dataset /routing/snap has shape {snap.shape}, expected ({want},)")
+    c.within("dataset /routing/snap", snap, 0, np.iinfo(np.int32).max)
+    held = int(np.asarray(G["input_vcs/ib_cnt"], np.int64).sum()
+               + np.asarray(G["ports/oq_cnt"], np.int64).sum())
+    queued = int(np.asarray(G["endpoints/ep_pending"], np.int64).sum() * pkt
+                 + np.asarray(G["endpoints/ep_cur_left"], np.int64).sum())
+    c.equal("dataset /stats/st (in flight)", st[S_INFLIGHT], held,
+            "but the input VCs and output queues hold")
+    if int(st[S_CREATED_PKTS]) * pkt != int(st[S_DELIVERED_FLITS]) + queued + held:
+        c.fail(f"conservation: created {int(st[S_CREATED_PKTS]) * pkt} flits (/stats/st) != "
+               f"delivered {int(st[S_DELIVERED_FLITS])} + source queues {queued} "
+               "(/endpoints/ep_pending, ep_cur_left) + in flight "
+               f"{held} (/input_vcs/ib_cnt, /ports/oq_cnt)")
 
 
 # --------------------------------------------------------------------------- config
@@ -497,9 +991,13 @@ def restart_config(ck: Checkpoint, raw: dict | None, sets: list[str]) -> dict:
 
 # --------------------------------------------------------------------------- restore
 def restore(ck: Checkpoint, prep, parts) -> LoopState:
-    """Set freshly built ``parts`` (any partition) to the checkpoint's state; its loop state."""
+    """Set freshly built ``parts`` (any partition) to the checkpoint's state; its loop state.
+
+    The values are checked first (:func:`verify_state`, the same on every rank); the caller
+    then audits the restored parts (:func:`audit_restored`)."""
     ck.check_network(prep)
     G = ck.arrays()
+    verify_state(ck, prep, G)
     port_off = port_offsets(prep.topo)
     nv = prep.rp.num_vcs
     starts = {}
@@ -509,6 +1007,16 @@ def restore(ck: Checkpoint, prep, parts) -> LoopState:
     for p in parts:
         _restore_part(p, G, port_off, nv, starts)
     return ck.state
+
+
+def audit_restored(ck: Checkpoint, prep, group) -> None:
+    """The conservation audit (:func:`pdes.reduce.audit`) of the parts of ``group`` restored
+    from ``ck`` (collective; every rank gets the same totals): a failure is
+    :class:`ParameterError` ``restart: <path> is damaged: conservation audit failed: ...``."""
+    try:
+        reduce.audit(prep, group)
+    except SimulationError as exc:
+        raise ParameterError(f"restart: {ck.path} is damaged: {exc}") from None
 
 
 def _restore_part(part, G: dict, port_off, nv: int, starts: dict) -> None:

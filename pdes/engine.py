@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from pdes.build import Prepared, make_parts, prepare
-from pdes.checkpoint import restore
+from pdes.checkpoint import audit_restored, restore
 from pdes.comm import LocalGroup, MpiGroup
 from pdes.loop import Engine, lookahead_of, sync_period, window_for
 from pdes.loopstate import CheckpointPlan, LoopState
@@ -46,7 +46,9 @@ def _restore(restart, prep: Prepared, group) -> LoopState | None:
     """The parts of ``group`` set to the state of checkpoint ``restart``; its loop state."""
     if restart is None:
         return None
-    return restore(restart, prep, group.parts)
+    state = restore(restart, prep, group.parts)
+    audit_restored(restart, prep, group)       # conservation, before the first cycle
+    return state
 
 
 def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,

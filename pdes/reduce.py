@@ -160,6 +160,14 @@ def _counts(prep, group) -> dict:
     return out
 
 
+def audit(prep, group) -> None:
+    """The conservation audit (:func:`_audit`) of the parts' state now (collective): a
+    restart runs it once before the first cycle."""
+    counts = {"held": _total(group, sum(p.flits_held() for p in group.parts)),
+              "queued": _total(group, sum(p.source_queue_flits() for p in group.parts))}
+    _audit(prep, stats(group), counts)
+
+
 def _audit(prep, st, counts) -> None:
     """Every flit created is delivered, in a source queue or in the network."""
     created_flits = int(st[S_CREATED_PKTS]) * prep.rp.packet_size
