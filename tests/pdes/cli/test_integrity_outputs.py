@@ -72,6 +72,24 @@ def test_input_files_come_from_the_registry():
     assert P.input_files(C.resolve({}, [])) == {}
 
 
+def test_every_parameter_naming_a_file_declares_it():
+    """Every registered parameter whose name says it is a file or path declares `files`
+    (output.file, an output, excepted), so its content is recorded."""
+    import models.routing  # noqa: F401
+    import models.topologies  # noqa: F401
+    import models.traffic  # noqa: F401
+    from models.core.registry import ROUTINGS, TOPOLOGIES, TRAFFIC
+    from pdes import config as C
+    params = [(f"{s}.{p.name}", p) for s, ps in list(C.STATIC.items()) + list(C.COMMON.items())
+              for p in ps]
+    for reg in (TOPOLOGIES, ROUTINGS, TRAFFIC):
+        params += [(f"{reg.section}.{e.name}.{p.name}", p) for e in reg for p in e.params]
+    named = [k for k, p in params if ("file" in p.name or "path" in p.name) and p.kind is str]
+    assert "topology.file.path" in named and "traffic.alltoall.placement_file" in named
+    missing = [k for k, p in params if k in named and not p.files and k != "output.file"]
+    assert not missing, missing
+
+
 def test_restart_refuses_a_changed_network_file(tmp_path):
     """A network file edited between --stop-at and --restart is refused (exit 2, naming the key
     and the file, nothing written); --allow-changed-inputs continues and records the change."""
