@@ -29,6 +29,12 @@ _RANDOM_TAG = 0x9A1C
 with other seeded draws of the same run."""
 
 
+def placement_files(value: str, section: dict) -> dict:
+    """The files a traffic section with ``placement_file = value`` reads (``Param.files``): the
+    placement file when ``placement = "file"``, else none."""
+    return {"": value} if value and section.get("placement") == "file" else {}
+
+
 def read_placement_file(path: str, n_endpoints: int, key: str = "traffic.placement_file") -> np.ndarray:
     """Endpoint ids listed in ``path`` (int64), checked against ``0..n_endpoints-1``."""
     if not path:

@@ -47,6 +47,8 @@ class Prepared:
     kglobals: dict = field(default_factory=dict)   # kernel_globals()
     next_hops: str = "auto"       # "off": the memory check left the next-hop tables out
     dist_symmetric: bool | None = None
+    provenance: dict = field(default_factory=dict)   # root attributes recording the input files
+    # (pdes.provenance), written into result files and checkpoints; set by the command line
 
     @property
     def keep(self) -> list:

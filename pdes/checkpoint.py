@@ -308,6 +308,8 @@ def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, n
             f.attrs["config_json"] = json.dumps(prep.cfg, sort_keys=True)
             f.attrs["config_toml"] = C.to_toml(prep.cfg)
             f.attrs["cycle"] = int(state.cycle)
+            for k, v in prep.provenance.items():     # the input files' digests (pdes.provenance)
+                f.attrs[k] = v
             for k in ("n_routers", "n_ports", "n_endpoints", "n_channels", "n_messages", "num_vcs",
                       "vc_flits", "output_flits"):
                 f.attrs[k] = int(sizes[k])

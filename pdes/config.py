@@ -365,6 +365,15 @@ def check_relations(cfg: dict) -> None:
                           f"measure.measure_cycles = {first}, got {run['max_cycles']}")
 
 
+def section_params(cfg: dict, section: str) -> list[Param]:
+    """The declared parameters of a section of the resolved ``cfg``: the static section's, or
+    the common ones and the chosen model's."""
+    if section in STATIC:
+        return list(STATIC[section])
+    selector = CHOSEN[section][0]
+    return list(COMMON.get(section, [])) + list(_registry(section).get(cfg[section][selector]).params)
+
+
 def topology_params(cfg: dict) -> tuple[str, dict]:
     """(name, parameters) of the configured topology."""
     t = dict(cfg["topology"])

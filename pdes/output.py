@@ -66,6 +66,8 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     f.attrs["buffer_note"] = buffer_note(prep)
     if prep.deadlock_warning:      # routing.vcs = "any" on a routing that can deadlock
         f.attrs["deadlock_warning"] = prep.deadlock_warning
+    for k, v in prep.provenance.items():     # the input files' digests (pdes.provenance)
+        f.attrs[k] = v
     write_config(f.create_group("config"), prep.cfg)
     if topo.is_degraded:
         write_faults(f.create_group("faults"), topo)

@@ -31,6 +31,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from pdes import config as C
+from pdes import provenance as P
 from pdes.config import INJECTION_KEYS
 from pdes.results import STUDY_FORMAT as FORMAT
 from pdes.results import STUDY_VERSION as FORMAT_VERSION
@@ -91,6 +92,12 @@ class Spec:
         if rep:
             cfg["measure"]["seed"] = int(cfg["measure"]["seed"]) + rep
         return cfg
+
+
+def series_files(spec: Spec) -> list[dict]:
+    """Per series, ``{label: path}`` of the files its runs read (:func:`pdes.provenance.input_files`;
+    loads and replications read the same files)."""
+    return [P.input_files(spec.config_of(s, spec.loads[0])) for s in range(len(spec.series))]
 
 
 def point_name(series: int, rep: int, load: float) -> str:
@@ -281,8 +288,10 @@ def point_summary(summary) -> dict:
 class Runner:
     """Runs points on one group of ranks, keeping what the points share."""
 
-    def __init__(self, spec: Spec, comm, version: str, world_rank: int = 0):
+    def __init__(self, spec: Spec, comm, version: str, world_rank: int = 0,
+                 records: list | None = None):
         self.spec = spec
+        self.records = records            # per series: its input files' record (pdes.provenance)
         self.world_rank = world_rank
         self.comm = comm                   # the group's communicator (None: this process)
         self.size = 1 if comm is None else comm.Get_size()
@@ -331,6 +340,8 @@ class Runner:
         from pdes.output import run_image, write_run
         cfg = self.spec.config_of(series, load, rep)
         prep = self.prepared(cfg)
+        if self.records is not None:
+            prep.provenance = P.attrs(self.records[series])
         t0 = time.perf_counter()
         res = simulate(cfg, self.comm if self.size > 1 else None, progress=poll, prep=prep)
         wall = time.perf_counter() - t0
@@ -361,11 +372,15 @@ class StudyFile:
     sequential write of the file, not a copy of every point through HDF5.
     """
 
-    def __init__(self, path: str, spec: Spec, version: str, say=None):
+    def __init__(self, path: str, spec: Spec, version: str, say=None, records: list | None = None,
+                 allow_changed_inputs: bool = False):
         import io
 
         import h5py
         self.path = path
+        self.records = records or [[] for _ in spec.series]   # per series (pdes.provenance)
+        self.allow_changed_inputs = allow_changed_inputs
+        self.changed = [] if allow_changed_inputs else None   # accepted changes of the inputs
         self.spec = spec
         self.version = version
         self.say = say
@@ -404,6 +419,7 @@ class StudyFile:
                     f"--resume: {self.path} holds a different study ({', '.join(diff)} differ); "
                     "give the same config, --set, --vary, --loads, --seeds and --saturation, "
                     "or write a new file")
+            self._compare_inputs(f.attrs)
             rows = {}
             for name in f["points"]:
                 g = f["points"][name]
@@ -419,6 +435,24 @@ class StudyFile:
             raise ParameterError(f"--resume: cannot read {self.path} as a study ({exc})") from None
         self.f.close()
         self.f, self.buf, self.rows = f, buf, rows
+
+    def _compare_inputs(self, attrs) -> None:
+        """Refuse to resume a study whose input files changed since it was written (unless
+        allowed: the changes are then recorded, with those accepted before)."""
+        old = P.stored(attrs, f"--resume: {self.path}")
+        if old is not None and len(old) != len(self.records):
+            raise ParameterError(f"--resume: {self.path}: attribute {P.ATTR} does not hold one "
+                                 "record per series (damaged file)")
+        found, seen = [], set()
+        for s, rec in enumerate(self.records):
+            for c in P.changes(None if old is None else old[s], rec, at="resume"):
+                if (c["key"], c["path"]) not in seen:
+                    seen.add((c["key"], c["path"]))
+                    found.append(c)
+        if not self.allow_changed_inputs:
+            P.refuse(found, "--resume", "the study was written")
+        if self.allow_changed_inputs or P.CHANGED_ATTR in attrs:
+            self.changed = P.accepted(attrs) + found
 
     def summaries(self) -> dict:
         return {name: row["summary"] for name, row in self.rows.items()}
@@ -486,6 +520,9 @@ class StudyFile:
         m = self.spec.base["measure"]
         f.attrs["criterion"] = CRITERION.format(tol=m["saturation_tolerance"], btol=m["backlog_tolerance"])
         f.attrs["finished"] = bool(finished)
+        f.attrs[P.ATTR] = json.dumps(self.records, sort_keys=True)
+        if self.changed is not None:
+            f.attrs[P.CHANGED_ATTR] = json.dumps(self.changed, sort_keys=True)
         self._write_tables(f)
         f.flush()
         tmp = f"{self.path}.tmp-{os.getpid()}"
@@ -721,9 +758,14 @@ class Queue:
 
 # --------------------------------------------------------------------------- the study
 def run_study(spec: Spec, path: str, world, concurrent: int = 1, resume: bool = False, say=None,
-              version: str = "", intro: str = "") -> dict | None:
+              version: str = "", intro: str = "", files: list | None = None,
+              allow_changed_inputs: bool = False) -> dict | None:
     """Run every missing point of ``spec`` and write ``path``; returns the saturation results on
     world rank 0 (``None`` elsewhere).  ``world`` is the communicator of all ranks (or None).
+
+    ``files`` (:func:`series_files`, computed here when None) are digested by world rank 0
+    and recorded in the study file and its points; ``resume`` refuses a study whose files
+    changed since it was written unless ``allow_changed_inputs``.
 
     Everything is checked before the first point runs (every rank raises the same
     :class:`ParameterError`); ``intro`` is then said, and the compile notice.
@@ -738,7 +780,14 @@ def run_study(spec: Spec, path: str, world, concurrent: int = 1, resume: bool = 
     else:
         gcomm = world
     gsize = 1 if gcomm is None else gcomm.Get_size()
-    file = StudyFile(path, spec, version, say=say) if wrank == 0 else None
+    records = None
+    if wrank == 0:
+        cache: dict = {}
+        records = [P.record(f, cache) for f in (series_files(spec) if files is None else files)]
+    if world is not None and size > 1:
+        records = world.bcast(records, root=0)
+    file = StudyFile(path, spec, version, say=say, records=records,
+                     allow_changed_inputs=allow_changed_inputs) if wrank == 0 else None
     known, error = {}, None
     if wrank == 0 and resume and os.path.exists(path):
         try:
@@ -749,7 +798,7 @@ def run_study(spec: Spec, path: str, world, concurrent: int = 1, resume: bool = 
         error = world.bcast(error, root=0)
     if error:
         raise ParameterError(error)
-    runner = Runner(spec, gcomm if gsize > 1 else None, version, world_rank=wrank)
+    runner = Runner(spec, gcomm if gsize > 1 else None, version, world_rank=wrank, records=records)
     runner.check_all(spec.loads[0])
     if say:
         if intro:

@@ -171,7 +171,8 @@ def write_configs(work: Path, names, booksim_src: str | None, loads, quick: bool
     out = {}
     if any(n in SF_CASES for n in names):
         p = subprocess.run([sys.executable, "-m", "pdes", "topo", "slimfly", "--set", "topology.q=5",
-                            "--set", "router.link_latency=1", "--export", "anynet", "sf5.anynet"],
+                            "--set", "router.link_latency=1", "--export", "anynet", "sf5.anynet",
+                            "--force"],
                            cwd=work, capture_output=True, text=True, env=_env())
         if p.returncode != 0:
             raise SystemExit(f"booksim_parity: exporting SF q=5 failed: {last_line(p.stderr)}")

@@ -57,6 +57,14 @@ class Param:
     ``lo`` and ``hi`` bound a number (or every item of a list), inclusive;
     ``lo_open`` makes the lower bound exclusive.  Every float must be finite and
     every integer fit in 64 bits, bounds or not.
+
+    ``files`` marks a parameter that names input files: ``True`` when a
+    non-empty value is the path of a file the model reads, or a function
+    ``(value, section) -> {role: path}`` (``section``: the resolved section's
+    dict; role ``""`` for the named file itself, else a short noun such as
+    ``"groups file"``) that gives every file the model reads for that value,
+    an empty dict when it reads none.  :mod:`pdes.provenance` records their
+    content digests.
     """
 
     name: str
@@ -67,6 +75,7 @@ class Param:
     lo: Any = None
     hi: Any = None
     lo_open: bool = False
+    files: Any = None
 
     def range_text(self) -> str:
         """The declared range as text (empty when there is none)."""

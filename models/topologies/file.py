@@ -693,10 +693,25 @@ def file_size(path: str, format: str | None = None, p: int = 1) -> None:  # noqa
     return None
 
 
+def file_inputs(path: str, section: dict) -> dict:
+    """The files topology ``file`` reads for ``topology.path = path`` (``Param.files``): the
+    file, and for an anynet file its optional groups side file ``PATH.groups``."""
+    if not path:
+        return {}
+    try:
+        fmt = section.get("format") or guess_format(path)
+    except ParameterError:          # reported by the reader itself
+        return {"": path}
+    out = {"": path}
+    if fmt == "anynet":
+        out["groups file"] = str(path) + GROUPS_SUFFIX
+    return out
+
+
 from_file = TOPOLOGIES.register(
     "file", from_file,
     params=[
-        Param("path", str, REQUIRED, "router graph file to read"),
+        Param("path", str, REQUIRED, "router graph file to read", files=file_inputs),
         Param("format", str, None, "file format (default: from the extension: .txt/.edges "
               "edgelist, .anynet anynet, .graphml/.xml graphml)", choices=FORMATS),
         Param("p", int, 1, "endpoints of each router the file gives no count for", lo=0),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.core.errors import ParameterError
-from models.placement import place
+from models.placement import place, placement_files
 from models.core.registry import TRAFFIC, Param
 from models.traffic import TrafficPlan
 
@@ -159,7 +159,8 @@ COMMON = [
     Param("procs", int, 0, "processes (0 = one per endpoint)"),
     Param("placement", str, "linear", "process placement: linear, random or file",
           choices=("linear", "random", "file")),
-    Param("placement_file", str, "", "placement file (one endpoint id per line)"),
+    Param("placement_file", str, "", "placement file (one endpoint id per line)",
+          files=placement_files),
     Param("schedule", str, "all_at_once", "all_at_once: packets of all messages interleaved; "
           "staggered: one message after the other", choices=SCHEDULES),
 ]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.core.errors import ParameterError
-from models.placement import PLACEMENTS, place
+from models.placement import PLACEMENTS, place, placement_files
 from models.core.registry import TRAFFIC, Param
 from models.traffic import TrafficPlan
 
@@ -362,7 +362,8 @@ def _proc_params(what: str):
     return [
         Param("procs", int, None, f"number of processes ({what})"),
         Param("placement", str, "linear", "process -> endpoint mapping", choices=PLACEMENTS),
-        Param("placement_file", str, "", "placement 'file': one endpoint id per line, process order"),
+        Param("placement_file", str, "", "placement 'file': one endpoint id per line, process order",
+              files=placement_files),
     ]
 
 

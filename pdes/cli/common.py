@@ -99,11 +99,14 @@ def say_fn(comm, quiet: bool):
     return lambda s: print(f"[pdes] {s}", file=sys.stderr, flush=True)
 
 
-def check_output(path: str, key: str, *, replace: bool = True) -> None:
-    """Refuse output paths that are not (or cannot become) a regular file in a writable directory.
+def check_output(path: str, key: str, *, replace: bool = True,
+                 exists: str = "use --force to replace it") -> None:
+    """Refuse output paths that are not (or cannot become) a regular file in a writable directory,
+    or whose name (with its temporary suffix) is too long for the file system.
 
-    ``replace=False`` also refuses an existing file.
+    ``replace=False`` also refuses an existing file (``exists``: what the message suggests).
     """
+    from pdes.cli.outputs import check_name
     if not path:
         raise ParameterError(f"{key}: empty path")
     d = os.path.dirname(os.path.abspath(path))
@@ -111,11 +114,11 @@ def check_output(path: str, key: str, *, replace: bool = True) -> None:
         raise ParameterError(f"{key}: directory does not exist: {d}")
     if not os.access(d, os.W_OK | os.X_OK):
         raise ParameterError(f"{key}: directory is not writable: {d}")
+    check_name(path, key)
     if os.path.islink(path):
         raise ParameterError(f"{key}: {path} is a symbolic link; give the path of a regular file")
     if os.path.exists(path):
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise ParameterError(f"{key}: {path} exists and is not a regular file")
         if not replace:
-            raise ParameterError(f"{key}: {path} exists (use --resume to continue that study, "
-                                 "or --force to replace it)")
+            raise ParameterError(f"{key}: {path} exists ({exists})")

@@ -24,6 +24,9 @@ from models.core.errors import ParameterError
 from models.core.registry import Param
 from pdes.checkpoint import EXIT_STOPPED
 from pdes.cli.common import StopRequest, check_output, mpi_main, say_fn
+from pdes.cli.outputs import Claim, check_not_input
+from pdes.cli.outputs import claim as claim_outputs
+from pdes.provenance import input_files
 from pdes.compiling import compile_notice
 from pdes.sizing import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
                          describe_memory, size_text)
@@ -55,6 +58,9 @@ def add_arguments(p):
     p.add_argument("--stop-at", metavar="CYCLE",
                    help="write a checkpoint at the first sample boundary at or after CYCLE, "
                    f"then stop with status {EXIT_STOPPED}")
+    p.add_argument("--allow-changed-inputs", action="store_true",
+                   help="with --restart: continue although a file the config names (network, "
+                   "placement) changed since the checkpoint was written; the output records it")
 
 
 def main(args) -> int:
@@ -88,14 +94,24 @@ def _main(args, comm) -> int:
     if out:
         check_output(out, "output.file")
     plan = checkpoint_plan(args, cfg)
+    prov = input_provenance(args, cfg, ck, comm)
+    inputs = {**({"config": args.booksim or args.config} if args.booksim or args.config else {}),
+              **input_files(cfg)}
+    if out:
+        check_not_input(out, "output.file", {**inputs, "restart": args.restart})
+    if plan is not None:     # a restart may write its checkpoints over the one it continues
+        check_not_input(plan.path, "checkpoint", inputs)
     stop = StopRequest()
-    if plan is not None:     # a signal asks for a checkpoint at the next sample boundary
-        stop.install()
-        plan.requested = stop
-        if say:
-            plan.on_write = lambda T: say(f"checkpoint at cycle {T} written to {plan.path}")
+    claim = Claim()
     try:
-        return _simulate(args, comm, cfg, ck, plan, say)
+        claim = claim_outputs(comm, [(out, "output.file")]
+                              + ([(plan.path, "checkpoint")] if plan is not None else []))
+        if plan is not None:     # a signal asks for a checkpoint at the next sample boundary
+            stop.install()
+            plan.requested = stop
+            if say:
+                plan.on_write = lambda T: say(f"checkpoint at cycle {T} written to {plan.path}")
+        return _simulate(args, comm, cfg, ck, plan, say, prov)
     except CheckpointStop as exc:
         if rank == 0:
             why = (f"terminated by {signal_name(exc.signum)}" if exc.signum
@@ -105,9 +121,34 @@ def _main(args, comm) -> int:
         return EXIT_STOPPED
     finally:
         stop.uninstall()
+        claim.release()
 
 
-def _simulate(args, comm, cfg, ck, plan, say) -> int:
+def input_provenance(args, cfg, ck, comm) -> dict:
+    """The attributes recording the run's input files (:mod:`pdes.provenance`), read on rank 0.
+
+    On a restart the files' digests must equal the checkpoint's; a difference is refused
+    (``restart: <key>: <path> changed since the checkpoint was written ...``) unless
+    ``--allow-changed-inputs`` is given, which records every accepted change
+    (``changed_inputs``, with those of earlier restarts).
+    """
+    from pdes import provenance as P
+    if args.allow_changed_inputs and ck is None:
+        raise ParameterError("--allow-changed-inputs: only with --restart (a run without one "
+                             "has nothing to compare its input files with)")
+    rec = P.shared_record(P.input_files(cfg), comm if comm.Get_size() > 1 else None)
+    if ck is None:
+        return P.attrs(rec)
+    found = P.changes(P.stored(ck.attrs, f"restart: {ck.path}"), rec,
+                      at=f"restart from {ck.path} at cycle {ck.cycle}")
+    if not args.allow_changed_inputs:
+        P.refuse(found, "restart", "the checkpoint was written")
+    earlier = P.accepted(ck.attrs)
+    keep = args.allow_changed_inputs or P.CHANGED_ATTR in ck.attrs
+    return P.attrs(rec, earlier + found if keep else None)
+
+
+def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
     from pdes import __version__
     from pdes import config as C
     from pdes.build import prepare
@@ -117,6 +158,7 @@ def _simulate(args, comm, cfg, ck, plan, say) -> int:
     rank, size = comm.Get_rank(), comm.Get_size()
     out = cfg["output"]["file"]
     prep = prepare(cfg, comm if size > 1 else None)
+    prep.provenance = prov
     per_node = prep.share.node_size      # ranks on this node
     memory = check_run_memory(prep, size, per_node)
     note = buffer_note(prep)

@@ -12,6 +12,7 @@ import math
 import sys
 
 from pdes.cli.common import check_output, mpi_main, say_fn
+from pdes.cli.outputs import check_not_input, claim
 
 HELP = "run a study: latency-load sweeps over varied keys, saturation search, replications"
 
@@ -38,6 +39,9 @@ def add_arguments(p):
     p.add_argument("--resume", action="store_true",
                    help="continue the study in the output file: run only its missing points")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument("--allow-changed-inputs", action="store_true",
+                   help="with --resume: continue although a file the config names (network, "
+                   "placement) changed since the study was written; the study file records it")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -60,7 +64,16 @@ def _main(args, comm) -> int:
         raise ParameterError("-o: a sweep needs an output file (-o study.h5 or output.file)")
     if args.resume and args.force:
         raise ParameterError("--resume: cannot be combined with --force")
-    check_output(path, "-o", replace=args.resume or args.force)
+    if args.allow_changed_inputs and not args.resume:
+        raise ParameterError("--allow-changed-inputs: only with --resume (a new study has "
+                             "nothing to compare its input files with)")
+    check_output(path, "-o")
+    files = S.series_files(spec)
+    inputs = {"config": args.config} if args.config else {}
+    for s, found in enumerate(files):
+        for key, f in found.items():
+            inputs[key if inputs.get(key, f) == f else f"{key} of series {s}"] = f
+    check_not_input(path, "-o", inputs)
     say = say_fn(comm, args.quiet)
     n = len(spec.series) * len(spec.loads) * spec.seeds
     keys = ", ".join(f"{k} ({len(v)})" for k, v in spec.vary) or "nothing"
@@ -68,8 +81,12 @@ def _main(args, comm) -> int:
              f"{spec.seeds} seeds = {n} points" + (f", then a saturation search to "
                                                   f"{spec.resolution:g}" if spec.saturation else "")
              + (f"; {args.concurrent} groups of ranks" if args.concurrent > 1 else ""))
-    sat = S.run_study(spec, path, comm if size > 1 else None, concurrent=args.concurrent,
-                      resume=args.resume, say=say, version=__version__, intro=intro)
+    exists = "use --resume to continue that study, or --force to replace it"
+    with claim(comm, [(path, "-o")], then=lambda: check_output(
+            path, "-o", replace=args.resume or args.force, exists=exists)):
+        sat = S.run_study(spec, path, comm if size > 1 else None, concurrent=args.concurrent,
+                          resume=args.resume, say=say, version=__version__, intro=intro,
+                          files=files, allow_changed_inputs=args.allow_changed_inputs)
     if rank == 0:
         if sat:
             for r in sat:

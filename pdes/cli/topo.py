@@ -34,6 +34,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--export", nargs=2, metavar=("FORMAT", "PATH"),
                         help="also write the router graph: FORMAT is edgelist, anynet or graphml")
+    parser.add_argument("--force", action="store_true",
+                        help="with --export: replace an existing file (and its .groups side file)")
     parser.add_argument("--sample", type=int, metavar="N",
                         help="distance metrics from N random source routers "
                              "(required above 20000 routers)")
@@ -50,10 +52,8 @@ def _jsonable(obj):
 
 def report(args) -> dict:
     """The structure report for the parsed arguments (no printing)."""
-    from models.layout import build_layout
-    from models.metrics import check_exact, structure_report
-    from models.topologies.file import FORMATS, export_topology, file_link_latency, link_latency_of
-    from models.topology import build
+    from models.metrics import check_exact
+    from models.topologies.file import FORMATS
     from pdes.sizing import check_network
 
     raw = cfgmod.load_toml(args.config) if args.config else {}
@@ -77,6 +77,48 @@ def report(args) -> dict:
     size = check_network(cfg, distances=False)      # from the parameters, before building
     if size is not None:
         check_exact(size.routers, args.sample)
+    claim = export_claim(args, cfg)
+    try:
+        return _report(args, cfg, name, params)
+    finally:
+        claim.release()
+
+
+def export_paths(args) -> list[str]:
+    """The files ``--export FORMAT PATH`` writes: PATH, and PATH.groups for anynet."""
+    from models.topologies.file import GROUPS_SUFFIX
+    if not args.export:
+        return []
+    fmt, path = args.export
+    return [path] + ([path + GROUPS_SUFFIX] if fmt == "anynet" else [])
+
+
+def export_claim(args, cfg):
+    """Check the export paths as ``run -o`` checks its output (a regular file or a new one, a
+    name that fits, none of the inputs, an existing file only with ``--force``) and claim
+    them (:class:`pdes.cli.outputs.Claim`)."""
+    from pdes.cli.common import check_output
+    from pdes.cli.outputs import Claim, check_not_input, claim
+    from pdes.provenance import input_files
+    paths = export_paths(args)
+    if not paths:
+        return Claim()
+    inputs = {**({"config": args.config} if args.config else {}), **input_files(cfg)}
+    for p in paths:
+        check_output(p, "--export")
+        check_not_input(p, "--export", inputs)
+
+    def refuse_existing():
+        for p in paths:
+            check_output(p, "--export", replace=args.force)
+    return claim(None, [(p, "--export") for p in paths], then=refuse_existing)
+
+
+def _report(args, cfg, name, params) -> dict:
+    from models.layout import build_layout
+    from models.metrics import structure_report
+    from models.topologies.file import file_link_latency, link_latency_of
+    from models.topology import build
 
     t0 = time.perf_counter()
     topo = build(name, params)
@@ -93,11 +135,30 @@ def report(args) -> dict:
         out["layout"]["latency_cycles"] = {"min": int(lat.min()), "max": int(lat.max()),
                                            "mean": float(lat.mean())}
     if args.export:
-        out["exported"] = export_topology(topo, args.export[0], args.export[1],
-                                          latency=lat, cable_m=cable)
+        out["exported"] = export(topo, args.export[0], args.export[1], lat, cable)
     out["seconds"] = {"build": round(t1 - t0, 4), "layout": round(t2 - t1, 4),
                       "metrics": round(t3 - t2, 4)}
     return out
+
+
+def export(topo, fmt: str, path: str, lat, cable) -> list[str]:
+    """Write the export to temporary names and rename them to ``path`` (and its side file):
+    a name never holds a partial file, and a link put there meanwhile is replaced, not
+    followed."""
+    import os
+
+    from models.topologies.file import GROUPS_SUFFIX, export_topology
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        written = export_topology(topo, fmt, tmp, latency=lat, cable_m=cable)
+        final = [path + w[len(tmp):] for w in written]
+        for w, f in zip(written, final):
+            os.replace(w, f)
+        return final
+    finally:
+        for w in (tmp, tmp + GROUPS_SUFFIX):
+            if os.path.exists(w):
+                os.remove(w)
 
 
 def _fmt(value) -> str:

@@ -1,0 +1,282 @@
+"""Input provenance and output safety (docs/output.md#output-files, docs/checkpoint.md):
+a restart or a resumed study refuses input files that changed; an output is claimed by one
+writer, is never one of the command's inputs, and has a name that fits the file system,
+all checked before any work; `topo --export` follows the same rules."""
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import h5py
+import pytest
+
+from models.core.errors import ParameterError
+from pdes import provenance as P
+from pdes.cli import outputs as O
+from tests.helpers import anynet_ring, cli_sets, run_pdes
+
+RUN = cli_sets(preset="restart")
+STUDY = cli_sets(preset="study")
+
+
+def ring_sets(net):
+    """--set arguments of topology 'file' on the anynet ring ``net``."""
+    return ["--set", "topology.name=file", "--set", f"topology.path={net}"]
+
+
+def pdes(*args, cwd, nranks=1):
+    return run_pdes(*args, cwd=cwd, nranks=nranks, timeout=600)
+
+
+def one_error(r, text):
+    """Exit 2 with one `pdes: error:` line holding ``text``, no traceback."""
+    lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("[pdes]")]
+    assert r.returncode == 2, r.stderr
+    assert len(lines) == 1 and lines[0].startswith("pdes: error: ") and text in lines[0], r.stderr
+
+
+def lock_of(pid, host=None):
+    """The text of a lock held by process ``pid`` of ``host`` (default: this host)."""
+    return json.dumps({"host": host or socket.gethostname(), "pid": pid, "started": None})
+
+
+def dead_pid():
+    """The id of a process that has ended."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def stop_ring(tmp_path, *extra):
+    """A run on the anynet ring stopped at cycle 300: (network file, checkpoint)."""
+    net = anynet_ring(tmp_path, weights=[1, 2, 1, 2, 1, 2])
+    r = pdes("run", "--quiet", *RUN, *ring_sets(net), "-o", "a.h5", "--stop-at", "300", *extra,
+             cwd=tmp_path)
+    assert r.returncode == 75, r.stderr
+    return net, tmp_path / "a.ckpt.h5"
+
+
+# --------------------------------------------------------------------------- 1: provenance
+def test_input_files_come_from_the_registry():
+    """Every key declared with `files` is found in a config: the network file (and an anynet
+    file's groups side file) and a placement file only under placement = "file"."""
+    from pdes import config as C
+    cfg = C.resolve({}, ["topology.name=file", "topology.path=n.anynet",
+                         "traffic.pattern=subset_uniform", "traffic.placement_file=p.txt"])
+    assert P.input_files(cfg) == {"topology.path": "n.anynet",
+                                  "topology.path (groups file)": "n.anynet.groups"}
+    cfg = C.resolve({}, ["topology.name=file", "topology.path=n.txt", "traffic.pattern=subset_uniform",
+                         "traffic.placement=file", "traffic.placement_file=p.txt"])
+    assert P.input_files(cfg) == {"topology.path": "n.txt", "traffic.placement_file": "p.txt"}
+    assert P.input_files(C.resolve({}, [])) == {}
+
+
+def test_every_parameter_naming_a_file_declares_it():
+    """Every registered parameter whose name says it is a file or path declares `files`
+    (output.file, an output, excepted), so its content is recorded."""
+    import models.routing  # noqa: F401
+    import models.topologies  # noqa: F401
+    import models.traffic  # noqa: F401
+    from models.core.registry import ROUTINGS, TOPOLOGIES, TRAFFIC
+    from pdes import config as C
+    params = [(f"{s}.{p.name}", p) for s, ps in list(C.STATIC.items()) + list(C.COMMON.items())
+              for p in ps]
+    for reg in (TOPOLOGIES, ROUTINGS, TRAFFIC):
+        params += [(f"{reg.section}.{e.name}.{p.name}", p) for e in reg for p in e.params]
+    named = [k for k, p in params if ("file" in p.name or "path" in p.name) and p.kind is str]
+    assert "topology.file.path" in named and "traffic.alltoall.placement_file" in named
+    missing = [k for k, p in params if k in named and not p.files and k != "output.file"]
+    assert not missing, missing
+
+
+def test_restart_refuses_a_changed_network_file(tmp_path):
+    """A network file edited between --stop-at and --restart is refused (exit 2, naming the key
+    and the file, nothing written); --allow-changed-inputs continues and records the change."""
+    net, ck = stop_ring(tmp_path)
+    with open(net) as fh:
+        text = fh.read()
+    with open(net, "w") as fh:
+        fh.write(text.replace("router 1 1", "router 1 2", 1))
+    r = pdes("run", "--quiet", "--restart", str(ck), "-o", "r.h5", cwd=tmp_path)
+    one_error(r, f"restart: topology.path: {net} changed since the checkpoint was written")
+    assert not (tmp_path / "r.h5").exists()
+    r = pdes("run", "--quiet", "--restart", str(ck), "-o", "r.h5", "--allow-changed-inputs",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(tmp_path / "r.h5") as f:
+        changed = json.loads(f.attrs[P.CHANGED_ATTR])
+        files = json.loads(f.attrs[P.ATTR])
+    assert [c["key"] for c in changed] == ["topology.path"] and changed[0]["path"] == net
+    assert files[0] == {"key": "topology.path", "path": net, "sha256": P.digest(net)}
+
+
+def test_resume_refuses_a_changed_placement_file(tmp_path):
+    """`sweep --resume` after the placement file changed is refused (exit 2, the study file
+    unchanged); --allow-changed-inputs resumes and records the change in the study file."""
+    net = anynet_ring(tmp_path)
+    place = tmp_path / "place.txt"
+    place.write_text("\n".join(str(e) for e in range(12)) + "\n")
+    args = ["sweep", "--quiet", *STUDY, *ring_sets(net), "--set", "traffic.pattern=subset_uniform",
+            "--set", "traffic.placement=file", "--set", f"traffic.placement_file={place}",
+            "--loads", "0.2", "-o", "s.h5"]
+    assert pdes(*args, cwd=tmp_path).returncode == 0
+    with h5py.File(tmp_path / "s.h5") as f:
+        assert [e["key"] for e in json.loads(f.attrs[P.ATTR])[0]] == [
+            "topology.path", "topology.path (groups file)", "traffic.placement_file"]
+    before = (tmp_path / "s.h5").read_bytes()
+    place.write_text("\n".join(str(e) for e in reversed(range(12))) + "\n")
+    r = pdes(*args, "--resume", cwd=tmp_path)
+    one_error(r, f"--resume: traffic.placement_file: {place} changed since the study was written")
+    assert (tmp_path / "s.h5").read_bytes() == before
+    r = pdes(*args, "--resume", "--allow-changed-inputs", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(tmp_path / "s.h5") as f:
+        changed = json.loads(f.attrs[P.CHANGED_ATTR])
+    assert [(c["key"], c["path"]) for c in changed] == [("traffic.placement_file", str(place))]
+
+
+# --------------------------------------------------------------------------- 3: one writer
+def test_an_output_being_written_is_refused_and_a_stale_lock_taken_over(tmp_path):
+    """A lock held by a live process refuses `run` and `sweep` on that output (exit 2, lock and
+    directory untouched); the lock of a process that has ended is taken over and removed."""
+    lock = tmp_path / "o.h5.lock"
+    lock.write_text(lock_of(os.getpid()))
+    for args in (["run", *RUN], ["sweep", *STUDY, "--loads", "0.2"]):
+        r = pdes(*args, "--quiet", "-o", "o.h5", cwd=tmp_path)
+        one_error(r, "o.h5 is being written by another pdes run (lock o.h5.lock, process")
+        assert sorted(os.listdir(tmp_path)) == ["o.h5.lock"]
+        assert lock.read_text() == lock_of(os.getpid())
+    lock.write_text(lock_of(dead_pid()))
+    r = pdes("run", *RUN, "--quiet", "-o", "o.h5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["o.h5"]
+
+
+def test_lock_claims_in_process(tmp_path):
+    """One claim per path at a time, also within a process; a lock of another host or an
+    unreadable lock is respected; release removes only this process's lock."""
+    out = str(tmp_path / "x.h5")
+    with O.claim(None, [(out, "-o")]):
+        assert os.path.exists(out + ".lock")
+        with pytest.raises(ParameterError, match="is being written by another pdes run"):
+            O.claim(None, [(out, "-o")])
+    assert not os.path.exists(out + ".lock")
+    for text in (lock_of(1, host="another-host"), ""):
+        with open(out + ".lock", "w") as fh:
+            fh.write(text)
+        with pytest.raises(ParameterError, match="remove the lock"):
+            O.claim(None, [(out, "-o")])
+        with open(out + ".lock") as fh:
+            assert fh.read() == text
+
+
+# --------------------------------------------------------------------------- 4: never an input
+def test_an_output_never_replaces_an_input(tmp_path):
+    """-o naming the config file, the network file or the checkpoint being continued, and
+    --checkpoint naming the network file, are refused (exit 2); each input is unchanged."""
+    net, ck = stop_ring(tmp_path)
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f'[topology]\nname = "file"\npath = "{net}"\n')
+    before = {p: open(p, "rb").read() for p in (net, cfg, ck)}
+    for args, key in ((["run", str(cfg), *RUN, "-o", str(cfg)], "output.file"),
+                      (["run", str(cfg), *RUN, "-o", net], "output.file"),
+                      (["run", "--restart", str(ck), "-o", str(ck)], "output.file"),
+                      (["run", str(cfg), *RUN, "-o", "b.h5", "--checkpoint", net], "checkpoint"),
+                      (["sweep", str(cfg), *STUDY, "--loads", "0.2", "-o", net, "--force"], "-o")):
+        r = pdes(*args, "--quiet", cwd=tmp_path)
+        one_error(r, f"{key}: ")
+        assert "is an input of this command" in r.stderr
+    for p, data in before.items():
+        assert open(p, "rb").read() == data, p
+    assert not (tmp_path / "b.h5").exists()
+
+
+# --------------------------------------------------------------------------- 5: topo --export
+def test_topo_export_follows_the_output_rules(tmp_path):
+    """`topo --export` refuses a symbolic link (its target untouched), an existing file or
+    groups side file without --force, and an input file; --force replaces the file."""
+    target = tmp_path / "t.txt"
+    target.write_text("keep")
+    (tmp_path / "link.txt").symlink_to(target)
+    topo = ["topo", "slimfly", "--set", "topology.q=5", "--json", "--export"]
+    one_error(pdes(*topo, "edgelist", "link.txt", cwd=tmp_path), "symbolic link")
+    assert target.read_text() == "keep" and (tmp_path / "link.txt").is_symlink()
+    old = tmp_path / "sf.txt"
+    old.write_text("old")
+    one_error(pdes(*topo, "edgelist", "sf.txt", cwd=tmp_path), "--export: sf.txt exists (use --force")
+    assert old.read_text() == "old"
+    r = pdes(*topo, "edgelist", "sf.txt", "--force", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert old.read_text().startswith("# pdes router graph")
+    (tmp_path / "sf.anynet.groups").write_text("old")
+    one_error(pdes(*topo, "anynet", "sf.anynet", cwd=tmp_path), "sf.anynet.groups exists")
+    assert not (tmp_path / "sf.anynet").exists()
+    r = pdes("topo", "file", "--set", "topology.path=sf.txt", "--export", "edgelist", "sf.txt",
+             "--force", cwd=tmp_path)
+    one_error(r, "is an input of this command (topology.path")
+    assert sorted(os.listdir(tmp_path)) == ["link.txt", "sf.anynet.groups", "sf.txt", "t.txt"]
+
+
+# --------------------------------------------------------------------------- 6: name limits
+def test_a_name_too_long_for_its_temporary_file_is_refused_at_start(tmp_path):
+    """A 250-byte output name (its `.tmp-<pid>` twin would pass 255 bytes) is refused before
+    anything is built, for run -o, --checkpoint, sweep -o and topo --export: exit 2, no start
+    report, no file written."""
+    long = "x" * 246 + ".h5"
+    assert len(long) == 249 and O.SUFFIX_BYTES + len(long) > 255
+    for args, key in ((["run", *RUN, "-o", long], "output.file"),
+                      (["run", *RUN, "-o", "o.h5", "--checkpoint", long], "checkpoint"),
+                      (["sweep", *STUDY, "--loads", "0.2", "-o", long], "-o"),
+                      (["topo", "slimfly", "--export", "edgelist", long], "--export")):
+        r = pdes(*args, cwd=tmp_path)
+        one_error(r, f"{key}: the file name of {long} is 249 bytes")
+        assert "[pdes]" not in r.stderr          # nothing built: no start report
+        assert os.listdir(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- under MPI
+@pytest.mark.mpi(min_size=2)
+def test_refusals_under_mpi_on_every_rank(tmp_path, capfd):
+    """Under MPI a held lock, an output that is an input, a long name and a changed network
+    file on --restart give status 2 on every rank and one error line (rank 0), and write
+    nothing."""
+    from mpi4py import MPI
+
+    from pdes.cli import main
+    comm = MPI.COMM_WORLD
+    d = comm.bcast(str(tmp_path), root=0)
+    here = os.getcwd()
+    os.chdir(d)
+    try:
+        if comm.Get_rank() == 0:
+            anynet_ring(tmp_path)
+            with open("o.h5.lock", "w") as fh:
+                fh.write(lock_of(os.getpid()))
+        comm.Barrier()
+        ring = ring_sets(os.path.join(d, "net.anynet"))
+        assert main(["run", "--quiet", *RUN, *ring, "-o", "a.h5", "--stop-at", "300"]) == 75
+        if comm.Get_rank() == 0:
+            with open("net.anynet", "a") as fh:
+                fh.write("# edited\n")
+        comm.Barrier()
+        before = sorted(os.listdir(d))
+        for args, text in ((["-o", "o.h5"], "is being written by another pdes run"),
+                           ([*ring, "-o", "net.anynet"], "is an input of this command"),
+                           (["-o", "y" * 250], "is 250 bytes"),
+                           (["--restart", "a.ckpt.h5", "-o", "r.h5"],
+                            "restart: topology.path: ")):
+            capfd.readouterr()
+            status = main(["run", "--quiet", *(RUN if args[0] != "--restart" else []), *args])
+            err = capfd.readouterr().err
+            assert comm.allgather(status) == [2] * comm.Get_size(), (args, err)
+            lines = [ln for ln in err.strip().splitlines() if ln]
+            if comm.Get_rank() == 0:
+                assert len(lines) == 1 and text in lines[0], (args, err)
+            else:
+                assert lines == [], (args, err)
+            comm.Barrier()
+            assert sorted(os.listdir(d)) == before
+    finally:
+        os.chdir(here)
+        comm.Barrier()
