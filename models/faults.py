@@ -32,10 +32,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.jit import njit
-from models.core.rng import hash4
-
-P_FAIL_LINK = 1 << 23        # key of a link in the random draw (entity = link id)
-P_FAIL_ROUTER = (1 << 23) + 1  # key of a router in the random draw (entity = router id)
+from models.core.rng import P_FAIL_LINK, P_FAIL_ROUTER, hash4
 
 
 @njit

@@ -69,7 +69,8 @@ def test_world_equals_serial(case):
 
 
 @pytest.mark.mpi(min_size=4)
-@pytest.mark.parametrize("case", ["min", "gf-sat", "ugal_g", "nag", "layered", "sf-shared-sat"])
+@pytest.mark.parametrize("case", ["min", "gf-sat", "ugal_g", "nag", "layered", "sf-shared-sat",
+                                  "faults"])
 def test_split_communicator_of_three(case):
     """A run on a split communicator of 3 ranks equals the one-process run."""
     from mpi4py import MPI

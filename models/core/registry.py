@@ -154,7 +154,7 @@ class Param:
                     items = list(value)
                 else:
                     items = [value]
-                if not items:
+                if not items and not self.empty_ok:
                     raise ValueError
                 out = [conv.coerce(v, where) for v in items]
             else:  # pragma: no cover - programming error
@@ -162,6 +162,11 @@ class Param:
         except (ValueError, TypeError, ParameterError):
             raise ParameterError(f"{where}: expected {_type_name(kind)}, got {value!r}") from None
         return self._finish(out, where)
+
+    @property
+    def empty_ok(self) -> bool:
+        """A list parameter whose default is the empty list takes an empty list."""
+        return isinstance(self.default, list) and not self.default
 
     def check(self, value, where: str):
         """Validate ``value`` given from Python (not text) and return it in its plain type.
@@ -184,7 +189,7 @@ class Param:
                 items = list(value)
             except TypeError:
                 raise bad from None
-            if not items:
+            if not items and not self.empty_ok:
                 raise bad
             item = Param(self.name, int if kind == "int_list" else float, None, "")
             try:

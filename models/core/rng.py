@@ -49,6 +49,8 @@ P_MID_ROUTER = 1 << 20  # router inside a drawn intermediate group, + try
 P_LAYER = 1 << 21       # layer (table) of a packet chosen at its source (counter = packet sequence)
 P_ONOFF = 1 << 22       # on/off injection: the state change of a cycle (counter = cycle)
 P_ONOFF_INIT = (1 << 22) + 1  # on/off injection: the state before cycle 0 (counter = 0)
+P_FAIL_LINK = 1 << 23         # failed links drawn before the run (entity = link id, models.faults)
+P_FAIL_ROUTER = (1 << 23) + 1  # failed routers drawn before the run (entity = router id)
 
 _S11 = np.uint64(11)
 

@@ -61,8 +61,9 @@ def minimal(topo, dist, vc_scheme="auto"):
     """Plan for minimal routing: ``max_hops`` = endpoint diameter.  ``auto``: the family's
     own minimal routes where its topology registers them (on a Dragonfly the
     local-global-local routes with Kim et al.'s classes, what BookSim's ``min`` is there),
-    graph-minimal routes with hop-index classes elsewhere; the VC scheme of the family's
-    own routes (``dragonfly``) asks for them explicitly."""
+    graph-minimal routes with hop-index classes elsewhere and on a degraded network
+    (:mod:`models.faults`); the VC scheme of the family's own routes (``dragonfly``) asks
+    for them explicitly."""
     if vc_scheme not in ("auto", "hop", "phase"):
         plan = own_routes(topo, dist)
         if plan is None or plan.scheme != vc_scheme:
@@ -71,7 +72,8 @@ def minimal(topo, dist, vc_scheme="auto"):
                                  "phase)")
         return plan
     if vc_scheme == "auto":
-        plan = own_routes(topo, dist)
+        # a degraded network has lost the structure of the family's own routes
+        plan = None if topo.is_degraded else own_routes(topo, dist)
         if plan is not None:
             return plan
         vc_scheme = "hop"

@@ -122,3 +122,22 @@ def test_restricted_traffic_never_names_an_inactive_endpoint():
             owner = np.repeat(np.arange(ok.size), np.diff(out.msg_off))
             assert ok[owner].all() and ok[out.msg_dst].all()
             assert out.msg_dst.size == plan.msg_dst.size - _
+
+
+def test_faults_section_survives_a_round_trip():
+    """The resolved [faults] section (empty lists included) reads back from its TOML and JSON,
+    as a result file's config and a checkpoint's are read back."""
+    import json
+    import tomllib
+    cfg = C.resolve({}, ["faults.link_fraction=0.1"])
+    assert C.resolve(tomllib.loads(C.to_toml(cfg)))["faults"] == cfg["faults"]
+    assert C.resolve(json.loads(json.dumps(cfg)))["faults"] == cfg["faults"]
+
+
+def test_min_on_a_degraded_dragonfly_takes_graph_routes():
+    """`min` (vc_scheme auto) takes the Dragonfly's own l-g-l routes on the intact network and
+    graph-minimal hop-index routes on a degraded one, whose structure they no longer fit."""
+    from pdes.build import plan_routing
+    base = ["topology.name=dragonfly", "topology.h=2"]
+    assert plan_routing(C.resolve({}, base))[2].scheme == "dragonfly"
+    assert plan_routing(C.resolve({}, [*base, "faults.link_count=3"]))[2].scheme == "hop"
