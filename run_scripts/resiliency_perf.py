@@ -1,7 +1,7 @@
 """Saturation throughput of degraded networks against the share of failed links.
 
-For each network (Slim Fly q=7 and a Dragonfly and a Galaxyfly of about the same endpoint
-count, or the ones named by ``--networks``), each routing (``--routings``, default min and
+For each network (Slim Fly q=7, a balanced Dragonfly and a balanced Galaxyfly of a few
+hundred endpoints each, or the ones named by ``--networks``), each routing (``--routings``, default min and
 ugal_l) and each failed-link fraction (``--fractions``), ``pdes sweep --saturation`` finds the
 saturation load under uniform traffic by bisection (the links drawn with ``faults.seed``:
 with one seed a larger fraction fails a superset of the links of a smaller one).  Beside it,
@@ -25,10 +25,9 @@ import tempfile
 NETWORKS = {
     "sf": ("Slim Fly q=7, p=6", ["topology.name=slimfly", "topology.q=7"]),
     "sf13": ("Slim Fly q=13, p=9", ["topology.name=slimfly", "topology.q=13", "topology.p=9"]),
-    "df": ("Dragonfly h=4, a=8, p=4, g=18", ["topology.name=dragonfly", "topology.h=4",
-                                             "topology.g=18"]),
-    "gf": ("Galaxyfly n=5, q=7, a=4, p=4", ["topology.name=galaxyfly", "topology.n=5",
-                                            "topology.q=7", "topology.a=4", "topology.p=4"]),
+    "df": ("Dragonfly h=3 (a=6, p=3, g=19)", ["topology.name=dragonfly", "topology.h=3"]),
+    "gf": ("Galaxyfly n=5, q=7, a=4, p=2", ["topology.name=galaxyfly", "topology.n=5",
+                                            "topology.q=7", "topology.a=4", "topology.p=2"]),
 }
 ROUTER = ["router.link_latency=1", "router.num_vcs=0"]
 
@@ -48,7 +47,8 @@ def pdes(args, ranks):
 
 
 def saturation(net, fractions, routings, cycles, resolution, ranks, workdir):
-    """{(routing, fraction): saturation load or the failure reason}."""
+    """{(routing, fraction): saturation load, '<0.05' if saturated at the lowest load, '>1'
+    if never}."""
     import h5py
     out = os.path.join(workdir, f"{net}.h5")
     args = ["sweep", *sets(NETWORKS[net][1] + ROUTER + [
@@ -56,7 +56,7 @@ def saturation(net, fractions, routings, cycles, resolution, ranks, workdir):
         f"measure.drain_cycles={2 * cycles}"]),
         "--vary", "routing.algorithm=" + ",".join(routings),
         "--vary", "faults.link_fraction=" + ",".join(str(f) for f in fractions),
-        "--loads", "0.2,1.0", "--saturation", "--resolution", str(resolution),
+        "--loads", "0.05,1.0", "--saturation", "--resolution", str(resolution),
         "--quiet", "--force", "-o", out]
     p = pdes(args, ranks)
     if p.returncode != 0:
@@ -66,7 +66,12 @@ def saturation(net, fractions, routings, cycles, resolution, ranks, workdir):
         for row in f["saturation"][()]:
             alg = row["routing.algorithm"]
             alg = alg.decode() if isinstance(alg, bytes) else str(alg)
-            res[(alg, float(row["faults.link_fraction"]))] = float(row["saturation_load"])
+            load, status = float(row["saturation_load"]), row["status"].decode()
+            if load == load:
+                res[(alg, float(row["faults.link_fraction"]))] = f"{load:.3f}"
+            else:
+                res[(alg, float(row["faults.link_fraction"]))] = \
+                    ">1" if status.startswith("not saturated") else "<0.05"
     return res
 
 
@@ -113,7 +118,7 @@ def main(argv=None) -> int:
     print(" | ".join(head))
     for r in rows:
         print(" | ".join([r[0], f"{r[1]:.2f}", f"{r[2]:.2f}"] +
-                         ["-" if v is None else f"{v:.3f}" for v in r[3:]]))
+                         ["-" if v is None else v for v in r[3:]]))
     if a.csv:
         with open(a.csv, "w", newline="") as fh:
             w = csv.writer(fh)
