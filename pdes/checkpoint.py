@@ -24,7 +24,7 @@ taken anew from the pool).  Counters reduced over ranks (``st``, histograms)
 are stored reduced; on restore the sums go to the part that owns router 0
 and the maxima to every part, so any partition reduces to the same totals.
 The random draws are keyed by (seed, entity, cycle, purpose) and need no
-state.  The file format is described in docs/parallel.md.
+state.  The file format is described in docs/checkpoint.md.
 
 A checkpoint verifies itself (docs/checkpoint.md): every non-empty dataset carries
 Fletcher-32 checksums, and the file ends with a manifest of the SHA-256 of every
@@ -844,27 +844,31 @@ def _verify_records(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> Non
     n_msg = int(prep.traffic.msg_pkts.size) if finite else 0
     left = np.asarray(G["endpoints/ep_cur_left"], dtype=np.int64)
     busy = np.nonzero(left > 0)[0]
-    cur = np.asarray(G["endpoints/ep_cur_rec"], dtype=np.int64)[busy, :NF_USED]
-    sets = [(group, np.asarray(G[f"{group}/record"], dtype=np.int64), None)
+    cur = np.asarray(G["endpoints/ep_cur_rec"][busy, :NF_USED], dtype=np.int64)
+    sets = [(group, G[f"{group}/record"], None)
             for group, ring in RINGS.items() if ring[1] is not None]
     sets.append(("endpoints", cur, busy))
     for group, rec, rows in sets:
         item = (f"dataset /{group}/record" if group != "endpoints"
                 else "dataset /endpoints/ep_cur_rec")
-        col = rec.T
+
+        def col(k, rec=rec):
+            """Field ``k`` of every record as int64: one column at a time, never the whole
+            array widened (the records of a large checkpoint are hundreds of MB)."""
+            return np.asarray(rec[:, k], dtype=np.int64)
 
         def field(name, k, lo, hi):
-            c.within(f"{item} ({name})", col[k], lo, hi, rows=rows)
+            c.within(f"{item} ({name})", col(k), lo, hi, rows=rows)
         field("source", F_SRC, 0, E - 1)
         field("destination", F_DST, 0, E - 1)
-        c.holds(f"{item} (destination router)", col[F_DSTR] == ep_router[col[F_DST]],
+        c.holds(f"{item} (destination router)", col(F_DSTR) == ep_router[col(F_DST)],
                 "is not its destination's router", rows=rows)
-        field("sequence", F_SEQ, 0, np.maximum(seq[col[F_SRC]] - 1, -1))
+        field("sequence", F_SEQ, 0, np.maximum(seq[col(F_SRC)] - 1, -1))
         field("flit", F_FLIT, 0, pkt - 1)
         field("hops", F_HOPS, 0, T)
         field("vc", F_VC, 0, nv - 1)
         field("creation cycle", F_CTIME, 0, T - 1)
-        field("injection cycle", F_ITIME, col[F_CTIME], T - 1)
+        field("injection cycle", F_ITIME, col(F_CTIME), T - 1)
         field("intermediate router", F_MID, -1, R - 1)
         field("message", F_AUX, 0, max(n_msg - 1, 0))
     c.holds("dataset /endpoints/ep_cur_rec (source)", cur[:, F_SRC] == busy,

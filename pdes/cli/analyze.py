@@ -9,7 +9,9 @@ The positional argument is a TOML config (its ``[topology]`` and ``[layout]``
 sections are used) or a registered topology name.  Sections: paths, moore,
 bisection, resiliency, cables, cost, power, load (see ``models.analysis``).  Under
 ``mpiexec`` the resiliency samples are split over the ranks (identical answer
-for any rank count); rank 0 prints and writes the file.
+for any rank count); rank 0 prints and writes the file.  The ``-o`` file follows the
+rules of every output (docs/output.md, "Output files"), checked and claimed on every rank
+before the network is built; an existing file is replaced.
 """
 from __future__ import annotations
 
@@ -349,10 +351,8 @@ def table(rep: dict) -> str:
 
 
 # --------------------------------------------------------------------------- main
-def _world(opts):
-    """COMM_WORLD when running on more than one rank and resiliency is requested, else None."""
-    if opts["only"] is not None and "resiliency" not in opts["only"]:
-        return None
+def _world():
+    """COMM_WORLD when running on more than one rank, else None."""
     try:
         from mpi4py import MPI
     except ImportError:  # pragma: no cover - mpi4py is a dependency
@@ -362,27 +362,55 @@ def _world(opts):
 
 
 def main(args) -> int:
-    opts = options(args)
-    comm = _world(opts)
-    rank = comm.Get_rank() if comm is not None else 0
+    world = _world()
+    rank = world.Get_rank() if world is not None else 0
     try:
-        return _main(args, opts, comm)
+        opts = options(args)
+        # the ranks share the resiliency samples; without them every rank computes alike
+        comm = world if opts["only"] is None or "resiliency" in opts["only"] else None
+        return _main(args, opts, comm, world)
     except ParameterError as exc:
-        if comm is None:
+        if world is None:
             raise
         if rank == 0:  # found identically on every rank before any collective work
             print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
         return 2
     except Exception as exc:  # noqa: BLE001 - one failing rank must end the whole job
-        if comm is None:
+        if world is None:
             raise
         print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr,
               flush=True)
-        comm.Abort(3)
+        world.Abort(3)
         return 3
 
 
-def _main(args, opts, comm) -> int:
+def claim_output(args, cfg: dict, world):
+    """Check ``-o`` as ``run -o`` checks its output (a regular file or a new one, a name that
+    fits with its temporary twin, none of the inputs: the config file and the files it names)
+    and claim it on rank 0 of ``world`` (:class:`pdes.cli.outputs.Claim`).  An existing file
+    is replaced."""
+    from pdes.cli.common import check_output
+    from pdes.cli.outputs import Claim, check_not_input, claim
+    from pdes.provenance import input_files
+    out = args.output
+    if out is None:
+        return Claim()
+    check_output(out, "-o")
+    config = {"config": args.target} if args.target and os.path.isfile(args.target) else {}
+    check_not_input(out, "-o", {**config, **input_files(cfg)})
+    return claim(world, [(out, "-o")])
+
+
+def _main(args, opts, comm, world) -> int:
+    cfg = resolve_config(args)
+    claim = claim_output(args, cfg, world)      # before any work
+    try:
+        return _analyze(args, opts, comm, world, cfg)
+    finally:
+        claim.release()
+
+
+def _analyze(args, opts, comm, world, cfg) -> int:
     from models.analysis import analyze
     from models.layout import build_layout
     from models.metrics import check_exact
@@ -390,11 +418,6 @@ def _main(args, opts, comm) -> int:
     from pdes import __version__
     from pdes.sizing import check_network
 
-    cfg = resolve_config(args)
-    if args.output:
-        d = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(d):
-            raise ParameterError(f"--output: directory does not exist: {d}")
     name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building
     if size is not None and (opts["only"] is None or {"paths", "moore"} & set(opts["only"])):
@@ -402,15 +425,15 @@ def _main(args, opts, comm) -> int:
     topo = build(name, params)
     _check_options(topo, opts)
     layout = build_layout(topo, **cfg["layout"])
-    rank = comm.Get_rank() if comm is not None else 0
+    rank = world.Get_rank() if world is not None else 0
     kw = dict(opts)
     if comm is not None and kw["threads"] is None:
         kw["threads"] = 1
-    if rank != 0:
+    if comm is not None and rank != 0:
         # the other ranks only help with the resiliency samples
         kw["only"] = ("resiliency",)
     rep = analyze(topo, layout, comm=comm, **kw)
-    if rank != 0:
+    if rank != 0:       # rank 0 prints and writes the file
         return 0
     rep = _clean(rep)
     if args.output:

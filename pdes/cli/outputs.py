@@ -1,4 +1,5 @@
-"""Output files of the commands that write them (``run``, ``sweep``, ``topo --export``).
+"""Output files of the commands that write them (``run``, ``sweep``, ``topo --export``,
+``plot``, ``analyze -o``).
 
 Every output path is checked before any work (docs/output.md, "Output files"):
 
@@ -22,7 +23,7 @@ from models.core.errors import ParameterError
 
 TMP_SUFFIX = ".tmp-"
 """The temporary file of an output is ``<name>.tmp-<pid>`` (:mod:`pdes.output`,
-:mod:`pdes.checkpoint`, :mod:`pdes.study`)."""
+:mod:`pdes.checkpoint`, :mod:`pdes.study`, :mod:`pdes.cli.plot`, :mod:`pdes.cli.analyze`)."""
 PID_DIGITS = 7
 """Digits of the largest process id (Linux: ``pid_max`` <= 2**22 = 4194304)."""
 LOCK_SUFFIX = ".lock"

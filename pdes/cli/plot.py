@@ -1,13 +1,20 @@
 """``python -m pdes plot FILE.h5 [--kind latency|throughput|hops|links|series] [-o fig.png|fig.pdf]``.
 
 Saves a figure of a run or study file (see :mod:`pdes.plot`).  The default
-output is ``<FILE stem>-<kind>.png`` next to FILE.
+output is ``<FILE stem>-<kind>.png`` next to FILE.  The figure file follows the rules of
+every output (docs/output.md, "Output files"): checked and claimed before FILE is read
+(when its name does not depend on FILE's kind), never FILE itself, written to
+``<name>.tmp-<pid>`` and renamed; an existing figure is replaced.
 """
 from __future__ import annotations
 
 import os
 
 from models.core.errors import ParameterError
+from pdes.cli.outputs import TMP_SUFFIX, Claim
+
+FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+"""Figure file extensions and the matplotlib format each names."""
 
 HELP = "plot a run or study file: latency/throughput vs load, hops, link load, time series"
 
@@ -28,26 +35,56 @@ def add_arguments(p):
 
 
 def main(args) -> int:
-    from pdes.cli.common import check_output
     from pdes.plot import figure
     from pdes.results import open_results
-    with open_results(args.file) as res:
-        kind = args.kind or ("latency" if res.kind == "study" else "series")
-        out = args.output or f"{os.path.splitext(args.file)[0]}-{kind}.png"
-        ext = os.path.splitext(out)[1].lower()
-        if ext not in (".png", ".pdf", ".svg"):
-            raise ParameterError(f"-o: the figure file must end in .png, .pdf or .svg (got {out})")
-        check_output(out, "-o")
-        if args.ymax is not None and not (args.ymax > 0 and args.ymax < float("inf")):
-            raise ParameterError(f"--ymax: must be a positive number of cycles (got {args.ymax})")
-        fig = figure(res, kind, point=args.point, logy=args.logy, network=args.network,
-                     ymax=args.ymax)
-    tmp = f"{out}.tmp-{os.getpid()}{ext}"
+    if args.ymax is not None and not (args.ymax > 0 and args.ymax < float("inf")):
+        raise ParameterError(f"--ymax: must be a positive number of cycles (got {args.ymax})")
+    claim = Claim()
     try:
-        fig.savefig(tmp, dpi=150)
+        out = None
+        if args.output or args.kind:       # the figure's name is known before reading FILE
+            out = output_path(args, args.kind)
+            claim = claim_output(args, out)
+        with open_results(args.file) as res:
+            kind = args.kind or ("latency" if res.kind == "study" else "series")
+            if out is None:
+                out = output_path(args, kind)
+                claim = claim_output(args, out)
+            fig = figure(res, kind, point=args.point, logy=args.logy, network=args.network,
+                         ymax=args.ymax)
+        save(fig, out)
+    finally:
+        claim.release()
+    print(out)
+    return 0
+
+
+def output_path(args, kind: str) -> str:
+    """The figure file: ``-o``, else ``<FILE stem>-<kind>.png``; its extension is checked."""
+    out = args.output or f"{os.path.splitext(args.file)[0]}-{kind}.png"
+    if os.path.splitext(out)[1].lower() not in FORMATS:
+        raise ParameterError(f"-o: the figure file must end in .png, .pdf or .svg (got {out})")
+    return out
+
+
+def claim_output(args, out: str):
+    """Check the figure file as ``run -o`` checks its output (a regular file or a new one, a
+    name that fits with its temporary twin, not FILE) and claim it
+    (:class:`pdes.cli.outputs.Claim`).  An existing figure is replaced."""
+    from pdes.cli.common import check_output
+    from pdes.cli.outputs import check_not_input, claim
+    check_output(out, "-o")
+    check_not_input(out, "-o", {"plotted file": args.file})
+    return claim(None, [(out, "-o")])
+
+
+def save(fig, out: str) -> None:
+    """Save ``fig`` to ``<out>.tmp-<pid>`` (the format named by ``out``'s extension), then
+    rename it to ``out``."""
+    tmp = f"{out}{TMP_SUFFIX}{os.getpid()}"
+    try:
+        fig.savefig(tmp, dpi=150, format=FORMATS[os.path.splitext(out)[1].lower()])
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
-    print(out)
-    return 0

@@ -1,12 +1,15 @@
 """Input provenance and output safety (docs/output.md#output-files, docs/checkpoint.md):
 a restart or a resumed study refuses input files that changed; an output is claimed by one
 writer, is never one of the command's inputs, and has a name that fits the file system,
-all checked before any work; `topo --export` follows the same rules."""
+all checked before any work; `topo --export`, `plot -o` and `analyze -o` follow the same
+rules."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import h5py
 import pytest
@@ -34,6 +37,15 @@ def one_error(r, text):
     lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("[pdes]")]
     assert r.returncode == 2, r.stderr
     assert len(lines) == 1 and lines[0].startswith("pdes: error: ") and text in lines[0], r.stderr
+
+
+def in_process(capsys, *argv):
+    """`python -m pdes ARGV` in this process: its status and stderr, as :func:`one_error`
+    reads them."""
+    from pdes.cli import main
+    capsys.readouterr()
+    status = main(list(argv))
+    return SimpleNamespace(returncode=status, stderr=capsys.readouterr().err)
 
 
 def lock_of(pid, host=None):
@@ -235,6 +247,125 @@ def test_a_name_too_long_for_its_temporary_file_is_refused_at_start(tmp_path):
         assert os.listdir(tmp_path) == []
 
 
+# --------------------------------------------------------------------------- 7: plot, analyze
+LONG = "z" * 246 + ".png"
+"""A 250-byte name: with `.tmp-<pid>` (up to 12 bytes) it passes 255 bytes."""
+ANALYZE = ["analyze", "slimfly", "--set", "topology.q=5", "--only", "moore"]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """A study file of one point (Slim Fly q=5, load 0.2)."""
+    from pdes.cli import main
+    path = tmp_path_factory.mktemp("plot") / "study.h5"
+    assert main(["sweep", "--quiet", *STUDY, "--loads", "0.2", "-o", str(path)]) == 0
+    return path
+
+
+def test_plot_to_a_symbolic_link_is_refused(study, tmp_path, capsys):
+    """`plot -o` naming a symbolic link is refused (exit 2): the link and its target are
+    untouched and nothing else is written."""
+    target = tmp_path / "t.png"
+    target.write_text("keep")
+    (tmp_path / "link.png").symlink_to(target)
+    r = in_process(capsys, "plot", str(study), "-o", str(tmp_path / "link.png"))
+    one_error(r, "link.png is a symbolic link")
+    assert target.read_text() == "keep" and (tmp_path / "link.png").is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ["link.png", "t.png"]
+
+
+def test_plot_never_replaces_the_file_it_plots(study, tmp_path, capsys):
+    """`plot -o` naming the study file it reads, by the same path or through a hard link, is
+    refused (exit 2, naming it) and the study is unchanged."""
+    shutil.copy(study, tmp_path / "s.png")
+    os.link(tmp_path / "s.png", tmp_path / "hard.png")
+    before = (tmp_path / "s.png").read_bytes()
+    for out in ("s.png", "hard.png"):
+        r = in_process(capsys, "plot", str(tmp_path / "s.png"), "-o", str(tmp_path / out))
+        one_error(r, f"-o: {tmp_path / out} is an input of this command (plotted file: ")
+    assert (tmp_path / "s.png").read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["hard.png", "s.png"]
+
+
+def test_plot_name_too_long_is_refused_before_reading(tmp_path, capsys):
+    """`plot -o` with a 250-byte name is refused before the file to plot is read: the error is
+    the name's, although that file is not HDF5; nothing is written."""
+    bad = tmp_path / "s.h5"
+    bad.write_text("not a study")
+    r = in_process(capsys, "plot", str(bad), "-o", str(tmp_path / LONG))
+    one_error(r, f"-o: the file name of {tmp_path / LONG} is 250 bytes")
+    assert os.listdir(tmp_path) == ["s.h5"]
+
+
+def test_plot_output_being_written_is_refused(study, tmp_path, capsys):
+    """A lock held by a live process refuses `plot -o` on that figure (exit 2, lock untouched,
+    no figure); once the lock is gone the figure is written and no lock or temporary is left."""
+    lock = tmp_path / "f.png.lock"
+    lock.write_text(lock_of(os.getpid()))
+    r = in_process(capsys, "plot", str(study), "-o", str(tmp_path / "f.png"))
+    one_error(r, "f.png is being written by another pdes run (lock ")
+    assert lock.read_text() == lock_of(os.getpid())
+    assert os.listdir(tmp_path) == ["f.png.lock"]
+    lock.unlink()
+    assert in_process(capsys, "plot", str(study), "-o", str(tmp_path / "f.png")).returncode == 0
+    assert os.listdir(tmp_path) == ["f.png"]
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_analyze_to_a_symbolic_link_is_refused(tmp_path, capsys):
+    """`analyze -o` naming a symbolic link is refused (exit 2): the link and its target are
+    untouched and nothing else is written."""
+    target = tmp_path / "t.h5"
+    target.write_text("keep")
+    (tmp_path / "link.h5").symlink_to(target)
+    one_error(in_process(capsys, *ANALYZE, "-o", str(tmp_path / "link.h5")),
+              "link.h5 is a symbolic link")
+    assert target.read_text() == "keep" and (tmp_path / "link.h5").is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ["link.h5", "t.h5"]
+
+
+def test_analyze_never_replaces_an_input(tmp_path, capsys):
+    """`analyze -o` naming its config TOML, or the network file the config names, is refused
+    (exit 2, naming the input) and both are unchanged."""
+    net = anynet_ring(tmp_path)
+    cfg = tmp_path / "net.toml"
+    cfg.write_text(f'[topology]\nname = "file"\npath = "{net}"\n')
+    before = {p: open(p, "rb").read() for p in (net, cfg)}
+    for out, what in ((str(cfg), f"config: {cfg}"), (net, f"topology.path: {net}")):
+        r = in_process(capsys, "analyze", str(cfg), "--only", "moore", "-o", out)
+        one_error(r, f"-o: {out} is an input of this command ({what})")
+    for p, data in before.items():
+        assert open(p, "rb").read() == data, p
+    assert sorted(os.listdir(tmp_path)) == ["net.anynet", "net.toml"]
+
+
+def test_analyze_name_too_long_is_refused_before_any_work(tmp_path, capsys):
+    """`analyze -o` with a 250-byte name is refused before the network is looked at: on a Slim
+    Fly of 20402 routers, which `--only paths` refuses without --sample, the error is the
+    name's; nothing is written."""
+    big = ["analyze", "slimfly", "--set", "topology.q=101", "--only", "paths"]
+    one_error(in_process(capsys, *big), "20402 routers: exact all-pairs metrics")
+    r = in_process(capsys, *big, "-o", str(tmp_path / LONG))
+    one_error(r, f"-o: the file name of {tmp_path / LONG} is 250 bytes")
+    assert os.listdir(tmp_path) == []
+
+
+def test_analyze_output_being_written_is_refused(tmp_path, capsys):
+    """A lock held by a live process refuses `analyze -o` on that file (exit 2, lock untouched,
+    no file); once the lock is gone the report is written and no lock or temporary is left."""
+    lock = tmp_path / "a.h5.lock"
+    lock.write_text(lock_of(os.getpid()))
+    r = in_process(capsys, *ANALYZE, "-o", str(tmp_path / "a.h5"))
+    one_error(r, "a.h5 is being written by another pdes run (lock ")
+    assert lock.read_text() == lock_of(os.getpid())
+    assert os.listdir(tmp_path) == ["a.h5.lock"]
+    lock.unlink()
+    assert in_process(capsys, *ANALYZE, "-o", str(tmp_path / "a.h5")).returncode == 0
+    assert os.listdir(tmp_path) == ["a.h5"]
+    with h5py.File(tmp_path / "a.h5") as f:
+        assert f.attrs["format"] == "pdes-analysis" and f.attrs["complete"]
+
+
 # --------------------------------------------------------------------------- under MPI
 @pytest.mark.mpi(min_size=2)
 def test_refusals_under_mpi_on_every_rank(tmp_path, capfd):
@@ -280,3 +411,44 @@ def test_refusals_under_mpi_on_every_rank(tmp_path, capfd):
     finally:
         os.chdir(here)
         comm.Barrier()
+
+
+@pytest.mark.mpi(min_size=2)
+def test_analyze_refusals_under_mpi_on_every_rank(tmp_path, capfd):
+    """Under MPI `analyze -o` naming a held lock, its config TOML, a symbolic link or a
+    250-byte name gives status 2 on every rank and one error line (rank 0), with and without
+    the resiliency samples the ranks share, and writes nothing."""
+    from mpi4py import MPI
+
+    from pdes.cli import main
+    comm = MPI.COMM_WORLD
+    d = comm.bcast(str(tmp_path), root=0)
+    cfg = os.path.join(d, "n.toml")
+    if comm.Get_rank() == 0:
+        with open(cfg, "w") as fh:
+            fh.write('[topology]\nname = "slimfly"\nq = 5\n')
+        with open(os.path.join(d, "a.h5.lock"), "w") as fh:
+            fh.write(lock_of(os.getpid()))
+        os.symlink(cfg, os.path.join(d, "link.h5"))
+    comm.Barrier()
+    before = {p: open(os.path.join(d, p), "rb").read() for p in ("n.toml", "a.h5.lock")}
+    for only in (["--only", "moore"], ["--only", "moore,resiliency", "--samples", "2"]):
+        for out, text in (("a.h5", "is being written by another pdes run"),
+                          ("n.toml", "is an input of this command (config: "),
+                          ("link.h5", "is a symbolic link"),
+                          ("y" * 250, "is 250 bytes")):
+            capfd.readouterr()
+            status = main(["analyze", cfg, *only, "-o", os.path.join(d, out)])
+            err = capfd.readouterr().err
+            assert comm.allgather(status) == [2] * comm.Get_size(), (only, out, err)
+            lines = [ln for ln in err.strip().splitlines() if ln]
+            if comm.Get_rank() == 0:
+                assert len(lines) == 1 and lines[0].startswith("pdes: error: -o: ") \
+                    and text in lines[0], (only, out, err)
+            else:
+                assert lines == [], (only, out, err)
+            comm.Barrier()
+            assert sorted(os.listdir(d)) == ["a.h5.lock", "link.h5", "n.toml"]
+    for p, data in before.items():
+        assert open(os.path.join(d, p), "rb").read() == data, p
+    comm.Barrier()
