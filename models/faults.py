@@ -72,6 +72,7 @@ def configured(f: dict) -> bool:
 def parse_links(text: str, topo) -> np.ndarray:
     """Link ids of the router pairs ``"u-v, u-v ..."`` (each must be a link of the topology)."""
     items = [t for t in re.split(r"[,\s]+", text.strip()) if t]
+    key = topo.links[:, 0].astype(np.int64) * topo.n_routers + topo.links[:, 1]
     ids = []
     for t in items:
         m = re.fullmatch(r"(\d+)-(\d+)", t)
@@ -81,7 +82,6 @@ def parse_links(text: str, topo) -> np.ndarray:
         u, v = sorted((int(m.group(1)), int(m.group(2))))
         if v >= topo.n_routers:
             raise ParameterError(f"faults.links: {t} names a router outside 0..{topo.n_routers - 1}")
-        key = topo.links[:, 0].astype(np.int64) * topo.n_routers + topo.links[:, 1]
         i = int(np.searchsorted(key, u * topo.n_routers + v))
         if i >= key.size or key[i] != u * topo.n_routers + v:
             raise ParameterError(f"faults.links: {t} is not a link of the {topo.name} network")

@@ -217,6 +217,18 @@ def run_pdes(*args: str, **kw) -> subprocess.CompletedProcess:
     return run_python("-m", "pdes", *args, **kw)
 
 
+def assert_refused_on_every_rank(comm, status: int, err: str, line_ok, context) -> None:
+    """Status 2 on every rank of ``comm``, one error line on rank 0 (``line_ok(line)`` true)
+    and none on the others (``[pdes]`` progress lines aside).  Every rank learns every
+    verdict before asserting, so a failure fails all ranks together instead of leaving the
+    others waiting in the next collective."""
+    lines = [ln for ln in err.strip().splitlines() if ln and not ln.startswith("[pdes]")]
+    mine = (len(lines) == 1 and line_ok(lines[0])) if comm.Get_rank() == 0 else lines == []
+    verdicts = comm.allgather((status, mine))
+    assert [s for s, _ in verdicts] == [2] * comm.Get_size(), (context, err)
+    assert all(ok for _, ok in verdicts), (context, err)
+
+
 def descendants(pid: int, pattern: str) -> list[int]:
     """Processes below ``pid`` (this Python's, run by ``mpiexec``) whose command line contains
     ``pattern``."""

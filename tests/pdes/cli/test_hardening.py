@@ -9,7 +9,8 @@ import pytest
 
 from models.core.errors import ParameterError
 from models.core.registry import Param
-from tests.helpers import ROOT, cli_sets, descendants, python_argv, run_pdes, subprocess_env
+from tests.helpers import (ROOT, assert_refused_on_every_rank, cli_sets, descendants, python_argv,
+                           run_pdes, subprocess_env)
 
 FAST = cli_sets(preset="cli")
 
@@ -97,14 +98,8 @@ def test_bad_input_under_mpi_is_one_line_exit_2_on_every_rank(tmp_path, capfd):
             capfd.readouterr()
             status = main(["run", *FAST, *args, "-o", "old.h5"])
             err = capfd.readouterr().err
-            assert status == 2, (args, err)
-            statuses = comm.allgather(status)
-            assert statuses == [2] * comm.Get_size()
-            lines = [ln for ln in err.strip().splitlines() if ln and not ln.startswith("[pdes]")]
-            if comm.Get_rank() == 0:
-                assert len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}"), (args, err)
-            else:
-                assert lines == [], (args, err)
+            assert_refused_on_every_rank(
+                comm, status, err, lambda line: line.startswith(f"pdes: error: {key}"), args)
             comm.Barrier()
             assert sorted(os.listdir(d)) == before
             with open("old.h5", "rb") as fh:

@@ -17,7 +17,7 @@ import pytest
 from models.core.errors import ParameterError
 from pdes import provenance as P
 from pdes.cli import outputs as O
-from tests.helpers import anynet_ring, cli_sets, run_pdes
+from tests.helpers import anynet_ring, assert_refused_on_every_rank, cli_sets, run_pdes
 
 RUN = cli_sets(preset="restart")
 STUDY = cli_sets(preset="study")
@@ -400,12 +400,7 @@ def test_refusals_under_mpi_on_every_rank(tmp_path, capfd):
             capfd.readouterr()
             status = main(["run", "--quiet", *(RUN if args[0] != "--restart" else []), *args])
             err = capfd.readouterr().err
-            assert comm.allgather(status) == [2] * comm.Get_size(), (args, err)
-            lines = [ln for ln in err.strip().splitlines() if ln]
-            if comm.Get_rank() == 0:
-                assert len(lines) == 1 and text in lines[0], (args, err)
-            else:
-                assert lines == [], (args, err)
+            assert_refused_on_every_rank(comm, status, err, lambda line: text in line, args)
             comm.Barrier()
             assert sorted(os.listdir(d)) == before
     finally:
