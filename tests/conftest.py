@@ -45,3 +45,44 @@ def assert_same_results():
     """:func:`tests.helpers.assert_same_results`: two result dicts or HDF5 result files are
     exactly equal; the message names the first differing key."""
     return helpers.assert_same_results
+
+
+MPI_TEST_LIMIT = 600
+"""Seconds one test may take under ``mpiexec`` before the job is ended (the slowest takes
+well under a minute): a test waiting forever in a collective would otherwise hold every rank
+until the CI's own limit, with nothing said about where."""
+
+
+@pytest.fixture(autouse=True)
+def _mpi_watchdog(request):
+    """Under ``mpiexec`` (more than one rank), a test still running after
+    :data:`MPI_TEST_LIMIT` seconds prints its name and every thread's traceback on each rank
+    and ends the job (exit 3 on that rank; ``mpiexec`` ends the others)."""
+    import sys
+    if "mpi4py.MPI" not in sys.modules:
+        yield
+        return
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() == 1:
+        yield
+        return
+    import faulthandler
+    import os
+    import threading
+
+    def expire():
+        print(f"\n[watchdog] rank {comm.Get_rank()}: {request.node.nodeid} still running after "
+              f"{MPI_TEST_LIMIT} s; tracebacks follow, then the job ends", file=sys.stderr,
+              flush=True)
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        os._exit(3)
+
+    timer = threading.Timer(MPI_TEST_LIMIT, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

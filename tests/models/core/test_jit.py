@@ -3,6 +3,8 @@ and the premise it rests on, that no kernel ever indexes an array with a negativ
 import os
 import textwrap
 
+import pytest
+
 from models.core import jit
 from tests.helpers import ROOT, run_python
 
@@ -93,6 +95,7 @@ def test_kernel_package_import_writes_no_file(tmp_path):
     assert listing() == before
 
 
+@pytest.mark.slow     # compiles every kernel again with bounds checks: minutes, no cache
 def test_engine_never_indexes_negatively(tmp_path):
     """Every kernel path (routings, VC schemes, multi-flit packets, finite exchanges, the
     exchange between parts) runs with bounds checks on and gives the unchecked result."""
