@@ -71,7 +71,14 @@ def _mpi_watchdog(request):
     import os
     import threading
 
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+
     def expire():
+        if capman is not None:      # the test's output capture would swallow what follows
+            try:
+                capman.suspend(in_=False)
+            except Exception:       # noqa: BLE001 - say it anyway, perhaps into the capture
+                pass
         print(f"\n[watchdog] rank {comm.Get_rank()}: {request.node.nodeid} still running after "
               f"{MPI_TEST_LIMIT} s; tracebacks follow, then the job ends", file=sys.stderr,
               flush=True)
