@@ -3,8 +3,8 @@
 :func:`design_table` lists, for a router radix ``k`` (or a range of radixes), every
 parameter set of each family whose router radix (network ports + endpoint ports) fits,
 with its counts, diameter, links and ports per endpoint, Moore-bound ratio, bisection,
-router cost and power: the tables behind 000 Fig. 5, 001 Fig. 3, 003 Table 2, 004
-Figs. 2-4 and 13.
+router cost and power: the tables behind 000 Fig. 5, 001 Fig. 3, 003 Table 2 and 004
+Figs. 2-4 (and the Dragonfly side of 004 Fig. 13: pdes has no Dragonfly+).
 
 What a row holds (:data:`COLUMNS`):
 
@@ -43,21 +43,21 @@ Enumerators.  Each family's enumerator is one function registered here with
 every parameter set of radix at most ``k`` and gives the family's balance rule for the
 endpoints per router:
 
-======== ================================================================================
-slimfly  q a prime power, q = 4w + delta, w >= 1; p = ceil(k'/2) (000 Sec. II-B2)
-bdf      u an odd prime power; p = (u+1)/2 = k'/3 (the family's default)
+========= ================================================================================
+slimfly   q a prime power, q = 4w + delta, w >= 1; p = ceil(k'/2) (000 Sec. II-B2)
+bdf       u an odd prime power; p = (u+1)/2 = k'/3 (the family's default)
 dragonfly h >= 1; a = 2h, p = h, g = ah + 1 (balanced, Kim et al.)
 galaxyfly a = 2h, p = h, n = ah + 1 - (q-delta)/2 (the most clusters ah global ports
-         reach): the balanced Dragonfly's a, h, p (004 Table 3); q = 1 or a prime power
-hyperx   L >= 1 dimensions of equal size S >= 2; p = S (the family's default, FBF-3 of
-         000 Sec. VI-B3 for L = 3)
-fattree  k even; 2 levels (leaf-spine) and 3 levels, full bisection (oversub 1), k pods
+          reach): the balanced Dragonfly's a, h, p (004 Table 3); q = 1 or a prime power
+hyperx    L >= 1 dimensions of equal size S >= 2; p = S (the family's default, FBF-3 of
+          000 Sec. VI-B3 for L = 3)
+fattree   k even; 2 levels (leaf-spine) and 3 levels, full bisection (oversub 1), k pods
 hypercube n >= 1 dimensions, p = 1
-mlfm     h >= 1 (h = l = p, 001 Sec. 2.2.3); router-graph diameter min(h+1, 4)
-oft      k >= 3, k - 1 a prime power (001 Sec. 2.2.4)
-torus    n >= 2 dimensions of equal size D >= 3, p = 1; its size is not bounded by the
-         radix, so it needs a largest endpoint count
-======== ================================================================================
+mlfm      h >= 1 (h = l = p, 001 Sec. 2.2.3); router-graph diameter min(h+1, 4)
+oft       k >= 3, k - 1 a prime power (001 Sec. 2.2.4)
+torus     n >= 2 dimensions of equal size D >= 3, p = 1; its size is not bounded by the
+          radix, so it needs a largest endpoint count
+========= ================================================================================
 
 Slim Fly q that are not prime powers (003 Table 2 lists q = 21 and 28) have no MMS
 graph and are not listed.  ``random_regular``, ``dln`` and ``skywalk`` fit any router

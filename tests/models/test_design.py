@@ -7,8 +7,8 @@ import pytest
 
 from models.analysis import analytic_bisection, cost, moore_report, power
 from models.core.errors import ParameterError
-from models.gf import delta_of
 from models.design import COLUMNS, ENUMERATORS, MEASURE_MAX_ROUTERS, default_families, design_table
+from models.gf import delta_of
 from models.layout import build_layout
 from models.metrics import UNREACHABLE, distance_matrix
 from models.topology import build, size_of
@@ -86,7 +86,8 @@ def _accepted(name, params):
 
 
 @pytest.mark.parametrize("name,key,values,radix_of", [
-    ("slimfly", "q", range(2, 40), lambda q: (3 * q - delta_of(q)) // 2 + (3 * q - delta_of(q) + 2) // 4),
+    ("slimfly", "q", range(2, 40),
+     lambda q: (3 * q - delta_of(q)) // 2 + (3 * q - delta_of(q) + 2) // 4),   # k' + ceil(k'/2)
     ("bdf", "u", range(2, 40), lambda u: 2 * (u + 1)),
     ("oft", "k", range(3, 40), lambda k: 2 * k),
     ("mlfm", "h", range(1, 40), lambda h: 2 * h),

@@ -55,7 +55,8 @@ def _line_ok(key, text):
     return lambda line: line.startswith(f"pdes: error: {key}: ") and (text is None or text in line)
 
 
-@pytest.mark.parametrize("args,key,text", _cases(), ids=[f"{c[1]}-{i}" for i, c in enumerate(_cases())])
+@pytest.mark.parametrize("args,key,text", _cases(),
+                         ids=[f"{c[1]}-{i}" for i, c in enumerate(_cases())])
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys, monkeypatch, args, key, text):
     """Every bad argument or output: status 2, one `pdes: error: <key>: ` line, the existing
     output untouched and nothing else written."""
