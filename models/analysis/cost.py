@@ -55,7 +55,7 @@ import numpy as np
 from models.core.errors import ParameterError
 
 __all__ = ["CABLE_PRESETS", "ROUTER_PRESETS", "POWER_MODELS", "cost", "power", "router_radix",
-           "cable_cost_per_gbps"]
+           "cable_cost_per_gbps", "router_prices", "power_of_ports"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,25 @@ def router_radix(topo, radix="max") -> np.ndarray:
         raise ParameterError(f"cost.router_radix: {radix} ports do not fit a router that uses "
                              f"{int(used.max())}")
     return np.full(topo.n_routers, int(radix), dtype=np.int64)
+
+
+def router_prices(k, coeffs: tuple[float, float] = ROUTER_PRESETS["fdr10"]) -> np.ndarray:
+    """Price in dollars of routers of radix ``k`` (an array or an integer): ``a k + b`` for
+    ``coeffs = (a, b)``.  :func:`cost` prices a built network's routers with it; the
+    design tables (:mod:`models.design`) price counts with it.
+
+    Raises
+    ------
+    ParameterError
+        The price is negative for some ``k``.
+    """
+    ra, rb = coeffs
+    k = np.asarray(k, dtype=np.int64)
+    unit = ra * k + rb
+    if np.any(unit < 0):
+        raise ParameterError(f"cost.router_radix: the router price {ra} k + {rb} is negative for "
+                             f"k = {int(k.min())}")
+    return unit
 
 
 def _coeffs(key, value, n):
@@ -217,10 +236,7 @@ def cost(topo, layout, cables: str = "fdr10", routers: str = "fdr10", radix="max
     ra, rb = ROUTER_PRESETS[routers] if router_coeffs is None else _coeffs("router_coeffs",
                                                                             router_coeffs, 2)
     k = router_radix(topo, radix)
-    unit = ra * k + rb
-    if np.any(unit < 0):
-        raise ParameterError(f"cost.router_radix: the router price {ra} k + {rb} is negative for "
-                             f"k = {int(k.min())}")
+    unit = router_prices(k, (ra, rb))
 
     length = np.asarray(layout.cable_m, dtype=np.float64)
     if electric_max_m is None:
@@ -299,13 +315,23 @@ def power(topo, model: str = "slimfly", radix="max") -> dict:
     if model not in POWER_MODELS:
         raise ParameterError(f"power.model: unknown model {model!r} "
                              f"(known: {', '.join(POWER_MODELS)})")
-    pm = POWER_MODELS[model]
     k = router_radix(topo, radix)
-    ports = int(k.sum())
+    return power_of_ports(int(k.sum()), topo.n_endpoints, model)
+
+
+def power_of_ports(ports: int, n_ep: int, model: str = "slimfly") -> dict:
+    """Power of ``ports`` powered router ports and ``n_ep`` endpoints under the
+    :data:`POWER_MODELS` entry ``model`` (the dict :func:`power` returns); the count-based
+    core of :func:`power`, also used by the design tables (:mod:`models.design`)."""
+    if model not in POWER_MODELS:
+        raise ParameterError(f"power.model: unknown model {model!r} "
+                             f"(known: {', '.join(POWER_MODELS)})")
+    pm = POWER_MODELS[model]
+    ports = int(ports)
+    n_ep = int(n_ep)
     routers_w = ports * pm.w_per_port
-    nics_w = topo.n_endpoints * pm.w_per_nic
+    nics_w = n_ep * pm.w_per_nic
     total = routers_w + nics_w
-    n_ep = topo.n_endpoints
     return {
         "total": total,
         "per_endpoint": total / n_ep if n_ep else None,

@@ -13,7 +13,7 @@ import sys
 
 from models.core.errors import ParameterError
 
-COMMANDS = ("run", "sweep", "show", "plot", "topo", "info", "check", "analyze")
+COMMANDS = ("run", "sweep", "show", "plot", "topo", "info", "check", "analyze", "design")
 
 
 def _available():
