@@ -1,8 +1,8 @@
 """002's latency comparison on one cabinet floor (Figs. 4-8) with ``models.analysis.latency``.
 
-    python run_scripts/reproduce_latency.py                        # 60 ns switches (Fig. 5 at 60 ns)
+    python run_scripts/reproduce_latency.py                    # 60 ns switches (Fig. 5 at 60 ns)
     python run_scripts/reproduce_latency.py --switch-delay 20,60,100,200,500
-    python run_scripts/reproduce_latency.py --with-8192            # + Fig. 7's 8,192-switch point
+    python run_scripts/reproduce_latency.py --with-8192        # + Fig. 7's 8,192-switch point
 
 2,048 switches in 256 cabinets of 8 on 002's floor (``layout.preset=skywalk``:
 0.6 m x 2.1 m cabinet pitch, 2 m intra-cabinet cables, Manhattan distance + 4 m
@@ -38,6 +38,10 @@ from models.layout import build_layout  # noqa: E402
 from models.topology import build  # noqa: E402
 
 FLOOR = {"preset": "skywalk", "cycle_ns": 0.5}
+SHORT = {"skywalk4": "Skywalk(8,256,7,4)", "skywalk12": "Skywalk(8,256,7,12)",
+         "dragonfly": "Dragonfly(8,256,39)", "hyperx": "HyperX(8,256,37)",
+         "hypercube": "Hypercube(2048,11)", "torus": "Torus(8,256,6)", "random": "Random(2048,11)"}
+"""Names for --topologies."""
 INSTANCES = {   # name: (topology, params, 002's total cable length in km)
     "Skywalk(8,256,7,4)": ("skywalk", {"z": 8, "c": 256, "d_i": 7, "d_o": 4}, 59),
     "Skywalk(8,256,7,12)": ("skywalk", {"z": 8, "c": 256, "d_i": 7, "d_o": 12}, None),
@@ -73,24 +77,25 @@ def comparisons(res, sw: str):
         return res[name]["latency"]["switch_delay"][sw]["fastest"][stat]
     s4, s12, df, hx, hc = ("Skywalk(8,256,7,4)", "Skywalk(8,256,7,12)", "Dragonfly(8,256,39)",
                            "HyperX(8,256,37)", "Hypercube(2048,11)")
-    out = []
-    if all(k in res for k in (s4, df, hx)):
-        out += [("Sec. III-B: max latency Skywalk(...,4) over Dragonfly", pct(fr(s4, "max"), fr(df, "max")), "+19%"),
-                ("Sec. III-B: max latency Skywalk(...,4) over HyperX", pct(fr(s4, "max"), fr(hx, "max")), "+19%"),
-                ("Sec. III-B: mean latency Skywalk(...,4) over Dragonfly", pct(fr(s4, "mean"), fr(df, "mean")), "+17%"),
-                ("Sec. III-B: mean latency Skywalk(...,4) over HyperX", pct(fr(s4, "mean"), fr(hx, "mean")), "+17%"),
-                ("Sec. III-E: max latency Skywalk(...,4) over HyperX", pct(fr(s4, "max"), fr(hx, "max")), "+17.7%")]
-    if all(k in res for k in (s4, hc)):
-        out.append(("Sec. III-C: max latency Skywalk(...,4) against Hypercube",
-                    pct(fr(s4, "max"), fr(hc, "max")), "-34%"))
-    if all(k in res for k in (s12, df, hx)):
-        out += [("Sec. III-E: max latency Skywalk(...,12) over Dragonfly", pct(fr(s12, "max"), fr(df, "max")), "+10%"),
-                ("Sec. III-E: max latency Skywalk(...,12) over HyperX", pct(fr(s12, "max"), fr(hx, "max")), "+8.8%"),
-                ("Sec. III-C: mean latency Skywalk(...,12) over Dragonfly", pct(fr(s12, "mean"), fr(df, "mean")), "+5.98%"),
-                ("Sec. III-C: mean latency Skywalk(...,12) over HyperX", pct(fr(s12, "mean"), fr(hx, "mean")), "+4.27%")]
+    rows = [  # (002's section and claim, topology, reference, statistic, 002's number)
+        ("Sec. III-B: max latency Skywalk(...,4) over Dragonfly", s4, df, "max", "+19%"),
+        ("Sec. III-B: max latency Skywalk(...,4) over HyperX", s4, hx, "max", "+19%"),
+        ("Sec. III-B: mean latency Skywalk(...,4) over Dragonfly", s4, df, "mean", "+17%"),
+        ("Sec. III-B: mean latency Skywalk(...,4) over HyperX", s4, hx, "mean", "+17%"),
+        ("Sec. III-E: max latency Skywalk(...,4) over HyperX", s4, hx, "max", "+17.7%"),
+        ("Sec. III-C: max latency Skywalk(...,4) against Hypercube", s4, hc, "max", "-34%"),
+        ("Sec. III-E: max latency Skywalk(...,12) over Dragonfly", s12, df, "max", "+10%"),
+        ("Sec. III-E: max latency Skywalk(...,12) over HyperX", s12, hx, "max", "+8.8%"),
+        ("Sec. III-C: mean latency Skywalk(...,12) over Dragonfly", s12, df, "mean", "+5.98%"),
+        ("Sec. III-C: mean latency Skywalk(...,12) over HyperX", s12, hx, "mean", "+4.27%"),
+    ]
+    out = [(claim, pct(fr(a, stat), fr(b, stat)), paper)
+           for claim, a, b, stat, paper in rows if a in res and b in res]
     if BIG[0] in res:
-        out += [("Sec. III-D: max latency, 8,192 switches, degree 16", fr(BIG[0], "max"), "1,149 ns"),
-                ("Sec. III-D: mean latency, 8,192 switches, degree 16", fr(BIG[0], "mean"), "811 ns")]
+        out += [("Sec. III-D: max latency, 8,192 switches, degree 16", fr(BIG[0], "max"),
+                 "1,149 ns"),
+                ("Sec. III-D: mean latency, 8,192 switches, degree 16", fr(BIG[0], "mean"),
+                 "811 ns")]
     return out
 
 
@@ -98,7 +103,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--switch-delay", default="60", help="switch delays in ns, comma-separated "
                     "(default 60; 002 Fig. 5 spans 10..1000)")
-    ap.add_argument("--topologies", help="comma-separated names of the table (default: all)")
+    ap.add_argument("--topologies", help="comma-separated, of: " + ", ".join(SHORT)
+                    + " (default: all)")
     ap.add_argument("--with-8192", action="store_true",
                     help="add Skywalk(8,1024,7,9), 8,192 switches of degree 16 (Fig. 7; ~1 min)")
     ap.add_argument("--threads", type=int, help="threads of the searches (default: all CPUs)")
@@ -107,11 +113,11 @@ def main(argv=None) -> int:
     delays = [float(x) for x in args.switch_delay.split(",") if x.strip()]
     chosen = dict(INSTANCES)
     if args.topologies:
-        names = [n.strip() for n in args.topologies.split(",")]
-        unknown = [n for n in names if n not in INSTANCES]
+        names = [n.strip() for n in args.topologies.split(",") if n.strip()]
+        unknown = [n for n in names if n not in SHORT]
         if unknown:
-            ap.error(f"unknown topologies {unknown}; known: {', '.join(INSTANCES)}")
-        chosen = {n: INSTANCES[n] for n in names}
+            ap.error(f"unknown topologies {unknown}; known: {', '.join(SHORT)}")
+        chosen = {SHORT[n]: INSTANCES[SHORT[n]] for n in names}
     if args.with_8192:
         chosen[BIG[0]] = BIG[1]
     res = {}

@@ -285,6 +285,24 @@ def test_cli_latency_bad_input(args, key):
     assert len(err) == 1 and err[0].startswith(f"pdes: error: {key}") and proc.stdout == ""
 
 
+def test_cli_says_what_large_all_pairs_work_will_cost(monkeypatch, capsys):
+    """Above NOTICE_STEPS source-link steps each all-pairs section prints one note on stderr,
+    before it starts, naming its sources, searches and sampling; below it nothing."""
+    from pdes.cli import analyze as cli
+    from pdes.cli import main
+    args = ["analyze", "slimfly", "--set", "topology.q=5", "--only", "latency,shortest-paths",
+            "--switch-delay", "20,60", "--json"]
+    assert main(args) == 0 and capsys.readouterr().err == ""
+    monkeypatch.setattr(cli, "NOTICE_STEPS", 0)
+    assert main([*args, "--sample", "7", "--seed", "2"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "pdes: note: shortest-paths: 7 random sources (--sample 7, --seed 2) to 50 routers: "
+        "7 BFS path counts over 175 links = 1.2e+03 source-link steps",
+        "pdes: note: latency: 7 random sources (--sample 7, --seed 2) to 50 routers: 14 BFS + "
+        "Dijkstra searches (2 switch delays) over 175 links = 2.4e+03 source-link steps"]
+
+
 @pytest.mark.mpi(min_size=2)
 def test_cli_latency_bad_input_under_mpi(capfd):
     """Under MPI a bad latency option is refused on every rank (status 2, one line on rank 0),
