@@ -55,6 +55,23 @@ def check_exact(n_routers: int, sample: int | None) -> None:
             "routers; give a number of sample source routers (--sample N)")
 
 
+def sample_sources(candidates, n_routers: int, sample: int | None, seed: int):
+    """(source routers, number sampled or None) of an analysis over pairs of ``candidates``
+    (sorted router ids): all of them, or with ``sample`` below their number that many drawn
+    with ``default_rng(seed)`` (sorted).  Refuses a bad ``sample`` (naming ``--sample``) and
+    all pairs of more than :data:`MAX_EXACT_ROUTERS` routers (:func:`check_exact`)."""
+    cand = np.asarray(candidates, dtype=np.int64)
+    if sample is not None:
+        if isinstance(sample, bool) or int(sample) != sample or sample < 1:
+            raise ParameterError(f"--sample: must be an integer >= 1, got {sample!r}")
+        sample = int(sample)
+    if sample is not None and sample < cand.size:
+        rng = np.random.default_rng(seed)
+        return np.sort(rng.choice(cand, size=sample, replace=False)), sample
+    check_exact(n_routers, sample)
+    return cand, None
+
+
 # =========================================================================== kernels
 @njit
 def _bfs_rows_kernel(offsets, nbr, sources, out):

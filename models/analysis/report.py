@@ -10,6 +10,14 @@ Sections (select with ``only``; :data:`ANALYSES` lists them in report order):
 ``moore``
     Moore bound for the network radix and the diameter, and the ratio
     routers / bound (000 Sec. II-A, Fig. 5a/b; direct networks only).
+``shortest-paths``
+    Number of shortest paths per router pair, exact (saturating) counts, split
+    into intra- and inter-group (and -cluster) pairs, with a histogram
+    (004 Table 4; :mod:`.shortest_paths`).
+``latency``
+    End-to-end latency of nearest and fastest paths from switch delay and
+    cable latencies: max, mean and distribution per switch delay
+    (002 Sec. II-E, III; :mod:`.latency`).
 ``bisection``
     METIS minimum balanced bisection and ``beta`` (:mod:`.bisection`).
 ``resiliency``
@@ -40,7 +48,8 @@ Path metrics (definitions)
 With ``sample=S`` every distance statistic uses ``S`` random source routers
 (``default_rng(seed)``) to all destinations; the diameters are then lower
 bounds.  Above :data:`models.metrics.MAX_EXACT_ROUTERS` routers ``sample`` is
-required.
+required.  ``sample`` applies to ``shortest-paths`` (the same draw) and
+``latency`` (drawn among the routers with endpoints) too.
 """
 from __future__ import annotations
 
@@ -49,15 +58,18 @@ import time
 import numpy as np
 
 from models.core.errors import ParameterError
-from ..metrics import (MAX_EXACT_ROUTERS, UNREACHABLE, check_exact, degree_histogram,
-                       distance_rows, moore_bound, path_statistics)
+from ..metrics import (MAX_EXACT_ROUTERS, UNREACHABLE, degree_histogram,
+                       distance_rows, moore_bound, path_statistics, sample_sources)
 from .bisection import bisection
 from .cost import cost, power
+from .latency import check_latency, latency_report
 from .resiliency import resiliency
+from .shortest_paths import shortest_paths_report
 
 __all__ = ["ANALYSES", "analyze", "path_metrics", "moore_report", "parse_only"]
 
-ANALYSES = ("paths", "moore", "bisection", "resiliency", "cables", "cost", "power", "load")
+ANALYSES = ("paths", "moore", "shortest-paths", "latency", "bisection", "resiliency", "cables",
+            "cost", "power", "load")
 """Names of the report sections, in report order."""
 
 
@@ -82,16 +94,7 @@ def parse_only(only) -> tuple[str, ...]:
 
 
 def _sources(topo, sample, seed) -> tuple[np.ndarray, int | None]:
-    R = topo.n_routers
-    if sample is not None:
-        if isinstance(sample, bool) or int(sample) != sample or sample < 1:
-            raise ParameterError(f"--sample: must be an integer >= 1, got {sample!r}")
-        sample = int(sample)
-    if sample is not None and sample < R:
-        rng = np.random.default_rng(seed)
-        return np.sort(rng.choice(R, size=sample, replace=False)), sample
-    check_exact(R, sample)
-    return np.arange(R), None
+    return sample_sources(np.arange(topo.n_routers), topo.n_routers, sample, seed)
 
 
 def path_metrics(topo, sample: int | None = None, seed: int = 0, threads: int | None = None) -> dict:
@@ -161,7 +164,8 @@ def moore_report(topo, diameter: int | None) -> dict:
 def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = None,
             comm=None, *, sample: int | None = None, threads: int | None = None,
             bisection_seeds: int = 16, resiliency_opts: dict | None = None,
-            cost_opts: dict | None = None, power_model: str = "slimfly") -> dict:
+            cost_opts: dict | None = None, power_model: str = "slimfly",
+            latency_opts: dict | None = None) -> dict:
     """Run the selected analyses of ``topo`` and return one JSON-ready dict.
 
     Parameters
@@ -189,6 +193,9 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         :func:`.cost.cost` (``radix`` is also used by ``power``).
     power_model : str
         :data:`.cost.POWER_MODELS` entry.
+    latency_opts : dict, optional
+        ``switch_delays``, ``endpoint_delay``, ``bin_ns`` of
+        :func:`.latency.latency_report` (default: 60 ns switches, 300 ns endpoints, 10 ns bins).
 
     Returns
     -------
@@ -203,9 +210,12 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         raise ParameterError(f"--seed: must be an integer >= 0, got {seed!r}")
     cost_opts = dict(cost_opts or {})
     resiliency_opts = dict(resiliency_opts or {})
-    if layout is None and ("cables" in names or "cost" in names):
+    latency_opts = dict(latency_opts or {})
+    if layout is None and ("cables" in names or "cost" in names or "latency" in names):
         from ..layout import build_layout
         layout = build_layout(topo)
+    if "latency" in names:      # every option checked before the first (collective) step
+        latency_opts = check_latency(topo, layout, **latency_opts)
     sec = {}
     secs = {}
     if "resiliency" in names:
@@ -224,6 +234,16 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         if "moore" in names:
             d = paths["router"]["diameter"] if paths["sampled"] is None else None
             sec["moore"] = moore_report(topo, d)
+    if "shortest-paths" in names:
+        t = time.perf_counter()
+        sec["shortest-paths"] = shortest_paths_report(topo, sample=sample, seed=seed,
+                                                      threads=threads)
+        secs["shortest-paths"] = time.perf_counter() - t
+    if "latency" in names:
+        t = time.perf_counter()
+        sec["latency"] = latency_report(topo, layout, sample=sample, seed=seed, threads=threads,
+                                        **latency_opts)
+        secs["latency"] = time.perf_counter() - t
     if "bisection" in names:
         t = time.perf_counter()
         sec["bisection"] = bisection(topo, seeds=bisection_seeds, seed=seed)

@@ -4,14 +4,17 @@
     python -m pdes analyze dragonfly --set topology.h=4 --only bisection,resiliency --json
     python -m pdes analyze network.toml -o analysis.h5
     mpiexec -n 4 python -m pdes analyze slimfly --set topology.q=17 --only resiliency
+    python -m pdes analyze skywalk --set topology.c=256 --set layout.preset=skywalk --only latency
 
 The positional argument is a TOML config (its ``[topology]`` and ``[layout]``
 sections are used) or a registered topology name.  Sections: paths, moore,
-bisection, resiliency, cables, cost, power, load (see ``models.analysis``).  Under
-``mpiexec`` the resiliency samples are split over the ranks (identical answer
-for any rank count); rank 0 prints and writes the file.  The ``-o`` file follows the
-rules of every output (docs/output.md, "Output files"), checked and claimed on every rank
-before the network is built; an existing file is replaced.
+shortest-paths, latency, bisection, resiliency, cables, cost, power, load (see
+``models.analysis``).  Under ``mpiexec`` the resiliency samples are split over the
+ranks (identical answer for any rank count); rank 0 prints and writes the file.  The
+``-o`` file follows the rules of every output (docs/output.md, "Output files"), checked
+and claimed on every rank before the network is built; an existing file is replaced.
+The all-pairs sections (shortest-paths, latency) say on standard error what they will
+do when it is large, before they start.
 """
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ from models.core.errors import ParameterError
 from pdes import config as cfgmod
 from pdes.cli.topo import _jsonable
 
-HELP = "structural analysis: distances, Moore bound, bisection, resiliency, cables, cost, power"
+HELP = ("structural analysis: distances, Moore bound, shortest paths, latency, bisection, "
+        "resiliency, cables, cost, power")
 
 FORMAT = "pdes-analysis"
 FORMAT_VERSION = 1
@@ -39,18 +43,27 @@ def add_arguments(parser) -> None:
                              "(repeatable)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--only", metavar="LIST",
-                        help="comma-separated sections: paths, moore, bisection, resiliency, "
-                             "cables, cost, power, load (default: all; load only up to "
-                             "20,000 routers)")
+                        help="comma-separated sections: paths, moore, shortest-paths, latency, "
+                             "bisection, resiliency, cables, cost, power, load (default: all; "
+                             "load only up to 20,000 routers)")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="also write the report to this HDF5 file")
     parser.add_argument("--seed", default="0", help="seed of the resiliency samples, the first "
                         "METIS seed and --sample (default 0)")
     parser.add_argument("--sample", metavar="N",
-                        help="path metrics from N random source routers (required above 20000 "
-                             "routers)")
+                        help="paths, shortest-paths and latency from N random source routers "
+                             "(required above 20000 routers)")
     parser.add_argument("--threads", metavar="N", help="threads of the distance searches "
                         "(default: all CPUs; 1 per rank under mpiexec)")
+    g = parser.add_argument_group("latency")
+    g.add_argument("--switch-delay", metavar="NS[,NS...]",
+                   help="delay of each switch a packet crosses, ns; several give one result "
+                        "per delay (default 60: 002 Sec. III)")
+    g.add_argument("--endpoint-delay", metavar="NS",
+                   help="injection + reception delay added to every path, ns (default 300: "
+                        "002 Sec. III-A, 150 ns at each end)")
+    g.add_argument("--latency-bin", metavar="NS",
+                   help="width of the latency histogram bins, ns (default 10)")
     g = parser.add_argument_group("bisection")
     g.add_argument("--bisection-seeds", default="16", metavar="N",
                    help="METIS runs with consecutive seeds; the smallest cut wins (default 16)")
@@ -127,7 +140,7 @@ def _floats(name: str, text, n: int):
 
 def options(args) -> dict:
     """Keyword arguments of :func:`models.analysis.analyze` from the parsed arguments."""
-    from models.analysis import parse_only
+    from models.analysis import latency_options, parse_only
     radix = str(args.router_radix).strip()
     if radix not in ("max", "used"):
         radix = _int("--router-radix", radix, 1)
@@ -153,12 +166,16 @@ def options(args) -> dict:
                             "level": _float("--level", args.level)},
         "cost_opts": cost_opts,
         "power_model": args.power,
+        "latency_opts": latency_options(args.switch_delay, args.endpoint_delay, args.latency_bin),
     }
 
 
-def _check_options(topo, opts) -> None:
-    """Validate the cost/power/resiliency options before any (collective) work starts."""
+def _check_options(topo, opts, layout) -> None:
+    """Validate the cost/power/resiliency/latency options before any (collective) work
+    starts."""
+    from models.analysis import ANALYSES
     from models.analysis.cost import CABLE_PRESETS, POWER_MODELS, router_radix
+    from models.analysis.latency import check_latency
     from models.analysis.resiliency import CRITERIA
     c = opts["cost_opts"]
     if c["cables"] not in CABLE_PRESETS:
@@ -187,6 +204,8 @@ def _check_options(topo, opts) -> None:
         raise ParameterError(f"--cable-gbps: must be > 0, got {c['cable_gbps']}")
     if c["electric_max_m"] is not None and c["electric_max_m"] < 0:
         raise ParameterError(f"--electric-max-m: must be >= 0, got {c['electric_max_m']}")
+    if "latency" in (opts["only"] or ANALYSES):
+        check_latency(topo, layout, **opts["latency_opts"])     # the histogram's bins
 
 
 def resolve_config(args) -> dict:
@@ -309,6 +328,32 @@ def table(rep: dict) -> str:
         rows.append(("Moore bound", f"{m['bound']} for k'={m['k']}, D={m['diameter']} "
                                     f"(ratio {_fmt(m['ratio'])})" if m["applicable"]
                      else f"n/a ({m['reason']})"))
+    if "shortest-paths" in rep:
+        sp = rep["shortest-paths"]
+
+        def part(x):
+            return "n/a" if not x["pairs"] else \
+                f"{100 * x['frac_multi']:.1f}% of {x['pairs']:,} (mean {_fmt(x['mean'])})"
+        rows.append(("shortest paths > 1", part(sp["all"])
+                     + (f"  (sampled {sp['sampled']} sources)" if sp["sampled"] else "")))
+        for k in ("group", "cluster"):
+            if f"intra_{k}" in sp:
+                kind = sp["group_kind"] if k == "group" else "cluster"
+                rows.append((f"  intra / inter {kind}",
+                             f"{part(sp[f'intra_{k}'])} / {part(sp[f'inter_{k}'])}"))
+    if "latency" in rep:
+        la = rep["latency"]
+        m = la["model"]
+        rows.append(("latency model", f"{_fmt(m['endpoint_delay_ns'])} ns endpoints + switch "
+                     f"delay per switch + links of {_fmt(m['link_ns_min'])}-"
+                     f"{_fmt(m['link_ns_max'])} ns ({m['source']})"
+                     + (f"  (sampled {la['sampled']} sources)" if la["sampled"] else "")))
+        for sw, x in la["switch_delay"].items():
+            n, f = x["nearest"], x["fastest"]
+            rows.append((f"latency {sw} ns switches", f"nearest max {_fmt(n['max'])} mean "
+                         f"{_fmt(n['mean'])} ns ({_fmt(n['hops_mean'])} hops); fastest max "
+                         f"{_fmt(f['max'])} mean {_fmt(f['mean'])} ns ({_fmt(f['hops_mean'])} "
+                         "hops)"))
     if "bisection" in rep:
         b = rep["bisection"]
         an = b["analytic"]
@@ -410,6 +455,36 @@ def _main(args, opts, comm, world) -> int:
         claim.release()
 
 
+NOTICE_STEPS = 200_000_000
+"""Above this many source-link steps a section says, on standard error, what it will do."""
+
+
+def _notice_work(topo, kw) -> None:
+    """One line on standard error per all-pairs section above :data:`NOTICE_STEPS` steps,
+    before it starts: its sources, its searches and the sampling (``--sample``)."""
+    from models.analysis import ANALYSES
+    from models.analysis.latency import latency_work
+    from models.analysis.shortest_paths import shortest_paths_work
+    names = kw["only"] or ANALYSES
+    sample = kw["sample"]
+    works = []
+    if "shortest-paths" in names:
+        works.append(("shortest-paths", shortest_paths_work(topo, sample), "BFS path counts"))
+    if "latency" in names:
+        n = len(kw["latency_opts"]["switch_delays"])
+        works.append(("latency", latency_work(topo, sample, n),
+                      f"BFS + Dijkstra searches ({n} switch delay{'s' * (n > 1)})"))
+    for name, w, what in works:
+        if w["source_link_steps"] <= NOTICE_STEPS:
+            continue
+        how = (f"{w['sources']} random sources (--sample {sample}, --seed {kw['seed']})"
+               if sample is not None and sample < w["routers"] else
+               f"all {w['sources']} sources (exact; --sample N takes N random sources)")
+        print(f"pdes: note: {name}: {how} to {w['routers']} routers: {w['searches']:,} {what} "
+              f"over {topo.n_links:,} links = {w['source_link_steps']:.2g} source-link steps",
+              file=sys.stderr, flush=True)
+
+
 def _analyze(args, opts, comm, world, cfg) -> int:
     from models.analysis import analyze
     from models.layout import build_layout
@@ -420,11 +495,12 @@ def _analyze(args, opts, comm, world, cfg) -> int:
 
     name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building
-    if size is not None and (opts["only"] is None or {"paths", "moore"} & set(opts["only"])):
+    if size is not None and (opts["only"] is None or
+                             {"paths", "moore", "shortest-paths", "latency"} & set(opts["only"])):
         check_exact(size.routers, opts["sample"])
     topo = build(name, params)
-    _check_options(topo, opts)
     layout = build_layout(topo, **cfg["layout"])
+    _check_options(topo, opts, layout)
     rank = world.Get_rank() if world is not None else 0
     kw = dict(opts)
     if comm is not None and kw["threads"] is None:
@@ -432,6 +508,8 @@ def _analyze(args, opts, comm, world, cfg) -> int:
     if comm is not None and rank != 0:
         # the other ranks only help with the resiliency samples
         kw["only"] = ("resiliency",)
+    if rank == 0:
+        _notice_work(topo, kw)
     rep = analyze(topo, layout, comm=comm, **kw)
     if rank != 0:       # rank 0 prints and writes the file
         return 0
