@@ -64,13 +64,18 @@ KINDS = ("uniform", "table", "two_choice")
 
 
 # ----------------------------------------------------------------------------- demand
+def check_plan(plan) -> None:
+    """Refuse a traffic plan whose kind has no demand matrix here (:data:`KINDS`)."""
+    if plan.kind not in KINDS:
+        raise ParameterError(f"--traffic: throughput needs a pattern of kind "
+                             f"{', '.join(KINDS)}; {plan.description!r} is {plan.kind!r}")
+
+
 def endpoint_pairs(topo, plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(src, dst, demand)`` of every communicating endpoint pair of a traffic plan
     (endpoint ids, demand in flits per cycle per unit of injection rate; each active source
     offers 1 in total)."""
-    if plan.kind not in KINDS:
-        raise ParameterError(f"--traffic: throughput needs a pattern of kind "
-                             f"{', '.join(KINDS)}; {plan.description!r} is {plan.kind!r}")
+    check_plan(plan)
     E = topo.n_endpoints
     act = np.asarray(plan.active, dtype=bool)
     if plan.kind == "uniform":

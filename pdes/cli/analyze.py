@@ -523,8 +523,9 @@ def _notice_work(topo, kw) -> None:
 
 def _traffic_plan(topo, tcfg: dict, opts: dict):
     """The traffic plan of the throughput section: the ``[traffic]`` pattern and its
-    parameters, seeded with ``--seed`` (the load and injection keys do not apply)."""
-    from models.analysis.throughput import check_variables
+    parameters, seeded with ``--seed`` (the load and injection keys do not apply); checked
+    on every rank before any (collective) work."""
+    from models.analysis.throughput import check_plan, check_variables
     from models.core.registry import TRAFFIC
     from pdes.config import INJECTION_KEYS
     check_variables(topo.n_routers, topo.n_links, opts["throughput_opts"]["max_variables"])
@@ -533,7 +534,9 @@ def _traffic_plan(topo, tcfg: dict, opts: dict):
     t.pop("load", None)
     for key in INJECTION_KEYS:
         t.pop(key, None)
-    return TRAFFIC.get(pattern).func(topo, opts["seed"], **t)
+    plan = TRAFFIC.get(pattern).func(topo, opts["seed"], **t)
+    check_plan(plan)
+    return plan
 
 
 def _analyze(args, opts, comm, world, cfg) -> int:

@@ -16,7 +16,7 @@ from models.core.errors import ParameterError
 from models.core.registry import TRAFFIC
 from models.topology import build, from_edges
 from models.traffic import TrafficPlan
-from tests.helpers import ROOT, anynet_ring, run_pdes
+from tests.helpers import ROOT, anynet_ring, assert_refused_on_every_rank, run_pdes
 
 
 def graph(n, edges, endpoints=1):
@@ -199,3 +199,23 @@ def test_cli_throughput_bad_input(args, key):
     assert proc.returncode == 2, proc.stderr
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"pdes: error: {key}") and proc.stdout == ""
+
+
+@pytest.mark.mpi(min_size=2)
+def test_cli_throughput_bad_input_under_mpi(capfd):
+    """Under MPI too large an LP or a pattern without a demand matrix is refused on every rank
+    (status 2, one line on rank 0), also when the ranks would share resiliency samples."""
+    from mpi4py import MPI
+
+    from pdes.cli import main
+    comm = MPI.COMM_WORLD
+    for only in ("throughput", "throughput,resiliency"):
+        for bad, key in ((["--max-lp-variables", "1000"], "--only: throughput"),
+                         (["--traffic", "hotspot"], "--traffic")):
+            capfd.readouterr()
+            status = main(["analyze", "slimfly", "--set", "topology.q=5", "--only", only,
+                           "--samples", "2", *bad])
+            err = capfd.readouterr().err
+            assert_refused_on_every_rank(
+                comm, status, err, lambda line: line.startswith(f"pdes: error: {key}"), (only, bad))
+            comm.Barrier()
