@@ -29,6 +29,11 @@ Sections (select with ``only``; :data:`ANALYSES` lists them in report order):
 ``load``
     Exact channel loads of uniform traffic under minimal routing and the
     saturation bound they imply (:mod:`.load`).
+``throughput``
+    Maximum achievable throughput of a traffic pattern by linear programming,
+    unrestricted and restricted to the routings' paths, at several fractions of
+    communicating pairs (003 Sec. 6.4, Fig. 9; :mod:`.throughput`).  Only when
+    asked for (``only``): it is not part of the default sections.
 
 Path metrics (definitions)
 --------------------------
@@ -65,12 +70,16 @@ from .cost import cost, power
 from .latency import check_latency, latency_report
 from .resiliency import resiliency
 from .shortest_paths import shortest_paths_report
+from .throughput import MAX_LP_VARIABLES
 
 __all__ = ["ANALYSES", "analyze", "path_metrics", "moore_report", "parse_only"]
 
 ANALYSES = ("paths", "moore", "shortest-paths", "latency", "bisection", "resiliency", "cables",
-            "cost", "power", "load")
+            "cost", "power", "load", "throughput")
 """Names of the report sections, in report order."""
+
+DEFAULT_ANALYSES = ANALYSES[:-1]
+"""The sections computed when ``only`` is not given (``throughput`` only when asked for)."""
 
 
 def parse_only(only) -> tuple[str, ...]:
@@ -82,7 +91,7 @@ def parse_only(only) -> tuple[str, ...]:
         An unknown name (the message names ``--only``).
     """
     if only is None:
-        return ANALYSES
+        return DEFAULT_ANALYSES
     names = [s.strip() for s in only.split(",")] if isinstance(only, str) else list(only)
     names = [n for n in names if n]
     if not names:
@@ -165,7 +174,7 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
             comm=None, *, sample: int | None = None, threads: int | None = None,
             bisection_seeds: int = 16, resiliency_opts: dict | None = None,
             cost_opts: dict | None = None, power_model: str = "slimfly",
-            latency_opts: dict | None = None) -> dict:
+            latency_opts: dict | None = None, throughput_opts: dict | None = None) -> dict:
     """Run the selected analyses of ``topo`` and return one JSON-ready dict.
 
     Parameters
@@ -196,6 +205,10 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
     latency_opts : dict, optional
         ``switch_delays``, ``endpoint_delay``, ``bin_ns`` of
         :func:`.latency.latency_report` (default: 60 ns switches, 300 ns endpoints, 10 ns bins).
+    throughput_opts : dict, optional
+        ``plan`` (the :class:`~models.traffic.TrafficPlan`, required by ``throughput``) and the
+        keyword arguments of :func:`.throughput.throughput_report` (``seed`` defaults to
+        ``seed``).
 
     Returns
     -------
@@ -216,6 +229,12 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         layout = build_layout(topo)
     if "latency" in names:      # every option checked before the first (collective) step
         latency_opts = check_latency(topo, layout, **latency_opts)
+    throughput_opts = dict(throughput_opts or {})
+    if "throughput" in names:
+        from .throughput import check_throughput
+        if throughput_opts.get("plan") is None:
+            raise ParameterError("--only: throughput needs a traffic pattern (--traffic)")
+        check_throughput(topo, throughput_opts.get("max_variables", MAX_LP_VARIABLES))
     sec = {}
     secs = {}
     if "resiliency" in names:
@@ -260,6 +279,13 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         t = time.perf_counter()
         sec["load"] = load_report(topo, distance_matrix(topo, threads=threads))
         secs["load"] = time.perf_counter() - t
+    if "throughput" in names:
+        from .throughput import throughput_report
+        t = time.perf_counter()
+        kw = dict(throughput_opts)
+        kw.setdefault("seed", seed)
+        sec["throughput"] = throughput_report(topo, kw.pop("plan"), **kw)
+        secs["throughput"] = time.perf_counter() - t
     out = {"summary": topo.summary(), "analyses": list(names)}
     out.update((k, sec[k]) for k in ANALYSES if k in sec)
     out["seconds"] = {k: round(v, 4) for k, v in secs.items()}

@@ -5,13 +5,15 @@
     python -m pdes analyze network.toml -o analysis.h5
     mpiexec -n 4 python -m pdes analyze slimfly --set topology.q=17 --only resiliency
     python -m pdes analyze skywalk --set topology.c=256 --set layout.preset=skywalk --only latency
+    python -m pdes analyze slimfly --set topology.q=5 --only throughput --traffic worst_case
 
 The positional argument is a TOML config (its ``[topology]`` and ``[layout]``
 sections are used) or a registered topology name.  Sections: paths, moore,
-shortest-paths, latency, bisection, resiliency, cables, cost, power, load (see
-``models.analysis``).  Under ``mpiexec`` the resiliency samples are split over the
-ranks (identical answer for any rank count); rank 0 prints and writes the file.  The
-``-o`` file follows the rules of every output (docs/output.md, "Output files"), checked
+shortest-paths, latency, bisection, resiliency, cables, cost, power, load, and
+throughput when asked for (see ``models.analysis``); throughput also reads the
+``[traffic]`` section (``--traffic`` sets its pattern).  Under ``mpiexec`` the
+resiliency samples are split over the ranks (identical answer for any rank count);
+rank 0 prints and writes the file.  The ``-o`` file follows the rules of every output (docs/output.md, "Output files"), checked
 and claimed on every rank before the network is built; an existing file is replaced.
 The all-pairs sections (shortest-paths, latency) say on standard error what they will
 do when it is large, before they start.
@@ -28,7 +30,7 @@ from pdes import config as cfgmod
 from pdes.cli.topo import _jsonable
 
 HELP = ("structural analysis: distances, Moore bound, shortest paths, latency, bisection, "
-        "resiliency, cables, cost, power")
+        "resiliency, cables, cost, power, LP throughput")
 
 FORMAT = "pdes-analysis"
 FORMAT_VERSION = 1
@@ -44,8 +46,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--only", metavar="LIST",
                         help="comma-separated sections: paths, moore, shortest-paths, latency, "
-                             "bisection, resiliency, cables, cost, power, load (default: all; "
-                             "load only up to 20,000 routers)")
+                             "bisection, resiliency, cables, cost, power, load, throughput "
+                             "(default: all but throughput; load only up to 20,000 routers)")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="also write the report to this HDF5 file")
     parser.add_argument("--seed", default="0", help="seed of the resiliency samples, the first "
@@ -64,6 +66,21 @@ def add_arguments(parser) -> None:
                         "002 Sec. III-A, 150 ns at each end)")
     g.add_argument("--latency-bin", metavar="NS",
                    help="width of the latency histogram bins, ns (default 10)")
+    g = parser.add_argument_group("throughput (linear programming)")
+    g.add_argument("--traffic", metavar="PATTERN",
+                   help="traffic pattern of the demand (sets traffic.pattern; default: the "
+                        "config's, else uniform; 003 Fig. 9 uses an adversarial one: worst_case)")
+    g.add_argument("--pair-fractions", metavar="F[,F...]",
+                   help="fractions of the pattern's communicating endpoint pairs, drawn with "
+                        "--seed (default 0.2,0.55,1)")
+    g.add_argument("--restrict", metavar="LIST",
+                   help="path sets of the restricted LPs: min, layered, or none "
+                        "(default: min,layered)")
+    g.add_argument("--layers", metavar="N[,N...]",
+                   help="layer counts of the layered path set (default 4)")
+    g.add_argument("--max-lp-variables", metavar="N",
+                   help="refuse an LP with more variables, before building it (default "
+                        "2000000)")
     g = parser.add_argument_group("bisection")
     g.add_argument("--bisection-seeds", default="16", metavar="N",
                    help="METIS runs with consecutive seeds; the smallest cut wins (default 16)")
@@ -141,6 +158,8 @@ def _floats(name: str, text, n: int):
 def options(args) -> dict:
     """Keyword arguments of :func:`models.analysis.analyze` from the parsed arguments."""
     from models.analysis import latency_options, parse_only
+    from models.analysis.throughput import (MAX_LP_VARIABLES, parse_fractions, parse_layers,
+                                            parse_restrict)
     radix = str(args.router_radix).strip()
     if radix not in ("max", "used"):
         radix = _int("--router-radix", radix, 1)
@@ -167,6 +186,12 @@ def options(args) -> dict:
         "cost_opts": cost_opts,
         "power_model": args.power,
         "latency_opts": latency_options(args.switch_delay, args.endpoint_delay, args.latency_bin),
+        "throughput_opts": {
+            "fractions": parse_fractions(args.pair_fractions),
+            "restrict": parse_restrict(args.restrict),
+            "layers": parse_layers(args.layers),
+            "max_variables": (MAX_LP_VARIABLES if args.max_lp_variables is None else
+                              _int("--max-lp-variables", args.max_lp_variables, 1))},
     }
 
 
@@ -208,8 +233,9 @@ def _check_options(topo, opts, layout) -> None:
         check_latency(topo, layout, **opts["latency_opts"])     # the histogram's bins
 
 
-def resolve_config(args) -> dict:
-    """The resolved ``[topology]`` and ``[layout]`` config of the command line."""
+def resolve_config(args, sections=("topology", "layout")) -> dict:
+    """The resolved ``[topology]`` and ``[layout]`` config of the command line (or the
+    given ``sections``; ``--traffic`` sets ``traffic.pattern``)."""
     target = args.target
     raw: dict = {}
     overrides = list(args.sets)
@@ -220,7 +246,9 @@ def resolve_config(args) -> dict:
         raw = cfgmod.load_toml(target)
     else:
         overrides.insert(0, f"topology.name={target}")
-    return cfgmod.resolve(raw, overrides, sections=("topology", "layout"))
+    if "traffic" in sections and getattr(args, "traffic", None) is not None:
+        overrides.append(f"traffic.pattern={args.traffic}")
+    return cfgmod.resolve(raw, overrides, sections=sections)
 
 
 # --------------------------------------------------------------------------- output
@@ -385,6 +413,14 @@ def table(rep: dict) -> str:
         w = rep["power"]
         rows.append(("power", f"{w['total']:,.0f} W total, {_fmt(w['per_endpoint'])} W per endpoint "
                               f"({w['model']} model)"))
+    if "throughput" in rep:
+        tp = rep["throughput"]
+        rows.append(("throughput (LP) pattern", f"{tp['pattern']} ({tp['endpoint_pairs']:,} "
+                     f"endpoint pairs, seed {tp['seed']})"))
+        for row in tp["fractions"]:
+            parts = [f"{k} {_fmt(v['throughput'])}" for k, v in row.items()
+                     if isinstance(v, dict)]
+            rows.append((f"  {100 * row['fraction']:.0f}% of pairs", ", ".join(parts)))
     if "load" in rep:
         for split, what in (("hop", "per-hop split"), ("path", "per-path split")):
             x = rep["load"][split]
@@ -485,6 +521,24 @@ def _notice_work(topo, kw) -> None:
               file=sys.stderr, flush=True)
 
 
+def _traffic_plan(topo, tcfg: dict, opts: dict):
+    """The traffic plan of the throughput section: the ``[traffic]`` pattern and its
+    parameters, seeded with ``--seed`` (the load and injection keys do not apply); checked
+    on every rank before any (collective) work."""
+    from models.analysis.throughput import check_plan, check_variables
+    from models.core.registry import TRAFFIC
+    from pdes.config import INJECTION_KEYS
+    check_variables(topo.n_routers, topo.n_links, opts["throughput_opts"]["max_variables"])
+    t = dict(tcfg)
+    pattern = t.pop("pattern")
+    t.pop("load", None)
+    for key in INJECTION_KEYS:
+        t.pop(key, None)
+    plan = TRAFFIC.get(pattern).func(topo, opts["seed"], **t)
+    check_plan(plan)
+    return plan
+
+
 def _analyze(args, opts, comm, world, cfg) -> int:
     from models.analysis import analyze
     from models.layout import build_layout
@@ -498,11 +552,20 @@ def _analyze(args, opts, comm, world, cfg) -> int:
     if size is not None and (opts["only"] is None or
                              {"paths", "moore", "shortest-paths", "latency"} & set(opts["only"])):
         check_exact(size.routers, opts["sample"])
+    lp = opts["only"] is not None and "throughput" in opts["only"]
+    if lp:
+        from models.analysis.throughput import check_variables
+        tcfg = resolve_config(args, sections=("traffic",))["traffic"]
+        if size is not None and size.exact:
+            check_variables(size.routers, size.links, opts["throughput_opts"]["max_variables"])
     topo = build(name, params)
     layout = build_layout(topo, **cfg["layout"])
     _check_options(topo, opts, layout)
+    plan = _traffic_plan(topo, tcfg, opts) if lp else None
     rank = world.Get_rank() if world is not None else 0
     kw = dict(opts)
+    if lp:
+        kw["throughput_opts"] = dict(opts["throughput_opts"], plan=plan)
     if comm is not None and kw["threads"] is None:
         kw["threads"] = 1
     if comm is not None and rank != 0:

@@ -8,8 +8,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from models.analysis import (ANALYSES, analytic_bisection, analyze, bisection, cost, moore_report,
-                             parse_only, path_metrics, power, resiliency, router_radix)
+from models.analysis import (ANALYSES, DEFAULT_ANALYSES, analytic_bisection, analyze,
+                             bisection, cost, moore_report, parse_only, path_metrics, power,
+                             resiliency, router_radix)
 from models.analysis.cost import CABLE_PRESETS, ROUTER_PRESETS, cable_cost_per_gbps
 from models.core.errors import ParameterError
 from models.layout import build_layout
@@ -316,10 +317,11 @@ def test_cost_options():
 
 # ----------------------------------------------------------------------------- report / CLI
 def test_analyze_report_sections_and_json():
-    """analyze() returns every section in order and the report is JSON-serialisable."""
+    """analyze() returns every default section (all but throughput) in order and the report is
+    JSON-serialisable."""
     rep = analyze(build("slimfly", {"q": 5}), samples=4)
-    assert rep["analyses"] == list(ANALYSES)
-    assert [k for k in rep if k in ANALYSES] == list(ANALYSES)
+    assert rep["analyses"] == list(DEFAULT_ANALYSES) == [a for a in ANALYSES if a != "throughput"]
+    assert [k for k in rep if k in ANALYSES] == list(DEFAULT_ANALYSES)
     json.dumps(rep)
     assert rep["cables"]["cables"]["count"] == 175
     assert parse_only("cost, power") == ("cost", "power")
