@@ -505,7 +505,7 @@ def _notice_work(topo, kw) -> None:
         works.append(("latency", latency_work(topo, sample, n),
                       f"BFS + Dijkstra searches ({n} switch delay{'s' * (n > 1)})"))
     if "resiliency" in names and kw["resiliency_opts"].get("curve"):
-        works.append(("resiliency", _curve_work(topo, kw), "all-pairs BFS (--curve)"))
+        works.append(("resiliency", _curve_work(topo, kw), "BFS"))
     for name, w, what in works:
         if name == "resiliency":
             if w["source_link_steps"] > NOTICE_STEPS:

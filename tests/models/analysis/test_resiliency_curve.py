@@ -163,7 +163,7 @@ def test_cli_curve_note_before_large_work(monkeypatch, capsys):
                  "--samples", "2", "--curve", "--json"]) == 0
     assert capsys.readouterr().err.strip().splitlines() == [
         "pdes: note: resiliency: --curve: all 50 sources at up to 20 steps of 2 samples: "
-        "2,000 all-pairs BFS (--curve) over up to 175 links = 3.5e+05 source-link steps"]
+        "2,000 BFS over up to 175 links = 3.5e+05 source-link steps"]
 
 
 def test_plot_resiliency_of_several_files(analysis_files, capsys):
