@@ -4,6 +4,7 @@
     python -m pdes analyze dragonfly --set topology.h=4 --only bisection,resiliency --json
     python -m pdes analyze network.toml -o analysis.h5
     mpiexec -n 4 python -m pdes analyze slimfly --set topology.q=17 --only resiliency
+    python -m pdes analyze slimfly --set topology.q=5 --only resiliency --curve -o sf.h5
     python -m pdes analyze skywalk --set topology.c=256 --set layout.preset=skywalk --only latency
 
 The positional argument is a TOML config (its ``[topology]`` and ``[layout]``
