@@ -12,6 +12,10 @@ file's numbers (the tests read them back).  ``python -m pdes plot`` saves one.
 * ``links``: channel load during the window (flits/cycle) by link class, and a
   rack-to-rack heat map of the load between racks (groups).
 * ``series``: a run's time series per sample period.
+* ``resiliency``: of one or more *analysis* files (``pdes analyze --only
+  resiliency --curve -o FILE``), average path length and diameter against the
+  share of failed links, one line per file (004 Fig. 5), read by
+  :func:`resiliency_curve` and drawn by :func:`resiliency_figure`.
 """
 from __future__ import annotations
 
@@ -19,7 +23,15 @@ import numpy as np
 
 from models.core.errors import ParameterError
 
-KINDS = ("latency", "throughput", "hops", "links", "series")
+KINDS = ("latency", "throughput", "hops", "links", "series", "resiliency")
+
+ANALYSIS_FORMAT = "pdes-analysis"
+"""The ``format`` attribute of ``pdes analyze -o`` files (the resiliency kind reads them)."""
+
+CURVE_KEYS = ("fraction", "connected", "samples_connected",
+              "diameter_mean", "diameter_std", "diameter_min", "diameter_max",
+              "avg_distance_mean", "avg_distance_std", "avg_distance_min", "avg_distance_max")
+"""The datasets of ``/resiliency/curve/paths`` in an analysis file."""
 
 
 def _plt():
@@ -293,5 +305,103 @@ def figure(res, kind: str, *, point=None, logy=False, network=False, ymax=None):
         return links_figure(res, point)
     if kind == "series":
         return series_figure(res, point)
+    if kind == "resiliency":
+        raise ParameterError(f"--kind: resiliency plots 'pdes analyze -o' files, {res.path} is "
+                             f"a {res.kind} file")
     raise ParameterError(f"--kind: unknown kind '{kind}' (known: {', '.join(KINDS)})")
 
+
+
+# --------------------------------------------------------------------------- resiliency
+def is_analysis(path: str) -> bool:
+    """Whether ``path`` is an HDF5 file whose ``format`` is :data:`ANALYSIS_FORMAT` (False for
+    anything else, including a missing or unreadable file)."""
+    import h5py
+    try:
+        with h5py.File(path, "r") as f:
+            fmt = f.attrs.get("format")
+    except (OSError, ValueError):
+        return False
+    return (fmt.decode() if isinstance(fmt, bytes) else fmt) == ANALYSIS_FORMAT
+
+
+def resiliency_curve(path: str) -> dict:
+    """The ``/resiliency/curve/paths`` arrays of an analysis file (:data:`CURVE_KEYS`) and a
+    ``label`` (topology name, its non-zero numeric config parameters -- defaults included, strings
+    and zero-valued options such as latencies left out -- and router count); a file that is not
+    a complete analysis file with such a curve raises :class:`ParameterError` naming it."""
+    import json
+    import os
+    import tomllib
+
+    import h5py
+    if not os.path.isfile(path):
+        raise ParameterError(f"{path}: does not exist or is not a regular file")
+    try:
+        f = h5py.File(path, "r")
+    except OSError:
+        raise ParameterError(f"{path}: not an HDF5 file") from None
+    with f:
+        fmt = f.attrs.get("format")
+        fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
+        if fmt != ANALYSIS_FORMAT:
+            raise ParameterError(f"{path}: --kind resiliency plots 'pdes analyze -o' files, not "
+                                 + (f"format {fmt!r}" if fmt else "a file without a format "
+                                    "attribute"))
+        if not f.attrs.get("complete"):
+            raise ParameterError(f"{path}: incomplete analysis file (no 'complete' attribute)")
+        g = f.get("resiliency/curve/paths")
+        if not isinstance(g, h5py.Group):
+            raise ParameterError(f"{path}: no resiliency curve (write one with 'pdes analyze "
+                                 "... --only resiliency --curve -o FILE')")
+        out = {}
+        for key in CURVE_KEYS:
+            d = g.get(key)
+            if not isinstance(d, h5py.Dataset) or d.ndim != 1 or d.size == 0 \
+                    or d.dtype.kind not in "iuf":
+                raise ParameterError(f"{path}: /resiliency/curve/paths/{key} missing or not a "
+                                     "non-empty list of numbers")
+            out[key] = np.asarray(d[()], dtype=np.float64)
+            if not np.all(np.isfinite(out[key])) or out[key].size != out["fraction"].size:
+                raise ParameterError(f"{path}: /resiliency/curve/paths/{key} not finite or not "
+                                     "as long as fraction")
+        try:
+            topo = tomllib.loads(f.attrs["config_toml"])["topology"]
+            routers = json.loads(f.attrs["report_json"])["summary"]["routers"]
+        except (KeyError, TypeError, ValueError):
+            raise ParameterError(f"{path}: config_toml or report_json attribute missing or "
+                                 "malformed") from None
+    params = "".join(f" {k}={v}" for k, v in topo.items() if k != "name" and
+                     isinstance(v, (int, float)) and not isinstance(v, bool) and v != 0)
+    out["label"] = f"{topo.get('name', '?')}{params} ({routers} routers)"
+    return out
+
+
+def resiliency_figure(curves: list):
+    """004 Fig. 5: (a) average path length and (b) diameter, in router hops, against the
+    share of failed links (%), one colour per curve of :func:`resiliency_curve`: the mean over
+    the connected samples as a solid line with markers while every sample is connected, dotted
+    where only some are (their share is in ``connected``), and the band from the smallest to the
+    largest sample value.  The first line of each curve on each axis is the solid one."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for i, c in enumerate(curves):
+        color = f"C{i % 10}"
+        x = 100.0 * c["fraction"]
+        full = int(np.count_nonzero(c["connected"] >= 1.0))
+        for ax, q in zip(axes, ("avg_distance", "diameter")):
+            y = c[f"{q}_mean"]
+            ax.plot(x[:full], y[:full], "-o", ms=3, color=color, label=c["label"])
+            if full < x.size:
+                ax.plot(x[full - 1:], y[full - 1:], ":", color=color)
+            ax.fill_between(x, c[f"{q}_min"], c[f"{q}_max"], color=color, alpha=0.15, lw=0)
+    for ax, title in zip(axes, ("(a) average path length", "(b) diameter")):
+        ax.set_title(title)
+        ax.set_xlabel("failed links (%)")
+        ax.set_ylabel("router hops")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("resiliency to random link failures (mean over connected samples; dotted: "
+                 "some samples disconnected)", fontsize=9)
+    fig.tight_layout()
+    return fig

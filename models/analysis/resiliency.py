@@ -51,6 +51,22 @@ samples (default one half, i.e. the median threshold on the step grid): "SF
 can lose 75 % of its links" means that, with 75 % of the links failed, at
 least half of the failure sets leave it connected.
 
+Distance curve (004 Fig. 5)
+---------------------------
+With ``curve=True`` each sample also records the diameter and the average
+distance of the surviving network at *every* step up to its own
+disconnection step (the same permutation, so the same nested failure sets as
+the thresholds; the threshold searches reuse these values and give the same
+thresholds as without the curve).  ``curve["paths"]`` reports, per step
+``s`` from 0 to the last step at which any sample is still connected: the
+share and number of samples still connected, and the mean, standard
+deviation, minimum and maximum of the diameter and of the average distance
+over the connected samples only (004 Sec. 3.4 removes links "until the
+network is disconnected": a disconnected sample has no finite distances and
+is left out, the connected share says how many remain).  This costs one
+all-pairs search per step and sample (about ``1/step`` times the thresholds'
+few searches).
+
 Parallelism
 -----------
 With an mpi4py communicator ``comm`` the samples of each batch are dealt
@@ -136,8 +152,11 @@ def _largest_true(lo: int, hi: int, pred) -> int:
     return lo
 
 
-def _one_sample(graph: _Graph, seed: int, i: int, n_steps: int, base, criteria) -> tuple:
-    """Thresholds of sample ``i``: (m*, s_disconnect, s_diameter, s_distance); -1 = not computed."""
+def _one_sample(graph: _Graph, seed: int, i: int, n_steps: int, base, criteria,
+                curve: bool = False) -> tuple:
+    """Thresholds of sample ``i``, (m*, s_disconnect, s_diameter, s_distance) with -1 = not
+    computed, and, with ``curve``, the (diameter, average distance) at steps 0..s_disconnect
+    (else None)."""
     L = graph.links.shape[0]
     perm = np.random.default_rng([seed, i]).permutation(L)
 
@@ -148,7 +167,7 @@ def _one_sample(graph: _Graph, seed: int, i: int, n_steps: int, base, criteria) 
     steps_m = (np.arange(n_steps, dtype=np.int64) * L) // n_steps
     s_conn = int(np.searchsorted(steps_m, m_star, side="right") - 1)
     d0, a0, dslack, aslack = base
-    cache = {}
+    cache = {} if d0 is None else {0: (d0, a0)}      # step 0 is the intact network
 
     def dist(s):
         if s not in cache:
@@ -160,7 +179,12 @@ def _one_sample(graph: _Graph, seed: int, i: int, n_steps: int, base, criteria) 
         s_diam = _largest_true(0, s_conn, lambda s: dist(s)[0] <= d0 + dslack)
     if "distance" in criteria:
         s_dist = _largest_true(0, s_conn, lambda s: dist(s)[1] <= a0 + aslack + 1e-9)
-    return int(m_star), s_conn, s_diam, s_dist
+    path_curve = None
+    if curve:
+        values = [dist(s) for s in range(s_conn + 1)]
+        path_curve = (np.array([v[0] for v in values], dtype=np.int64),
+                      np.array([v[1] for v in values], dtype=np.float64))
+    return (int(m_star), s_conn, s_diam, s_dist), path_curve
 
 
 def _ci_width(x: np.ndarray) -> float:
@@ -196,7 +220,7 @@ def _check_float(key, value, lo, hi=None):
 
 DEFAULTS = {"criteria": CRITERIA, "step": 0.05, "level": 0.5, "min_samples": 16,
             "max_samples": 400, "batch": 16, "ci_width": 2.0, "diameter_slack": 2,
-            "distance_slack": 1.0}
+            "distance_slack": 1.0, "curve": False}
 """Keyword options of :func:`resiliency` and their defaults."""
 
 
@@ -216,6 +240,7 @@ class _Settings:
     ci_width: float
     diameter_slack: int
     distance_slack: float
+    curve: bool
 
 
 def _settings(seed, samples, options: dict) -> _Settings:
@@ -238,6 +263,8 @@ def _settings(seed, samples, options: dict) -> _Settings:
             or not math.isfinite(distance_slack) or distance_slack < 0:
         raise ParameterError(f"resiliency.distance_slack: must be a number >= 0, "
                              f"got {distance_slack!r}")
+    if not isinstance(o["curve"], (bool, np.bool_)):
+        raise ParameterError(f"resiliency.curve: must be true or false, got {o['curve']!r}")
     n_steps = round(1.0 / step)
     if abs(n_steps * step - 1.0) > 1e-9:
         raise ParameterError(f"resiliency.step: 1/step must be an integer, got {step!r}")
@@ -252,7 +279,7 @@ def _settings(seed, samples, options: dict) -> _Settings:
     return _Settings(seed=seed, samples=samples, criteria=crit, step=step, n_steps=n_steps,
                      level=level, min_samples=min_samples, max_samples=max_samples, batch=batch,
                      ci_width=ci_width, diameter_slack=diameter_slack,
-                     distance_slack=float(distance_slack))
+                     distance_slack=float(distance_slack), curve=bool(o["curve"]))
 
 
 def _baseline(graph: _Graph, st: _Settings) -> tuple:
@@ -263,7 +290,7 @@ def _baseline(graph: _Graph, st: _Settings) -> tuple:
     if not graph.connected(all_links):
         raise ParameterError(f"topology '{topo.name}': the network is disconnected before any "
                              "link fails")
-    need_dist = "diameter" in st.criteria or "distance" in st.criteria
+    need_dist = "diameter" in st.criteria or "distance" in st.criteria or st.curve
     return graph.distances(all_links) if need_dist else (None, None)
 
 
@@ -278,29 +305,32 @@ def _thresholds(arr: np.ndarray, st: _Settings, L: int) -> list:
     return cols
 
 
-def _draw_samples(graph: _Graph, st: _Settings, base: tuple, comm) -> np.ndarray:
-    """Per-sample (m*, s_disconnect, s_diameter, s_distance), drawn in batches until the
+def _draw_samples(graph: _Graph, st: _Settings, base: tuple, comm) -> tuple:
+    """Per-sample (m*, s_disconnect, s_diameter, s_distance) as an array and the per-sample
+    distance curves (a list; None entries without ``st.curve``), drawn in batches until the
     stopping rule holds; samples split round-robin over the ranks of ``comm``."""
     rank, size = (comm.Get_rank(), comm.Get_size()) if comm is not None else (0, 1)
     results: list[tuple] = []
+    curves: list = []
     samples = st.samples
     target = samples if samples is not None else st.max_samples
     while len(results) < target:
         b0 = len(results)
         b1 = min(target, b0 + (st.batch if samples is None else target))
-        mine = [(i, *_one_sample(graph, st.seed, i, st.n_steps, base, st.criteria))
+        mine = [(i, *_one_sample(graph, st.seed, i, st.n_steps, base, st.criteria, st.curve))
                 for i in range(b0 + rank, b1, size)]
         if comm is not None and size > 1:
             gathered = [r for part in comm.allgather(mine) for r in part]
         else:
             gathered = mine
-        gathered.sort()
-        results.extend(r[1:] for r in gathered)
+        gathered.sort(key=lambda r: r[0])
+        results.extend(r[1] for r in gathered)
+        curves.extend(r[2] for r in gathered)
         if samples is None and len(results) >= st.min_samples:
             cols = _thresholds(np.asarray(results, dtype=np.int64), st, graph.topo.n_links)
             if max(_ci_width(x) for x in cols) <= st.ci_width:
                 break
-    return np.asarray(results, dtype=np.int64)
+    return np.asarray(results, dtype=np.int64), curves
 
 
 def _stats(x: np.ndarray) -> dict:
@@ -310,7 +340,31 @@ def _stats(x: np.ndarray) -> dict:
             "ci95_width": _ci_width(x) if n > 1 else None}
 
 
-def _report(arr: np.ndarray, graph: _Graph, st: _Settings, baseline: tuple) -> dict:
+def _path_curve(curves: list, st: _Settings) -> dict:
+    """``curve["paths"]``: per step up to the last one with a connected sample, the connected
+    share and the diameter and average distance statistics over the connected samples."""
+    n = len(curves)
+    last = max(c[0].size for c in curves)
+    out = {"fraction": [], "connected": [], "samples_connected": []}
+    for q in ("diameter", "avg_distance"):
+        for k in ("mean", "std", "min", "max"):
+            out[f"{q}_{k}"] = []
+    for s in range(last):
+        alive = [c for c in curves if c[0].size > s]
+        out["fraction"].append(float(s * st.step))
+        out["connected"].append(len(alive) / n)
+        out["samples_connected"].append(len(alive))
+        for q, j in (("diameter", 0), ("avg_distance", 1)):
+            x = np.array([c[j][s] for c in alive], dtype=np.float64)
+            out[f"{q}_mean"].append(float(x.mean()))
+            out[f"{q}_std"].append(float(x.std(ddof=1)) if x.size > 1 else 0.0)
+            out[f"{q}_min"].append(float(x.min()))
+            out[f"{q}_max"].append(float(x.max()))
+    return out
+
+
+def _report(arr: np.ndarray, graph: _Graph, st: _Settings, baseline: tuple,
+            curves: list | None = None) -> dict:
     """The result dict of :func:`resiliency` from the per-sample thresholds ``arr``."""
     L = graph.topo.n_links
     step = st.step
@@ -342,6 +396,8 @@ def _report(arr: np.ndarray, graph: _Graph, st: _Settings, baseline: tuple) -> d
         }
         curve[c] = [float(v) for v in tolerated]
     out["disconnect"]["exact"] = _stats(100.0 * arr[:, 0] / L)
+    if st.curve:
+        curve["paths"] = _path_curve(curves, st)
     out["curve"] = curve
     return out
 
@@ -381,6 +437,9 @@ def resiliency(topo, seed: int = 0, samples: int | None = None, *, comm=None,
             Tolerated growth of the diameter (000 Sec. III-D2: 2).
         distance_slack : float
             Tolerated growth of the average distance in hops (000 Sec. III-D3: 1).
+        curve : bool
+            Also record the diameter and average distance at every step up to
+            disconnection (``curve["paths"]``, 004 Fig. 5; module docstring).
 
     Returns
     -------
@@ -392,7 +451,10 @@ def resiliency(topo, seed: int = 0, samples: int | None = None, *, comm=None,
         in percent, ``median``, ``min``, ``max`` as fractions -- with
         ``disconnect.exact`` (the same statistics of ``100 m*/L`` without the
         step grid), and ``curve``: per step, the ``fraction`` of failed links
-        and, per criterion, the share of samples that tolerate it.
+        and, per criterion, the share of samples that tolerate it; with
+        ``curve=True`` also ``curve["paths"]`` (``fraction``, ``connected``,
+        ``samples_connected``, ``diameter_mean``/``_std``/``_min``/``_max``,
+        ``avg_distance_mean``/``_std``/``_min``/``_max`` in router hops).
 
     Raises
     ------
@@ -412,5 +474,5 @@ def resiliency(topo, seed: int = 0, samples: int | None = None, *, comm=None,
     graph = _Graph(topo, threads)
     d0, a0 = _baseline(graph, st)
     base = (d0, a0, st.diameter_slack, st.distance_slack)
-    arr = _draw_samples(graph, st, base, comm)
-    return _report(arr, graph, st, (d0, a0))
+    arr, curves = _draw_samples(graph, st, base, comm)
+    return _report(arr, graph, st, (d0, a0), curves)

@@ -4,6 +4,7 @@
     python -m pdes analyze dragonfly --set topology.h=4 --only bisection,resiliency --json
     python -m pdes analyze network.toml -o analysis.h5
     mpiexec -n 4 python -m pdes analyze slimfly --set topology.q=17 --only resiliency
+    python -m pdes analyze slimfly --set topology.q=5 --only resiliency --curve -o sf.h5
     python -m pdes analyze skywalk --set topology.c=256 --set layout.preset=skywalk --only latency
     python -m pdes analyze slimfly --set topology.q=5 --only throughput --traffic worst_case
 
@@ -100,6 +101,9 @@ def add_arguments(parser) -> None:
     g.add_argument("--level", default="0.5", metavar="F",
                    help="share of samples that must tolerate a step for the tabulated value "
                         "(default 0.5: the median)")
+    g.add_argument("--curve", action="store_true",
+                   help="also record the diameter and average distance at every step up to "
+                        "disconnection (004 Fig. 5; one all-pairs search per step and sample)")
     g = parser.add_argument_group("cost and power")
     g.add_argument("--cables", default="fdr10", metavar="PRESET",
                    help="cable price preset (default fdr10: 000 Sec. VI-B1)")
@@ -182,7 +186,8 @@ def options(args) -> dict:
                             "ci_width": _float("--ci-width", args.ci_width),
                             "criteria": crit,
                             "step": _float("--step", args.step),
-                            "level": _float("--level", args.level)},
+                            "level": _float("--level", args.level),
+                            "curve": bool(args.curve)},
         "cost_opts": cost_opts,
         "power_model": args.power,
         "latency_opts": latency_options(args.switch_delay, args.endpoint_delay, args.latency_bin),
@@ -268,6 +273,13 @@ def _clean(obj):
     return obj
 
 
+CURVE_UNITS = {"fraction": "share of links failed", "connected": "share of samples",
+               "samples_connected": "samples",
+               **{f"{q}_{k}": "router hops" for q in ("diameter", "avg_distance")
+                  for k in ("mean", "std", "min", "max")}}
+"""The ``units`` attribute of each ``/resiliency/curve/paths`` dataset (``--curve``)."""
+
+
 def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
                    options: dict | None = None) -> None:
     """Write ``report`` to an HDF5 file (temporary name, renamed when complete).
@@ -276,7 +288,8 @@ def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
     ``pdes_version``, ``config_toml``, ``options`` (JSON), ``report_json``
     (the whole report as JSON) and ``complete``.  Every section is also a
     group: nested dicts are subgroups, lists of numbers datasets, scalars and
-    strings attributes (``None`` is left out).
+    strings attributes (``None`` is left out); the ``/resiliency/curve/paths`` datasets
+    also carry a ``units`` attribute (:data:`CURVE_UNITS`).
     """
     import h5py
     import numpy as np
@@ -311,6 +324,11 @@ def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
                     value = dict(value)
                     value["params"] = json.dumps(value.get("params", {}), sort_keys=True)
                 put(f, key, value)
+            curve = f.get("resiliency/curve/paths")
+            if curve is not None:
+                for key, unit in CURVE_UNITS.items():
+                    if key in curve:
+                        curve[key].attrs["units"] = unit
             f.attrs["complete"] = True
         os.replace(tmp, path)
     except BaseException:
@@ -329,6 +347,17 @@ def _fmt(v, nd=4) -> str:
 
 def _pct(f) -> str:
     return "n/a" if f is None else f"{100 * f:.0f}%"
+
+
+def _curve_row(pc: dict, points: int = 6) -> str:
+    """``curve.paths`` in one line: at most ``points`` steps (the first, the last, evenly
+    between), each ``failed%: avg distance/mean diameter (connected share)``."""
+    n = len(pc["fraction"])
+    idx = sorted({round(i * (n - 1) / (points - 1)) for i in range(points)}) if n > 1 else [0]
+    return "  ".join(f"{_pct(pc['fraction'][i])}: {pc['avg_distance_mean'][i]:.2f}/"
+                     f"{pc['diameter_mean'][i]:.1f}"
+                     + ("" if pc["connected"][i] == 1 else f" ({_pct(pc['connected'][i])})")
+                     for i in idx) + "  (failed: avg distance/diameter, connected samples only)"
 
 
 def table(rep: dict) -> str:
@@ -398,6 +427,8 @@ def table(rep: dict) -> str:
                              f"(mean threshold {x['mean']:.1f}%"
                              + (f" +- {ci / 2:.1f} at 95%)" if ci is not None else ")")))
         rows.append(("resiliency samples", f"{r['samples']} (seed {r['seed']})"))
+        if "paths" in r["curve"]:
+            rows.append(("resiliency curve", _curve_row(r["curve"]["paths"])))
     if "cables" in rep:
         c = rep["cables"]["cables"]
         rows += [("cables intra-rack (electric)", f"{c['intra_rack']['count']} / "
@@ -510,7 +541,17 @@ def _notice_work(topo, kw) -> None:
         n = len(kw["latency_opts"]["switch_delays"])
         works.append(("latency", latency_work(topo, sample, n),
                       f"BFS + Dijkstra searches ({n} switch delay{'s' * (n > 1)})"))
+    if "resiliency" in names and kw["resiliency_opts"].get("curve"):
+        works.append(("resiliency", _curve_work(topo, kw), "BFS"))
     for name, w, what in works:
+        if name == "resiliency":
+            if w["source_link_steps"] > NOTICE_STEPS:
+                print(f"pdes: note: resiliency: --curve: all {w['sources']} sources at up to "
+                      f"{w['steps']} steps of {w['samples']} samples"
+                      f"{'' if kw['samples'] is not None else ' (at most, --max-samples)'}: "
+                      f"{w['searches']:,} {what} over up to {topo.n_links:,} links = "
+                      f"{w['source_link_steps']:.2g} source-link steps", file=sys.stderr, flush=True)
+            continue
         if w["source_link_steps"] <= NOTICE_STEPS:
             continue
         how = (f"{w['sources']} random sources (--sample {sample}, --seed {kw['seed']})"
@@ -537,6 +578,19 @@ def _traffic_plan(topo, tcfg: dict, opts: dict):
     plan = TRAFFIC.get(pattern).func(topo, opts["seed"], **t)
     check_plan(plan)
     return plan
+
+
+def _curve_work(topo, kw) -> dict:
+    """Upper bound of the searches of ``resiliency --curve``: one BFS per terminal router at
+    every step of every sample (fewer when samples disconnect early)."""
+    import numpy as np
+    r = kw["resiliency_opts"]
+    T = int(np.count_nonzero(np.asarray(topo.endpoints) > 0)) or topo.n_routers
+    samples = kw["samples"] if kw["samples"] is not None else r["max_samples"]
+    steps = round(1 / r["step"])
+    searches = samples * steps * T
+    return {"sources": T, "steps": steps, "samples": samples, "searches": searches,
+            "source_link_steps": searches * int(topo.n_links)}
 
 
 def _analyze(args, opts, comm, world, cfg) -> int:

@@ -1,7 +1,11 @@
 """``python -m pdes plot FILE.h5 [--kind latency|throughput|hops|links|series] [-o fig.png|fig.pdf]``.
 
-Saves a figure of a run or study file (see :mod:`pdes.plot`).  The default
-output is ``<FILE stem>-<kind>.png`` next to FILE.  The figure file follows the rules of
+    python -m pdes plot sf.h5 df.h5 gf.h5 --kind resiliency -o fig5.png
+
+Saves a figure of a run or study file, or the resiliency curves of one or more analysis files
+(``pdes analyze --only resiliency --curve -o FILE``; the default kind for an analysis file),
+see :mod:`pdes.plot`.  The default output is ``<FILE stem>-<kind>.png`` next to (the first)
+FILE.  The figure file follows the rules of
 every output (docs/output.md, "Output files"): checked and claimed before FILE is read
 (when its name does not depend on FILE's kind), never FILE itself, written to
 ``<name>.tmp-<pid>`` and renamed; an existing figure is replaced.
@@ -16,14 +20,17 @@ from pdes.cli.outputs import TMP_SUFFIX, Claim
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 """Figure file extensions and the matplotlib format each names."""
 
-HELP = "plot a run or study file: latency/throughput vs load, hops, link load, time series"
+HELP = ("plot a run or study file: latency/throughput vs load, hops, link load, time series; "
+        "or resiliency curves of analysis files")
 
 
 def add_arguments(p):
     from pdes.plot import KINDS
-    p.add_argument("file", help="HDF5 file written by 'pdes run' or 'pdes sweep'")
+    p.add_argument("file", nargs="+", help="HDF5 file written by 'pdes run' or 'pdes sweep'; "
+                   "with --kind resiliency one or more written by 'pdes analyze --curve -o'")
     p.add_argument("--kind", choices=KINDS, default=None,
-                   help="what to plot (default: latency for a study, series for a run)")
+                   help="what to plot (default: latency for a study, series for a run, "
+                        "resiliency for an analysis file)")
     p.add_argument("-o", "--output", help="figure file, .png, .pdf or .svg (default: FILE-KIND.png)")
     p.add_argument("--point", help="a study's point (its name in 'pdes show --wide') for hops, "
                    "links and series (default: each series at its lowest load)")
@@ -34,18 +41,43 @@ def add_arguments(p):
                    help="network latency (from injection into the network) instead of packet latency")
 
 
+def _check_resiliency_options(args) -> None:
+    """The options of the run and study kinds have no meaning for the resiliency kind."""
+    for flag, given in (("--point", args.point is not None), ("--logy", args.logy),
+                        ("--ymax", args.ymax is not None), ("--network", args.network)):
+        if given:
+            raise ParameterError(f"{flag}: not an option of --kind resiliency")
+
+
 def main(args) -> int:
-    from pdes.plot import figure
+    from pdes.plot import figure, is_analysis, resiliency_curve, resiliency_figure
     from pdes.results import open_results
     if args.ymax is not None and not (args.ymax > 0 and args.ymax < float("inf")):
         raise ParameterError(f"--ymax: must be a positive number of cycles (got {args.ymax})")
+    if args.kind == "resiliency":
+        _check_resiliency_options(args)
+    elif len(args.file) > 1 and args.kind is not None:
+        raise ParameterError(f"file: only --kind resiliency plots several files (got "
+                             f"{len(args.file)} for --kind {args.kind})")
     claim = Claim()
     try:
         out = None
         if args.output or args.kind:       # the figure's name is known before reading FILE
             out = output_path(args, args.kind)
             claim = claim_output(args, out)
-        with open_results(args.file) as res:
+        if args.kind == "resiliency" or (args.kind is None and is_analysis(args.file[0])):
+            _check_resiliency_options(args)
+            curves = [resiliency_curve(path) for path in args.file]
+            if out is None:
+                out = output_path(args, "resiliency")
+                claim = claim_output(args, out)
+            save(resiliency_figure(curves), out)
+            print(out)
+            return 0
+        if len(args.file) > 1:
+            raise ParameterError(f"file: only --kind resiliency plots several files (got "
+                                 f"{len(args.file)})")
+        with open_results(args.file[0]) as res:
             kind = args.kind or ("latency" if res.kind == "study" else "series")
             if out is None:
                 out = output_path(args, kind)
@@ -61,7 +93,7 @@ def main(args) -> int:
 
 def output_path(args, kind: str) -> str:
     """The figure file: ``-o``, else ``<FILE stem>-<kind>.png``; its extension is checked."""
-    out = args.output or f"{os.path.splitext(args.file)[0]}-{kind}.png"
+    out = args.output or f"{os.path.splitext(args.file[0])[0]}-{kind}.png"
     if os.path.splitext(out)[1].lower() not in FORMATS:
         raise ParameterError(f"-o: the figure file must end in .png, .pdf or .svg (got {out})")
     return out
@@ -74,7 +106,8 @@ def claim_output(args, out: str):
     from pdes.cli.common import check_output
     from pdes.cli.outputs import check_not_input, claim
     check_output(out, "-o")
-    check_not_input(out, "-o", {"plotted file": args.file})
+    for path in args.file:
+        check_not_input(out, "-o", {"plotted file": path})
     return claim(None, [(out, "-o")])
 
 
