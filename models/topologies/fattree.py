@@ -150,9 +150,8 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     build_levels = (_leaf_spine(pods, u, p, parallel) if levels == 2
                     else _three_level(pods, u, p, half))
     n_r, lu, lv, cls, endpoints, group, level, names, kind = build_levels
-    params = {"k": k, "levels": levels, "oversub": oversub, "pods": pods, "p": p, "uplinks": u}
-    if parallel > 1:      # only then: a tree without parallel links keeps its params (and outputs)
-        params["parallel"] = parallel
+    params = {"k": k, "levels": levels, "oversub": oversub, "pods": pods, "p": p, "uplinks": u,
+              "parallel": parallel}
     return from_edges("fattree", params, n_r, lu, lv, endpoints, group, link_class=cls,
                       link_class_names=names, group_kind=kind, meta={"level": level},
                       what="topology: fat tree", parallel=parallel > 1)
