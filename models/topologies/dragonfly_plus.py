@@ -42,11 +42,12 @@ def dragonfly_plus(h: int | None = None, leaves: int | None = None, spines: int 
         ``g*(leaves+spines)`` routers, ``g*leaves*p`` endpoints,
         ``g*leaves*spines + g(g-1)/2`` links.  Leaf radix ``p + spines``, spine radix
         ``leaves + h``.  The defaults are the balanced maximal Dragonfly+ of router radix
-        ``k = 2h`` (Shpiner et al. Sec. III): ``k/2`` leaves and ``k/2`` spines per
+        ``k = 2h`` (Shpiner et al.): ``k/2`` leaves and ``k/2`` spines per
         group, ``k/2`` endpoints per leaf, ``k/2`` global links per spine,
         ``k^2/4 + 1`` groups, ``N = (k^2/4)(k^2/4 + 1)`` endpoints.  Between leaves the
         distance is at most 3 (leaf - spine - spine - leaf); the router graph's diameter
-        (spine to spine) is larger.  ``group`` is the Dragonfly+ group
+        (spine to spine) is ``min(h+2, 5)`` for the balanced networks (measured by the
+        tests up to ``h = 6``).  ``group`` is the Dragonfly+ group
         (``group_kind="group"``); link classes ``local`` (leaf-spine) and ``global``.
 
     Raises

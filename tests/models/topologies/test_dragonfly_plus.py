@@ -70,8 +70,8 @@ def test_balanced_size_and_distances(h):
 
 
 def test_shpiner_and_004_fig13_points():
-    """Radix 40 (Shpiner et al.): 20 leaves and spines per group, 401 groups, 160,400
-    endpoints; radix 48 (004 Fig. 13): the largest Dragonfly+ has 332,352 endpoints on
+    """Radix 40, by the maximal formula (k^2/4)(k^2/4+1): 20 leaves and 20 spines per group,
+    401 groups, 160,400 endpoints; radix 48 (004 Fig. 13): the largest Dragonfly+ has 332,352 endpoints on
     27,696 routers, about 4x the balanced Dragonfly's 83,232 (k^4/16 against k^4/64)."""
     s40 = size_of("dragonfly_plus", {"h": 20})
     assert (s40.routers, s40.endpoints) == (401 * 40, 160400)
