@@ -4,7 +4,7 @@
 parameter set of each family whose router radix (network ports + endpoint ports) fits,
 with its counts, diameter, links and ports per endpoint, Moore-bound ratio, bisection,
 router cost and power: the tables behind 000 Fig. 5, 001 Fig. 3, 003 Table 2 and 004
-Figs. 2-4 (and the Dragonfly side of 004 Fig. 13: pdes has no Dragonfly+).
+Figs. 2-4 and 004 Fig. 13 (Dragonfly against Dragonfly+).
 
 What a row holds (:data:`COLUMNS`):
 
@@ -47,6 +47,9 @@ endpoints per router:
 slimfly   q a prime power, q = 4w + delta, w >= 1; p = ceil(k'/2) (000 Sec. II-B2)
 bdf       u an odd prime power; p = (u+1)/2 = k'/3 (the family's default)
 dragonfly h >= 1; a = 2h, p = h, g = ah + 1 (balanced, Kim et al.)
+dragonfly_plus
+          h >= 1; leaves = spines = p = h, g = h^2 + 1 (balanced, maximal: Shpiner et
+          al.); router-graph diameter min(h+2, 5) (leaf-to-leaf 3)
 galaxyfly a = 2h, p = h, n = ah + 1 - (q-delta)/2 (the most clusters ah global ports
           reach): the balanced Dragonfly's a, h, p (004 Table 3); q = 1 or a prime power
 hyperx    L >= 1 dimensions of equal size S >= 2; p = S (the family's default, FBF-3 of
@@ -170,6 +173,18 @@ def _dragonfly(k: int, max_endpoints: int | None) -> Iterator[Config]:
         params = {"h": h, "a": 2 * h, "p": h, "g": 2 * h * h + 1}
         yield Config(params, 4 * h - 1, 3 * h - 1, h, 3, 3,
                      "Kim et al. ISCA 2008 (balanced Dragonfly)", hook_params={"balanced": True})
+        h += 1
+
+
+@enumerator("dragonfly_plus", "balanced: leaves = spines = p = h, g = h^2+1 (Shpiner et al. "
+                              "HiPINEB 2017)")
+def _dragonfly_plus(k: int, max_endpoints: int | None) -> Iterator[Config]:
+    h = 1
+    while 2 * h <= k:
+        params = {"h": h, "leaves": h, "spines": h, "p": h, "g": h * h + 1}
+        # spine - leaf - spine - spine - leaf - spine: 5 once spines have 3 global links
+        yield Config(params, 2 * h, 2 * h, h, min(h + 2, 5), min(h + 2, 5),
+                     "router graph, min(h+2, 5) (spine to spine; leaf to leaf 3)")
         h += 1
 
 

@@ -70,7 +70,8 @@ def configured(f: dict) -> bool:
 
 
 def parse_links(text: str, topo) -> np.ndarray:
-    """Link ids of the router pairs ``"u-v, u-v ..."`` (each must be a link of the topology)."""
+    """Link ids of the router pairs ``"u-v, u-v ..."`` (each must be a link of the topology;
+    a pair joined by parallel links names all of them)."""
     items = [t for t in re.split(r"[,\s]+", text.strip()) if t]
     key = topo.links[:, 0].astype(np.int64) * topo.n_routers + topo.links[:, 1]
     ids = []
@@ -82,10 +83,11 @@ def parse_links(text: str, topo) -> np.ndarray:
         u, v = sorted((int(m.group(1)), int(m.group(2))))
         if v >= topo.n_routers:
             raise ParameterError(f"faults.links: {t} names a router outside 0..{topo.n_routers - 1}")
-        i = int(np.searchsorted(key, u * topo.n_routers + v))
-        if i >= key.size or key[i] != u * topo.n_routers + v:
+        i, j = np.searchsorted(key, u * topo.n_routers + v, side="left"), \
+            np.searchsorted(key, u * topo.n_routers + v, side="right")
+        if i == j:
             raise ParameterError(f"faults.links: {t} is not a link of the {topo.name} network")
-        ids.append(i)
+        ids.extend(range(int(i), int(j)))
     return np.unique(np.asarray(ids, dtype=np.int64))
 
 

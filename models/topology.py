@@ -4,7 +4,10 @@ Conventions (see the README, "Topology arrays"):
 
 * Routers have ids ``0..n_routers-1``.  Each undirected link is stored once
   as ``links[l] = (u, v)`` with ``u < v``; links are sorted lexicographically,
-  so the link id ``l`` is a pure function of the edge set.
+  so the link id ``l`` is a pure function of the edge set.  A family may ask
+  for parallel links (``from_edges(..., parallel=True)``): the ``m`` links
+  between two routers are then ``m`` consecutive equal rows, each its own
+  link, channels and ports.
 * Network ports of router ``r`` are numbered in increasing neighbour id:
   ``port_neighbor[port_offsets[r] + i]`` is the router behind network port
   ``i``.  On the router itself endpoint ports come first, so network port
@@ -246,7 +249,7 @@ def check_size(n_routers: int, endpoints, what: str) -> None:
 
 def from_edges(name: str, params: dict, n_routers: int, u, v, endpoints, group, *,
                link_class=None, link_class_names=("local", "global"), group_kind="group",
-               meta=None, what: str | None = None) -> Topology:
+               meta=None, what: str | None = None, parallel: bool = False) -> Topology:
     """Normalise an edge list into a :class:`Topology` (vectorised).
 
     ``u, v`` are arrays of router ids (either orientation).  ``endpoints``
@@ -254,6 +257,10 @@ def from_edges(name: str, params: dict, n_routers: int, u, v, endpoints, group, 
     a link is ``local`` (0) inside a group and ``global`` (1) between groups.
     Self-loops, duplicate links and out-of-range ids raise
     :class:`ParameterError` (prefixed with ``what``, default the name).
+    With ``parallel=True`` a pair given ``m`` times is ``m`` parallel links
+    (a multigraph): each has its own link id, two channels and a port on each
+    router; the ports of parallel links are adjacent, in the order the pair
+    was given.
     """
     what = what or name
     n_routers = int(n_routers)
@@ -275,7 +282,7 @@ def from_edges(name: str, params: dict, n_routers: int, u, v, endpoints, group, 
     order = np.argsort(key, kind="stable")
     key_sorted = key[order]
     dup = np.nonzero(key_sorted[1:] == key_sorted[:-1])[0]
-    if dup.size:
+    if dup.size and not parallel:
         k = int(key_sorted[dup[0]])
         raise ParameterError(f"{what}: duplicate link ({k // n_routers}, {k % n_routers})")
     links = np.stack([a[order], b[order]], axis=1).astype(np.int32)

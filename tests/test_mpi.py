@@ -51,6 +51,11 @@ MPI_ONLY = {
     "rr40-ugal_l": ["topology.name=random_regular", "topology.routers=90", "topology.degree=40",
                     "topology.p=3", "routing.algorithm=ugal_l", "traffic.load=0.8",
                     "router.num_vcs=4", "measure.drain_cycles=300"],
+    # parallel links (two ports and channels per router pair) crossing the ranks
+    "ft-parallel": ["topology.name=fattree", "topology.k=12", "topology.levels=2",
+                    "topology.parallel=3", "traffic.load=0.9", "measure.drain_cycles=300"],
+    "dfplus-worst": ["topology.name=dragonfly_plus", "topology.h=2", "traffic.pattern=worst_case",
+                     "traffic.load=0.6", "measure.drain_cycles=300"],
 }
 assert not set(MPI_ONLY) & set(CASES), "an MPI-only case has a golden config's name"
 CASES.update(MPI_ONLY)

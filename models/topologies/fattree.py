@@ -8,12 +8,13 @@ from models.core.registry import Hook, Param, TOPOLOGIES
 from ..topology import Topology, TopologySize, check_build, from_edges
 
 
-def _leaf_spine(pods, u, p):
-    """Two levels: ``pods`` leaves of ``p`` hosts, each linked to all ``u`` spines."""
-    n_leaf, n_spine = pods, u
+def _leaf_spine(pods, u, p, parallel=1):
+    """Two levels: ``pods`` leaves of ``p`` hosts, each linked to all ``u/parallel`` spines
+    by ``parallel`` links."""
+    n_leaf, n_spine = pods, u // parallel
     n_r = n_leaf + n_spine
     lu = np.repeat(np.arange(n_leaf, dtype=np.int64), u)
-    lv = n_leaf + np.tile(np.arange(u, dtype=np.int64), n_leaf)
+    lv = n_leaf + np.tile(np.repeat(np.arange(n_spine, dtype=np.int64), parallel), n_leaf)
     endpoints = np.zeros(n_r, np.int32)
     endpoints[:n_leaf] = p
     group = np.full(n_r, n_leaf, np.int64)
@@ -55,7 +56,8 @@ def _three_level(pods, u, p, half):
     return n_r, lu, lv, cls, endpoints, group, level, names, kind
 
 
-def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = None) -> Topology:
+def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = None,
+             parallel: int = 1) -> Topology:
     """Folded-Clos fat tree of radix-``k`` routers with 2 or 3 levels.
 
     Every leaf (edge) router has ``u = k / (oversub + 1)`` uplinks and
@@ -69,8 +71,8 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     ``k/2`` uplinks, to the ``k/2`` core routers of core plane ``a``
     (``u`` planes, ``u*k/2`` cores; each core has one link per pod).
 
-    *2 levels* (leaf-spine).  ``pods`` leaf routers and ``u`` spine routers,
-    every leaf linked to every spine.
+    *2 levels* (leaf-spine).  ``pods`` leaf routers and ``u/parallel`` spine
+    routers, every leaf linked to every spine by ``parallel`` parallel links.
 
     Parameters
     ----------
@@ -83,8 +85,13 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
         ``oversub + 1`` must divide ``k``.  Default 1 (full bisection).
     pods : int, optional
         3 levels: number of pods; 2 levels: number of leaf routers.
-        ``1 <= pods <= k`` (a core/spine router has ``k`` ports), default
-        ``k``.
+        ``1 <= pods <= k/parallel`` (a core/spine router has ``k`` ports),
+        default ``k/parallel``.
+    parallel : int
+        2 levels only: links between each leaf and each spine, ``parallel``
+        must divide ``u``; default 1.  003 Sec. 6's FT2 (12 leaves, 6 spines,
+        3 links each, 36-port switches) is ``k = 36, levels = 2,
+        parallel = 3``.
 
     Returns
     -------
@@ -100,8 +107,9 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
         In general: ``pods*(k/2 + u) + u*k/2`` routers, ``pods*k/2*p``
         endpoints, ``pods*k*u`` links.
 
-        2 levels: ``pods + u`` routers, ``pods*p`` endpoints, ``pods*u``
-        links, diameter 2 between leaves; with ``oversub = 1``, ``pods = k``
+        2 levels: ``pods + u/parallel`` routers, ``pods*p`` endpoints,
+        ``pods*u`` links (parallel links counted one by one), diameter 2
+        between leaves; with ``oversub = 1``, ``parallel = 1``, ``pods = k``
         this is ``3k/2`` routers and ``k^2/2`` endpoints (001 Sec. 2.2.1).
 
         ``group``: 3 levels, the pod (its edge and aggregation routers,
@@ -115,7 +123,8 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     ------
     ParameterError
         If ``k`` is odd or < 2, ``levels`` is not 2 or 3, ``oversub + 1``
-        does not divide ``k``, or ``pods`` is outside ``1..k``.
+        does not divide ``k``, ``pods`` is outside ``1..k/parallel``,
+        ``parallel`` does not divide ``u`` or is above 1 with 3 levels.
 
     Notes
     -----
@@ -132,24 +141,26 @@ def fat_tree(k: int = 8, levels: int = 3, oversub: int = 1, pods: int | None = N
     routers, ``2p^3`` endpoints, ``p = k/2``); 001 Sec. 2.2.1 (two-level
     fat tree).
     """
-    fat_tree_size(k, levels, oversub, pods)
-    pods = k if pods is None else pods
+    fat_tree_size(k, levels, oversub, pods, parallel)
+    pods = k // parallel if pods is None else pods
     u = k // (oversub + 1)
     p = k - u
     half = k // 2
 
-    build_levels = _leaf_spine(pods, u, p) if levels == 2 else _three_level(pods, u, p, half)
+    build_levels = (_leaf_spine(pods, u, p, parallel) if levels == 2
+                    else _three_level(pods, u, p, half))
     n_r, lu, lv, cls, endpoints, group, level, names, kind = build_levels
-    params = {"k": k, "levels": levels, "oversub": oversub, "pods": pods, "p": p, "uplinks": u}
+    params = {"k": k, "levels": levels, "oversub": oversub, "pods": pods, "p": p, "uplinks": u,
+              "parallel": parallel}
     return from_edges("fattree", params, n_r, lu, lv, endpoints, group, link_class=cls,
                       link_class_names=names, group_kind=kind, meta={"level": level},
-                      what="topology: fat tree")
+                      what="topology: fat tree", parallel=parallel > 1)
 
 
 def fat_tree_size(k: int = 8, levels: int = 3, oversub: int = 1,
-                  pods: int | None = None) -> TopologySize:
+                  pods: int | None = None, parallel: int = 1) -> TopologySize:
     """3 levels: ``pods (k/2 + u) + u k/2`` routers, ``pods k u`` links, ``pods k/2 p``
-    endpoints; 2 levels: ``pods + u`` routers, ``pods u`` links, ``pods p`` endpoints
+    endpoints; 2 levels: ``pods + u/parallel`` routers, ``pods u`` links, ``pods p`` endpoints
     (``u = k/(oversub+1)``, ``p = k - u``); refuses what :func:`fat_tree` refuses before
     building."""
     if k % 2:
@@ -158,15 +169,21 @@ def fat_tree_size(k: int = 8, levels: int = 3, oversub: int = 1,
     if k % (oversub + 1):
         raise ParameterError(f"topology.oversub: fat tree oversub + 1 = {oversub + 1} must divide "
                              f"k = {k} (leaf has u = k/(oversub+1) uplinks, p = oversub*u hosts)")
-    pods = k if pods is None else pods
-    if pods > k:
-        raise ParameterError(f"topology.pods: fat tree pods = {pods} > k = {k} "
-                             "(a core/spine router has k ports)")
     u = k // (oversub + 1)
+    if parallel > 1 and levels != 2:
+        raise ParameterError(f"topology.parallel: fat tree parallel = {parallel} needs levels = 2 "
+                             "(parallel links join leaves and spines of a leaf-spine network)")
+    if u % parallel:
+        raise ParameterError(f"topology.parallel: fat tree parallel = {parallel} must divide the "
+                             f"leaf's u = {u} uplinks (u/parallel spines, parallel links to each)")
+    pods = k // parallel if pods is None else pods
+    if pods * parallel > k:
+        raise ParameterError(f"topology.pods: fat tree pods = {pods} > k/parallel = "
+                             f"{k // parallel} (a core/spine router has k ports)")
     p = k - u
     half = k // 2
     if levels == 2:
-        size = TopologySize(pods + u, pods * u, pods * p)
+        size = TopologySize(pods + u // parallel, pods * u, pods * p)
     else:
         size = TopologySize(pods * (half + u) + u * half, pods * k * u, pods * half * p)
     check_build(size.routers, size.links, "topology.k")
@@ -202,8 +219,10 @@ fat_tree = TOPOLOGIES.register(
         Param("oversub", int, 1, "hosts:uplinks ratio at the leaves; oversub+1 must divide k "
                                  "(leaf: u = k/(oversub+1) uplinks, p = oversub*u endpoints)",
               lo=1),
-        Param("pods", int, None, "3 levels: pods; 2 levels: leaf routers; 1..k (default k)",
-              lo=1),
+        Param("pods", int, None, "3 levels: pods; 2 levels: leaf routers; 1..k/parallel "
+              "(default k/parallel)", lo=1),
+        Param("parallel", int, 1, "2 levels: links between each leaf and each spine; divides "
+              "the leaf's uplinks (u/parallel spines); 003's FT2: k=36, parallel=3", lo=1),
     ],
     summary="folded-Clos fat tree (indirect), 2 or 3 levels, optional leaf oversubscription",
     reference="000 Sec. VI-B3; 001 Sec. 2.2.1",

@@ -8,7 +8,7 @@ from scipy.sparse.csgraph import connected_components, shortest_path
 
 from models.core.errors import ParameterError
 from models.core.registry import TOPOLOGIES
-from models.topology import build
+from models.topology import build, size_of
 from models.topologies.dln import dln
 from models.topologies.fattree import fat_tree
 from models.topologies.hypercube import hypercube
@@ -100,6 +100,89 @@ def test_fattree_2level_closed_forms(k, oversub, pods):
     assert hops(t, np.nonzero(leaf)[0])[:, leaf].max() == 2
     if oversub == 1 and pods is None:  # 001 Sec. 2.2.1: 3r/2 routers, r^2/2 endpoints
         assert (t.n_routers, t.n_endpoints) == (3 * k // 2, k * k // 2)
+
+
+@pytest.mark.parametrize("k,oversub,parallel,pods", [(36, 1, 3, None), (12, 1, 2, None),
+                                                     (12, 2, 2, 3), (8, 1, 4, 2)])
+def test_fattree_parallel_links_closed_forms(k, oversub, parallel, pods):
+    """Leaf-spine with parallel links: pods + u/parallel routers, every leaf joined to every
+    spine by exactly `parallel` links (each its own link and port pair), pods*u links,
+    leaf-leaf distance 2."""
+    t = fat_tree(k=k, levels=2, oversub=oversub, pods=pods, parallel=parallel)
+    u = k // (oversub + 1)
+    P = k // parallel if pods is None else pods
+    assert (t.n_routers, t.n_endpoints, t.n_links) == (P + u // parallel, P * (k - u), P * u)
+    pairs, mult = np.unique(t.links, axis=0, return_counts=True)
+    assert pairs.shape[0] == P * (u // parallel) and np.all(mult == parallel)
+    leaf = t.meta["level"] == 0
+    assert np.all(t.degree[leaf] == u) and np.all(t.degree[~leaf] == P * parallel)
+    assert np.array_equal(t.port_peer[t.port_peer], np.arange(2 * t.n_links))
+    assert np.array_equal(t.port_link[t.port_peer], t.port_link)
+    assert hops(t, np.nonzero(leaf)[0])[:, leaf].max() == 2
+
+
+def test_fattree_ft2_of_003_and_table4():
+    """003 Sec. 6's FT2 (36-port switches: 12 leaves, 6 spines, 3 links per leaf-spine pair,
+    216 endpoints) is k=36, levels=2, parallel=3; 003 Table 4's FT2, FT2-B (3:1) and FT3 of
+    36/40/64 ports and the 2,048-node FT2 are fattree parameter sets, HX2 hyperx ones
+    (endpoints, switches, links)."""
+    ft2 = fat_tree(k=36, levels=2, parallel=3)
+    assert (int((ft2.meta["level"] == 0).sum()), int((ft2.meta["level"] == 1).sum()),
+            ft2.n_endpoints, int(ft2.degree.max())) == (12, 6, 216, 36)
+    table4 = [("fattree", {"k": 36, "levels": 2}, (648, 54, 648)),
+              ("fattree", {"k": 36, "levels": 2, "oversub": 3}, (972, 45, 324)),
+              ("fattree", {"k": 36}, (11664, 1620, 23328)),
+              ("hyperx", {"sizes": [13, 13], "p": 12}, (2028, 169, 2028)),
+              ("fattree", {"k": 40, "levels": 2}, (800, 60, 800)),
+              ("fattree", {"k": 40, "levels": 2, "oversub": 3}, (1200, 50, 400)),
+              ("fattree", {"k": 40}, (16000, 2000, 32000)),
+              ("hyperx", {"sizes": [14, 14], "p": 14}, (2744, 196, 2548)),
+              ("fattree", {"k": 64, "levels": 2}, (2048, 96, 2048)),
+              ("fattree", {"k": 64, "levels": 2, "oversub": 3}, (3072, 80, 1024)),
+              ("fattree", {"k": 64}, (65536, 5120, 131072)),
+              ("hyperx", {"sizes": [22, 22], "p": 22}, (10648, 484, 10164)),
+              ("hyperx", {"sizes": [13, 13], "p": 13}, (2197, 169, 2028))]
+    for name, params, want in table4:
+        s = size_of(name, params)
+        assert (s.endpoints, s.routers, s.links) == want, (name, params)
+
+
+@pytest.mark.parametrize("kwargs,key", [({"k": 8, "parallel": 2}, "topology.parallel"),
+                                        ({"k": 12, "levels": 2, "parallel": 4},
+                                         "topology.parallel"),
+                                        ({"k": 12, "levels": 2, "parallel": 2, "pods": 7},
+                                         "topology.pods")])
+def test_fattree_parallel_refusals(kwargs, key):
+    """Parallel links only in 2 levels, dividing the leaf's uplinks, and at most k/parallel
+    leaves: a ParameterError naming the key, from the size hook as from the generator."""
+    with pytest.raises(ParameterError, match=rf"^{key}: "):
+        size_of("fattree", kwargs)
+    with pytest.raises(ParameterError, match=rf"^{key}: "):
+        build("fattree", kwargs)
+
+
+def test_fattree_parallel_links_fail_together_and_carry_traffic():
+    """A fault "u-v" names every parallel link between u and v; min routing spreads uniform
+    traffic over all parallel links (every channel carries flits), delivered in 0 or 2 hops,
+    and its channel dependency graph is acyclic with 2 hop classes; METIS finds the N/2 cut."""
+    from models.analysis.bisection import bisection
+    from models.faults import parse_links
+    from models.routing.cdg import check
+    from pdes.build import plan_routing
+    from pdes.engine import run_local
+    from tests.helpers import make_cfg
+    t = fat_tree(k=12, levels=2, parallel=3)
+    ids = parse_links("4-0", t)
+    assert ids.size == 3 and np.all(t.links[ids] == [0, 4])
+    assert bisection(t)["links_cut"] == t.n_endpoints // 2
+    sets = ["topology.name=fattree", "topology.k=12", "topology.levels=2", "topology.parallel=3",
+            "router.link_latency=2"]
+    topo, dist, plan, nv = plan_routing(make_cfg(*sets, preset="plan"))
+    assert check(topo, dist, plan, nv)["ok"] and plan.vcs_needed == 2
+    res = run_local(make_cfg(*sets, "traffic.load=0.5", preset="routing"))
+    assert res["summary"]["accepted_load"] == pytest.approx(0.5, rel=0.05)
+    assert set(np.nonzero(res["hist_hops"])[0].tolist()) <= {0, 2}
+    assert np.all(np.asarray(res["link_flits"]) > 0)
 
 
 # ----------------------------------------------------------------- MLFM
