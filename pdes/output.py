@@ -9,10 +9,10 @@ config on any number of ranks.
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 
+from pdes.files import replaced_when_whole
 from pdes.sizing import buffer_note
 
 FORMAT = "pdes-results"
@@ -26,15 +26,8 @@ def write_results(path: str, res: dict, cfg_toml: str, *, nranks: int, partition
                   version: str) -> None:
     """Write one run's results to ``path`` (through a temporary name, renamed when whole)."""
     import h5py
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with h5py.File(tmp, "w") as f:
-            write_run(f, res, cfg_toml, nranks=nranks, partition=partition, version=version)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with replaced_when_whole(path) as tmp, h5py.File(tmp, "w") as f:
+        write_run(f, res, cfg_toml, nranks=nranks, partition=partition, version=version)
 
 
 def run_image(res: dict, cfg_toml: str, *, nranks: int, partition: dict | None, version: str) -> bytes:

@@ -29,6 +29,7 @@ import sys
 from models.core.errors import ParameterError
 from pdes import config as cfgmod
 from pdes.cli.topo import _jsonable
+from pdes.files import replaced_when_whole
 
 HELP = ("structural analysis: distances, Moore bound, shortest paths, latency, bisection, "
         "resiliency, cables, cost, power, LP throughput")
@@ -309,9 +310,8 @@ def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
         else:
             group.attrs[key] = value
 
-    tmp = f"{path}.tmp-{os.getpid()}"
     rep = _clean(report)
-    try:
+    with replaced_when_whole(path) as tmp:
         with h5py.File(tmp, "w") as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
@@ -330,11 +330,6 @@ def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
                     if key in curve:
                         curve[key].attrs["units"] = unit
             f.attrs["complete"] = True
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def _fmt(v, nd=4) -> str:

@@ -22,6 +22,7 @@ import os
 import sys
 
 from models.core.errors import ParameterError
+from pdes.files import replaced_when_whole
 
 HELP = "list every configuration of the topology families that fits a router radix"
 
@@ -128,18 +129,12 @@ def write_csv(path: str, table) -> None:
     """The rows as CSV, one header line of :data:`models.design.COLUMNS`; an empty cell
     where a value is not given."""
     from models.design import COLUMNS
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
+    with replaced_when_whole(path) as tmp:
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
             w.writerow(COLUMNS)
             for r in table.rows:
                 w.writerow(["" if r[c] is None else r[c] for c in COLUMNS])
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def write_hdf5(path: str, table, version: str) -> None:
@@ -156,8 +151,7 @@ def write_hdf5(path: str, table, version: str) -> None:
     text = {"family", "params", "diameter_source", "bisection"}
     floats = {"links_per_endpoint", "ports_per_endpoint", "moore_bound", "moore_ratio",
               "router_cost", "router_cost_per_endpoint", "power_w", "power_per_endpoint_w"}
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
+    with replaced_when_whole(path) as tmp:
         with h5py.File(tmp, "w") as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
@@ -177,11 +171,6 @@ def write_hdf5(path: str, table, version: str) -> None:
                     data = np.array([-1 if v is None else v for v in col], dtype=np.int64)
                 g.create_dataset(c, data=data)
             f.attrs["complete"] = True
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def _num(v, nd=3) -> str:

@@ -21,9 +21,7 @@ import socket
 
 from models.core.errors import ParameterError
 
-TMP_SUFFIX = ".tmp-"
-"""The temporary file of an output is ``<name>.tmp-<pid>`` (:mod:`pdes.output`,
-:mod:`pdes.checkpoint`, :mod:`pdes.study`, :mod:`pdes.cli.plot`, :mod:`pdes.cli.analyze`)."""
+from pdes.files import TMP_SUFFIX  # noqa: F401  (``<name>.tmp-<pid>``: every output is written so)
 PID_DIGITS = 7
 """Digits of the largest process id (Linux: ``pid_max`` <= 2**22 = 4194304)."""
 LOCK_SUFFIX = ".lock"

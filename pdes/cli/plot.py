@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 
 from models.core.errors import ParameterError
-from pdes.cli.outputs import TMP_SUFFIX, Claim
+from pdes.cli.outputs import Claim
+from pdes.files import replaced_when_whole
 
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 """Figure file extensions and the matplotlib format each names."""
@@ -114,10 +115,5 @@ def claim_output(args, out: str):
 def save(fig, out: str) -> None:
     """Save ``fig`` to ``<out>.tmp-<pid>`` (the format named by ``out``'s extension), then
     rename it to ``out``."""
-    tmp = f"{out}{TMP_SUFFIX}{os.getpid()}"
-    try:
+    with replaced_when_whole(out) as tmp:
         fig.savefig(tmp, dpi=150, format=FORMATS[os.path.splitext(out)[1].lower()])
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
