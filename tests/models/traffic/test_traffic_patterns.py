@@ -382,7 +382,7 @@ def test_mlfm_and_oft_worst_cases_are_shifts():
 def test_worst_case_refuses_unknown_topologies():
     """worst_case on a topology without a worst case raises 'traffic.pattern: ...' listing the known."""
     with pytest.raises(ParameterError, match=r"^traffic\.pattern: no worst case .* 'torus' "
-                                             r"\(known: dragonfly, fattree"):
+                                             r"\(known: dragonfly, dragonfly_plus, fattree"):
         plan("worst_case", topo("torus", dims=[3, 3]))
     with pytest.raises(ParameterError, match=r"^traffic\.pattern: worst_dragonfly"):
         plan("worst_dragonfly", topo(**SF5))
