@@ -622,7 +622,19 @@ def _analyze(args, opts, comm, world, cfg) -> int:
         kw["only"] = ("resiliency",)
     if rank == 0:
         _notice_work(topo, kw)
-    rep = analyze(topo, layout, comm=comm, **kw)
+    err = None
+    try:
+        rep = analyze(topo, layout, comm=comm, **kw)
+    except ParameterError as exc:
+        if comm is None:
+            raise
+        err = str(exc)
+    if comm is not None:
+        # rank 0 alone computes the sections after the shared samples: a refusal found
+        # there (a restricted LP above its limit) is every rank's refusal
+        err = comm.bcast(err, root=0)
+        if err is not None:
+            raise ParameterError(err)
     if rank != 0:       # rank 0 prints and writes the file
         return 0
     rep = _clean(rep)

@@ -203,18 +203,25 @@ def test_cli_throughput_bad_input(args, key):
 
 @pytest.mark.mpi(min_size=2)
 def test_cli_throughput_bad_input_under_mpi(capfd):
-    """Under MPI too large an LP or a pattern without a demand matrix is refused on every rank
-    (status 2, one line on rank 0), also when the ranks would share resiliency samples."""
+    """Under MPI too large an LP (found from the parameters, or once the restricted LP's paths
+    are known) or a pattern without a demand matrix is refused on every rank (status 2, one
+    line on rank 0), also when the ranks share resiliency samples."""
     from mpi4py import MPI
 
     from pdes.cli import main
     comm = MPI.COMM_WORLD
+    sf5 = ["slimfly", "--set", "topology.q=5"]
     for only in ("throughput", "throughput,resiliency"):
-        for bad, key in ((["--max-lp-variables", "1000"], "--only: throughput"),
-                         (["--traffic", "hotspot"], "--traffic")):
+        for net, bad, key in (
+                (sf5, ["--max-lp-variables", "1000"], "--only: throughput"),
+                (sf5, ["--traffic", "hotspot"], "--traffic"),
+                # the unrestricted LP fits, the minimal-path one (61,697 variables) is found
+                # too large by rank 0 alone, after the shared samples
+                (["hypercube", "--set", "topology.n=6"],
+                 ["--restrict", "min", "--pair-fractions", "1", "--max-lp-variables", "30000"],
+                 "--only: throughput: the restricted LP")):
             capfd.readouterr()
-            status = main(["analyze", "slimfly", "--set", "topology.q=5", "--only", only,
-                           "--samples", "2", *bad])
+            status = main(["analyze", *net, "--only", only, "--samples", "2", *bad])
             err = capfd.readouterr().err
             assert_refused_on_every_rank(
                 comm, status, err, lambda line: line.startswith(f"pdes: error: {key}"), (only, bad))
