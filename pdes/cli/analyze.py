@@ -27,6 +27,7 @@ import os
 import sys
 
 from models.core.errors import ParameterError
+from pdes.cli.common import world_if_parallel
 from pdes import config as cfgmod
 from pdes.cli.topo import _jsonable
 from pdes.files import replaced_when_whole
@@ -458,18 +459,8 @@ def table(rep: dict) -> str:
 
 
 # --------------------------------------------------------------------------- main
-def _world():
-    """COMM_WORLD when running on more than one rank, else None."""
-    try:
-        from mpi4py import MPI
-    except ImportError:  # pragma: no cover - mpi4py is a dependency
-        return None
-    world = MPI.COMM_WORLD
-    return world if world.Get_size() > 1 else None
-
-
 def main(args) -> int:
-    world = _world()
+    world = world_if_parallel()
     rank = world.Get_rank() if world is not None else 0
     try:
         opts = options(args)

@@ -16,6 +16,12 @@ def world():
     return MPI.COMM_WORLD
 
 
+def world_if_parallel():
+    """COMM_WORLD when running on more than one rank, else None."""
+    comm = world()
+    return comm if comm.Get_size() > 1 else None
+
+
 ABORT_GRACE_S = 0.3
 """Seconds a rank waits between printing why the job ends and aborting it: under load the
 launcher could kill the job before forwarding the message."""

@@ -22,6 +22,7 @@ import os
 import sys
 
 from models.core.errors import ParameterError
+from pdes.cli.common import world_if_parallel
 from pdes.files import replaced_when_whole
 
 HELP = "list every configuration of the topology families that fits a router radix"
@@ -219,16 +220,6 @@ def table_text(table) -> str:
 
 
 # --------------------------------------------------------------------------- main
-def _world():
-    """COMM_WORLD when running on more than one rank, else None."""
-    try:
-        from mpi4py import MPI
-    except ImportError:  # pragma: no cover - mpi4py is a dependency
-        return None
-    world = MPI.COMM_WORLD
-    return world if world.Get_size() > 1 else None
-
-
 def claim_output(args, world):
     """Check ``-o`` as ``run -o`` checks its output (a regular file or a new one, a name that
     fits with its temporary twin; the command reads no file) and claim it on rank 0 of
@@ -243,7 +234,7 @@ def claim_output(args, world):
 
 
 def main(args) -> int:
-    world = _world()
+    world = world_if_parallel()
     rank = world.Get_rank() if world is not None else 0
     try:
         opts = options(args)
