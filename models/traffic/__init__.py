@@ -26,6 +26,10 @@ class TrafficPlan:
     * ``"weighted"``   -- source ``e`` draws among ``set_a[table[e]:table2[e]]`` with
       the cumulative integer weights ``set_b[table[e]:table2[e]]`` (``table[e] = -1``:
       idle; :func:`models.traffic.booksim.weighted_plan` builds one);
+    * ``"schedule"``   -- an application workload: the operations of ``ops``
+      (a :class:`models.schedule.Schedule`: sends, receives, computes with
+      dependencies), run by the engine's schedule stage; the run ends when
+      every operation has completed;
     * ``"messages"``   -- a finite workload: each endpoint sends its messages
       (``msg_off``/``msg_dst``/``msg_pkts``) at link rate, every message posted
       at cycle 0; the run ends when all have arrived.
@@ -51,6 +55,8 @@ class TrafficPlan:
     """``messages`` kind: packets of each message."""
     schedule: str = "all_at_once"
     """``messages`` kind: ``all_at_once`` (packets of all messages interleaved) or ``staggered``."""
+    ops: object = None
+    """``schedule`` kind: the :class:`models.schedule.Schedule` (checked)."""
 
     @property
     def active(self) -> np.ndarray:
@@ -65,6 +71,10 @@ class TrafficPlan:
             return out
         if self.kind == "messages":
             return (np.diff(self.msg_off) > 0).astype(np.int8)
+        if self.kind == "schedule":
+            out = np.zeros(self.table.size, dtype=np.int8)
+            out[self.ops.proc_ep] = 1
+            return out
         return (self.table >= 0).astype(np.int8)
 
 
