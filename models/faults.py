@@ -213,6 +213,13 @@ def restrict_traffic(plan, ok: np.ndarray):
     to an inactive endpoint.  The count is of sources left idle (or messages dropped).
     """
     ok = np.asarray(ok, dtype=bool)
+    if plan.kind == "schedule":
+        lost = np.nonzero(~ok[plan.ops.proc_ep])[0]
+        if lost.size:
+            raise ParameterError(f"faults: process {int(lost[0])} of the schedule is on endpoint "
+                                 f"{int(plan.ops.proc_ep[lost[0]])}, whose router failed or is cut "
+                                 "off (place the processes on active endpoints)")
+        return plan, 0
     src = plan.active.astype(bool) & ok
     note = "; inactive endpoints removed"
     if plan.kind == "uniform":

@@ -26,6 +26,8 @@ from pdes.sizing import (MAX_VCS, MAX_VCS_PER_ROUTER, check_memory, check_networ
                          distance_table_text, next_hop_table_of, private_vc_flits,
                          vc_capacities)
 from pdes.state import PartState, RouterParams
+from pdes.workload import (STATIC, empty_tables, is_finite, kernel_arrays, no_schedule,
+                           schedule_tables)
 from pdes.timing import channel_cycles, hop_cycles, kernel_timing, router_cycles
 
 @dataclass
@@ -47,6 +49,7 @@ class Prepared:
     kglobals: dict = field(default_factory=dict)   # kernel_globals()
     next_hops: str = "auto"       # "off": the memory check left the next-hop tables out
     dist_symmetric: bool | None = None
+    workload: dict = field(default_factory=dict)   # a schedule's tables (pdes.workload)
     provenance: dict = field(default_factory=dict)   # root attributes recording the input files
     # (pdes.provenance), written into result files and checkpoints; set by the command line
 
@@ -176,7 +179,7 @@ def check_plan(alg: str, plan, cfg: dict | None = None) -> None:
 
 def traffic_kind(kind: str) -> int:
     """Kernel id of a traffic plan's kind (finite exchanges read their message tables)."""
-    if kind == "messages":
+    if kind in ("messages", "schedule"):
         return TRAFFIC_KINDS["uniform"]     # not read: destinations come from the message tables
     try:
         return TRAFFIC_KINDS[kind]
@@ -288,10 +291,16 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
             f"; {idle} {'messages' if traffic.kind == 'messages' else 'sources'} of "
             f"'{pattern}' dropped (inactive destination)" if idle else ""))
         topo.meta["faults"]["dropped_by_traffic"] = int(idle)
+    if traffic.kind == "schedule":       # per-operation tables in the kernel's numbering
+        traffic, workload = schedule_tables(traffic, topo.n_endpoints, r["packet_size"],
+                                            r["flit_bytes"])
+        share.adopt_attrs(workload, STATIC)
+    else:
+        workload = empty_tables(topo.n_endpoints)
     share.adopt_attrs(traffic)             # one copy per node of the traffic tables
     timings["traffic_s"] = time.perf_counter() - t
     traffic_kind(traffic.kind)
-    if traffic.kind == "messages" and cfg["traffic"]["injection"] != "bernoulli":
+    if is_finite(traffic) and cfg["traffic"]["injection"] != "bernoulli":
         raise ParameterError(f"traffic.injection: '{pattern}' is a finite exchange, whose endpoints "
                              "send at link rate; an injection process applies to load patterns")
     if traffic.active.sum() == 0:
@@ -306,7 +315,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         private_flits=private_vc_flits(r), booksim=booksim_allocation(r))
     prep = Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
                     plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, share=share,
-                    deadlock_warning=warning)
+                    deadlock_warning=warning, workload=workload)
     share.adopt_attrs(kernel_globals(prep))    # the kernel's copies in its dtypes, once per node
     return prep
 
@@ -406,15 +415,14 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
                                                                 "g_nbr", "g_chan"))
     snap = np.zeros(2 * topo.n_links if plan.snapshot_every else 1, dtype=np.int32)  # shared here
     tr = prep.traffic
-    finite = tr.kind == "messages"
+    finite = is_finite(tr)
     if finite:   # message tables; each entry is only written by its source's / destination's part
-        msgs = dict(msg_off=tr.msg_off.astype(np.int64), msg_dst=tr.msg_dst.astype(np.int32),
-                    msg_pkts=tr.msg_pkts.astype(np.int32), msg_left=tr.msg_pkts.astype(np.int32),
-                    msg_recv=np.zeros(tr.msg_dst.size, np.int32))
+        msgs = kernel_arrays(tr, prep.workload)
     else:
         z = np.zeros(0, np.int32)
         msgs = dict(msg_off=np.zeros(topo.n_endpoints + 1, np.int64), msg_dst=z, msg_pkts=z,
                     msg_left=z, msg_recv=z)
+        msgs.update(no_schedule())
     # next-hop tables, for kernels that read them, built from the distances (undirected links)
     nh = next_hop_table_of(prep)
     for q in parts_here:
@@ -433,8 +441,8 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
             prm[prm_slots.PR_ALPHA_THR] = threshold53(alpha)
             prm[prm_slots.PR_BETA_THR] = threshold53(beta)
             prm[prm_slots.PR_THR] = threshold53(r1)
-        prm[prm_slots.PR_FINITE] = int(finite)
-        prm[prm_slots.PR_SCHED] = int(finite and tr.schedule == "staggered")
+        prm[prm_slots.PR_FINITE] = 2 if tr.kind == "schedule" else int(finite)
+        prm[prm_slots.PR_SCHED] = int(tr.kind == "messages" and tr.schedule == "staggered")
         prm[prm_slots.PR_TRAFFIC] = traffic_kind(prep.traffic.kind)
         prm[prm_slots.PR_FRAC_THR] = threshold53(prep.traffic.frac)
         prm[prm_slots.PR_NCLS] = plan.vcs_needed

@@ -44,6 +44,7 @@ import numpy as np
 from models.core.errors import ParameterError
 from models.core import params as prm_slots
 from models.core.params import NEVER
+from models.schedule import OP_RECV, OP_SEND
 from models.core.record import (F_AUX, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID,
     F_SEQ, F_SRC, F_VC, HIST_OCTAVES, HIST_SUB, NF_HOT, NF_USED, NSTAT, S_CREATED_MEAS,
     S_CREATED_PKTS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT,
@@ -52,6 +53,7 @@ from pdes import reduce
 from pdes.kernels import state_table as ST
 from pdes.loopstate import INT32_MAX, LoopState, SimulationError
 from pdes.state import ring_positions
+from pdes.workload import is_finite
 
 FORMAT = "pdes-checkpoint"
 FORMAT_VERSION = 2
@@ -129,13 +131,22 @@ def sizes_of(prep) -> dict:
     nv = prep.rp.num_vcs
     E = topo.n_endpoints
     return {"n_ports": n_ports, "n_endpoints": E, "num_vcs": nv, "n_routers": topo.n_routers,
-            "n_channels": 2 * topo.n_links, "n_messages": _n_messages(prep),
+            "n_channels": 2 * topo.n_links, "n_messages": _n_messages(prep), "n_ops": _n_ops(prep),
             "vc_flits": prep.rp.vc_flits, "output_flits": prep.rp.output_flits,
             "vc": n_ports * nv, "port": n_ports, "key": (n_ports + E) * nv, "ep": E}
 
 
 def _n_messages(prep) -> int:
-    return int(prep.traffic.msg_pkts.size) if prep.traffic.kind == "messages" else 0
+    return int(prep.traffic.msg_pkts.size) if is_finite(prep.traffic) else 0
+
+
+def _n_ops(prep) -> int:
+    return int(prep.traffic.msg_pkts.size) if prep.traffic.kind == "schedule" else 0
+
+
+SCHEDULE = tuple(r.name for r in ST.with_policy("network") if r.checkpoint.group.startswith("schedule/"))
+"""A schedule's per-operation state (``schedule/<name>``), written by the part of the
+operation's endpoint (:mod:`pdes.kernels.schedule`)."""
 
 
 def global_index(part, port_off) -> dict:
@@ -207,10 +218,17 @@ def capture(part, port_off, n_endpoints: int) -> dict:
     local = np.zeros(n_endpoints, dtype=bool)
     local[idx["ep"]] = True
     src = np.repeat(np.arange(n_endpoints, dtype=np.int64), np.diff(msg_off))
-    for name, mine in (("msg_left", local[src]), ("msg_recv", local[a["msg_dst"]])):
+    sched = a["op_wait"].size > 0      # a schedule: every operation is its endpoint's
+    for name, mine in (("msg_left", local[src]),
+                       ("msg_recv", local[src] if sched else local[a["msg_dst"]])):
         k = np.nonzero(mine)[0]
         out[f"messages/{name}/index"] = k
         out[f"messages/{name}"] = a[name][k]
+    if sched:
+        k = np.nonzero(local[src])[0]
+        for name in SCHEDULE:
+            out[f"schedule/{name}/index"] = k
+            out[f"schedule/{name}"] = a[name][k]
     return out
 
 
@@ -240,12 +258,19 @@ def combine(caps: list, sizes: dict) -> dict:
         G[f"{group}/ready"] = np.concatenate([c[f"{group}/ready"] for c in caps])[order]
         if ids is not None:
             G[f"{group}/record"] = np.concatenate([c[f"{group}/record"] for c in caps])[order]
-    for name in ("msg_left", "msg_recv"):
-        first = caps[0][f"messages/{name}"]
+    names = [("messages", n) for n in ("msg_left", "msg_recv")]
+    if sizes["n_ops"]:
+        names += [("schedule", n) for n in SCHEDULE]
+    for grp, name in names:
+        first = caps[0][f"{grp}/{name}"]
         arr = np.zeros(sizes["n_messages"], dtype=first.dtype)
+        seen = np.zeros(sizes["n_messages"], dtype=np.int64)
         for c in caps:
-            arr[c[f"messages/{name}/index"]] = c[f"messages/{name}"]
-        G[f"messages/{name}"] = arr
+            arr[c[f"{grp}/{name}/index"]] = c[f"{grp}/{name}"]
+            seen[c[f"{grp}/{name}/index"]] += 1
+        if grp == "schedule" and not np.all(seen == 1):
+            raise CheckpointError("checkpoint: the parts do not cover every operation once (engine bug)")
+        G[f"{grp}/{name}"] = arr
     return G
 
 
@@ -311,7 +336,7 @@ def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, n
             for k, v in prep.provenance.items():     # the input files' digests (pdes.provenance)
                 f.attrs[k] = v
             for k in ("n_routers", "n_ports", "n_endpoints", "n_channels", "n_messages", "num_vcs",
-                      "vc_flits", "output_flits"):
+                      "vc_flits", "output_flits", "n_ops"):
                 f.attrs[k] = int(sizes[k])
             for name, arr in G.items():
                 _dataset(f, name, arr)
@@ -484,6 +509,9 @@ def expected_datasets(attrs) -> dict:
             out[f"{group}/record"] = (None, NF_USED)
     for name in ("msg_left", "msg_recv"):
         out[f"messages/{name}"] = (int(attrs["n_messages"]),)
+    if int(attrs.get("n_ops", 0)):
+        for name in SCHEDULE:
+            out[f"schedule/{name}"] = (int(attrs["n_ops"]),)
     out["stats/st"] = (NSTAT,)
     for name in REDUCED:
         out[f"stats/{name}"] = (None,)
@@ -590,7 +618,7 @@ class Checkpoint:
         sizes = sizes_of(prep)
         bad = [f"{k} {int(self.attrs[k])} != {sizes[k]}" for k in (
             "n_routers", "n_ports", "n_endpoints", "n_channels", "n_messages", "num_vcs", "vc_flits",
-            "output_flits") if int(self.attrs[k]) != sizes[k]]
+            "output_flits", "n_ops") if int(self.attrs.get(k, 0)) != sizes[k]]
         if bad:
             raise ParameterError(f"restart: {self.path} does not match the network of its config "
                                  f"({', '.join(bad)})")
@@ -705,7 +733,7 @@ def _verify_loop(c: _Checks, ck: Checkpoint, prep, G: dict) -> None:
     sp = m["sample_period"]
     s = ck.state
     T = s.cycle
-    finite = prep.traffic.kind == "messages"
+    finite = is_finite(prep.traffic)
     if T < sp or T % sp:
         c.fail(f"attribute /@cycle is {T}, not a sample boundary of its run (a positive "
                f"multiple of measure.sample_period = {sp})")
@@ -815,7 +843,9 @@ def _verify_entities(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> No
         c.within(f"dataset /endpoints/{name}", G[f"endpoints/{name}"], 0, np.iinfo(np.int64).max)
     tr = prep.traffic
     E = prep.topo.n_endpoints
-    if tr.kind == "messages":
+    if tr.kind == "schedule":
+        _verify_schedule(c, prep, G, created)
+    elif tr.kind == "messages":
         off = np.asarray(tr.msg_off, dtype=np.int64)
         pk = np.asarray(tr.msg_pkts, dtype=np.int64)
         c.within("dataset /endpoints/ep_msg_ptr", G["endpoints/ep_msg_ptr"], off[:E], off[1:E + 1])
@@ -832,6 +862,42 @@ def _verify_entities(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> No
         c.within(f"dataset /{group}/ready", G[f"{group}/ready"], 0, never)
 
 
+def _verify_schedule(c: _Checks, prep, G: dict, created: int) -> None:
+    """A schedule's state: packets taken from sends and received within the messages', the
+    sends being injected, dependencies met no more than there are, cycles within the run,
+    and each endpoint's heap of posted sends a heap of its own posted sends."""
+    tr, wl = prep.traffic, prep.workload
+    E = prep.topo.n_endpoints
+    off = np.asarray(tr.msg_off, dtype=np.int64)
+    pk = np.asarray(tr.msg_pkts, dtype=np.int64)
+    kind = wl["op_kind"]
+    send, recv = kind == OP_SEND, kind == OP_RECV
+    N = pk.size
+    c.within("dataset /endpoints/ep_msg_ptr", G["endpoints/ep_msg_ptr"], off[:E], off[:E])
+    c.within("dataset /endpoints/ep_cur_msg", G["endpoints/ep_cur_msg"], -1, N - 1)
+    left = np.asarray(G["messages/msg_left"], dtype=np.int64)
+    c.within("dataset /messages/msg_left", left, 0, np.where(send, pk, 0))
+    c.within("dataset /messages/msg_recv", G["messages/msg_recv"], 0, np.where(recv, pk, 0))
+    c.equal("the packets taken from sends (/messages/msg_left)", int((pk - left)[send].sum()),
+            created, "but /stats/st counts created packets:")
+    c.within("dataset /schedule/op_wait", G["schedule/op_wait"], 0, wl["op_wait0"])
+    c.within("dataset /schedule/op_post", G["schedule/op_post"], 0, INT32_MAX - 1)
+    c.within("dataset /schedule/op_done", G["schedule/op_done"], -1, INT32_MAX - 1)
+    c.within("dataset /schedule/op_arr", G["schedule/op_arr"], -1, INT32_MAX - 1)
+    n = np.asarray(G["endpoints/ep_heap_n"], dtype=np.int64)
+    c.within("dataset /endpoints/ep_heap_n", n, 0, np.diff(off))
+    heap = np.asarray(G["schedule/op_heap"], dtype=np.int64)
+    idx = np.repeat(off[:E], n) + np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+    owner = np.repeat(np.arange(E, dtype=np.int64), n)
+    h = heap[idx]
+    c.within("dataset /schedule/op_heap (entries in use)", h, off[owner], off[owner + 1] - 1)
+    ok = (h >= 0) & (h < N)
+    hh = np.where(ok, h, 0)
+    c.holds("dataset /schedule/op_heap (entries in use)",
+            ok & send[hh] & (np.asarray(G["schedule/op_wait"])[hh] == 0) & (left[hh] > 0),
+            "is not a posted send with packets to start")
+
+
 def _verify_records(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> None:
     """The flit records in the rings and the packets being injected: endpoints, routers, VCs,
     flit indices, sequence numbers and cycles within their ranges, destinations' routers
@@ -840,7 +906,7 @@ def _verify_records(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> Non
     nv, pkt, T, E, R = rp.num_vcs, rp.packet_size, ck.cycle, topo.n_endpoints, topo.n_routers
     ep_router = np.asarray(topo.endpoint_router, dtype=np.int64)
     seq = np.asarray(G["endpoints/ep_seq"], dtype=np.int64)
-    finite = prep.traffic.kind == "messages"
+    finite = is_finite(prep.traffic)
     n_msg = int(prep.traffic.msg_pkts.size) if finite else 0
     left = np.asarray(G["endpoints/ep_cur_left"], dtype=np.int64)
     busy = np.nonzero(left > 0)[0]
@@ -1081,3 +1147,6 @@ def _restore_part(part, G: dict, port_off, nv: int, starts: dict) -> None:
     a["snap"][...] = G["routing/snap"]
     a["msg_left"][...] = G["messages/msg_left"]
     a["msg_recv"][...] = G["messages/msg_recv"]
+    if a["op_wait"].size:
+        for name in SCHEDULE:
+            a[name][...] = G[f"schedule/{name}"]

@@ -70,6 +70,9 @@ STATIC: dict[str, list[Param]] = {
               "for itself (BookSim's private_buf_size); 0 = packet_size, the least a VC needs "
               "to make progress", lo=0, hi=32767),
         Param("packet_size", int, 1, "flits per packet", lo=1, hi=4096),
+        Param("flit_bytes", int, 64, "bytes per flit: a schedule's message of b bytes is "
+              "ceil(b / (flit_bytes x packet_size)) packets, at least one (SST Merlin's "
+              "flit_size; docs/workloads.md)", lo=1, hi=2**20),
         Param("pipeline", str, "booksim",
               "what the delay keys mean in cycles (docs/router-model.md): booksim = as in "
               "BookSim2's input-queued router (stages advance internal_speedup times per cycle, "

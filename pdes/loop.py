@@ -33,6 +33,8 @@ from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR
     S_DELIVERED_MEAS, S_INFLIGHT, S_LAST_MOVE)
 from pdes import reduce
 from pdes.checkpoint import save
+from pdes.kernels.schedule import post_initial
+from pdes.workload import is_finite, total_flits
 from pdes.loopstate import CheckpointPlan, CheckpointStop, LoopState, SimulationError
 
 
@@ -109,7 +111,7 @@ class Engine:
     # ------------------------------------------------------------------- run
     def initial_state(self) -> LoopState:
         """The loop state at cycle 0: warm-up (a finite exchange: measured from cycle 0)."""
-        if self.prep.traffic.kind == "messages":
+        if is_finite(self.prep.traffic):
             return LoopState(phase="exchange", m0=0,
                              phase_wall={"warmup": 0.0, "measure": 0.0, "drain": 0.0, "exchange": 0.0})
         return LoopState()
@@ -131,8 +133,10 @@ class Engine:
         epoch = epoch_of(prep)
         assert not epoch or epoch % sync == 0
         # a finite exchange: every packet is measured, the run ends when all arrived
-        self._total_flits = (int(prep.traffic.msg_pkts.sum()) * prep.rp.packet_size
-                             if prep.traffic.kind == "messages" else -1)
+        self._total_flits = total_flits(prep)
+        if resume is None and prep.traffic.kind == "schedule":
+            for p in self.parts:        # cycle 0: the operations without dependencies
+                post_initial(p.group_of("Messages"), p.arrays["ep_gid"])
         while True:
             self._advance(s, min(self.window, sync - s.cycle % sync))  # windows end at multiples of sync
             if epoch and s.cycle % epoch == 0:

@@ -77,6 +77,10 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     h.create_dataset("latency_edges", data=res["hist_latency_edges"])
     if res.get("hist_message_latency") is not None:
         h.create_dataset("message_latency", data=res["hist_message_latency"])
+    if res.get("workload") is not None:        # a schedule (docs/workloads.md#results)
+        w = f.create_group("workload")
+        for k, v in res["workload"].items():
+            w.create_dataset(k, data=v)
     ln = f.create_group("links")
     ln.create_dataset("routers", data=topo.links.astype(np.int32))
     ln.create_dataset("latency_cycles", data=np.asarray(prep.link_latency, np.int64))

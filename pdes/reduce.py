@@ -17,7 +17,9 @@ from models.core.record import (HIST_OCTAVES, HIST_SUB, S_CREATED_MEAS, S_CREATE
     S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT,
     S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS,
     S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
+from models.schedule import OP_SEND
 from pdes.loopstate import INT32_MAX, LoopState, SimulationError
+from pdes.workload import is_finite
 
 
 # --------------------------------------------------------------------------- counters
@@ -104,8 +106,9 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
     st = stats(group)
     counts = _counts(prep, group)
     _audit(prep, st, counts)
-    finite = prep.traffic.kind == "messages"
-    m0, m1, M = _measure_window(st, state, finite)
+    finite = is_finite(prep.traffic)
+    wl = _schedule_results(prep, group) if prep.traffic.kind == "schedule" else None
+    m0, m1, M = _measure_window(st, state, finite, wl)
     edges = hist_edges(prep.cfg["measure"]["latency_hist_max"])
     n_act = prep.active_endpoints
     loads = {"offered_load": int(st[S_CREATED_WIN_FLITS]) / (M * n_act),
@@ -114,6 +117,8 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
     saturated, reason = _saturation(prep, st, state, loads, finite)
     hist_m = summed(group, "hist_msg") if finite else None
     summary = _message_summary(prep, st, hist_m, edges, M) if finite else {}
+    if wl is not None:
+        summary.update(_schedule_summary(prep, wl))
     summary.update({"offered_load_config": float(prep.cfg["traffic"]["load"]), **loads})
     summary.update(_latency_summary(st, counts, edges))
     summary.update({
@@ -132,6 +137,7 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
         "hist_network_latency": counts["hist_nlat"],
         "hist_hops": counts["hist_hops"],
         "hist_message_latency": hist_m,
+        "workload": wl,
         "link_flits": counts["link"],
         "endpoint_injected": counts["ep_inj"],
         "endpoint_delivered": counts["ep_del"],
@@ -179,11 +185,16 @@ def _audit(prep, st, counts) -> None:
             f" + source queues {queued} + in flight {held} (kernel count {int(st[S_INFLIGHT])})")
 
 
-def _measure_window(st, state: LoopState, finite: bool) -> tuple[int, int, int]:
+def _measure_window(st, state: LoopState, finite: bool, wl=None) -> tuple[int, int, int]:
     """(start, end, length) of the measurement window; a finite exchange's is from cycle 0
-    (every message posted) to its last delivery (the completion time)."""
+    (every message posted) to its last delivery (the completion time); a schedule's to the
+    cycle its last operation completes."""
     m0, m1 = state.m0, state.m1
-    if finite:
+    if wl is not None:
+        M = max(int(wl["op_end"].max(initial=-1)) + 1, int(st[S_LAST_DELIVERY]) + 1
+                if int(st[S_DELIVERED_FLITS]) else 1, 1)
+        m0, m1 = 0, M
+    elif finite:
         M = int(st[S_LAST_DELIVERY]) + 1 if int(st[S_DELIVERED_FLITS]) else 1
         m0, m1 = 0, M
     else:
@@ -233,6 +244,47 @@ def _message_summary(prep, st, hist_m, edges, M: int) -> dict:
         "message_latency_p99": percentile(hist_m, edges, 0.99),
         "message_latency_max": int(edges[np.nonzero(hist_m)[0].max()]) if n else -1,
     }
+
+
+def _schedule_results(prep, group) -> dict:
+    """A schedule's per-operation start (post) and end (completion; -1: not completed)
+    cycles and per-process finish cycles, in the schedule's numbering (collective)."""
+    s = prep.traffic.ops
+    N = s.n_ops
+
+    def owned(p):       # the kernel ids of the part's operations
+        off = p.arrays["msg_off"]
+        eg = p.ep_gid.astype(np.int64)
+        lo, n = off[eg], off[eg + 1] - off[eg]
+        return np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()), dtype=np.int64)
+
+    post = gathered(group, N, lambda p: (owned(p), p.arrays["op_post"][owned(p)]))
+    done = gathered(group, N, lambda p: (owned(p), p.arrays["op_done"][owned(p)]))
+    back = prep.workload["op_of_kop"]
+    start = np.empty(N, np.int64)
+    end = np.empty(N, np.int64)
+    start[back] = post
+    end[back] = done
+    end_or_0 = np.maximum(end, 0)
+    nonempty = np.diff(s.op_off) > 0
+    finish = np.zeros(s.n_procs, np.int64)
+    if N:
+        finish[nonempty] = np.maximum.reduceat(end_or_0, s.op_off[:-1][nonempty])
+    start[end < 0] = -1            # not completed (a run stopped by run.max_cycles)
+    return {"op_start": start, "op_end": end, "op_kind": s.op_kind, "proc_finish": finish,
+            "proc_endpoint": s.proc_ep, "proc_op_offset": s.op_off}
+
+
+def _schedule_summary(prep, wl) -> dict:
+    """A schedule's counts: operations, those completed, the last process's finish."""
+    s = prep.traffic.ops
+    done = int((wl["op_end"] >= 0).sum())
+    return {"messages": int((s.op_kind == OP_SEND).sum()),
+            "operations": s.n_ops, "operations_completed": done,
+            "processes": s.n_procs,
+            "bytes_sent": int(s.op_size[s.op_kind == OP_SEND].sum()),
+            "finish_mean": float(wl["proc_finish"].mean()) if s.n_procs else 0.0,
+            "finish_max": int(wl["proc_finish"].max(initial=0))}
 
 
 def _latency_summary(st, counts, edges) -> dict:

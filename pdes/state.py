@@ -206,6 +206,8 @@ class PartState:
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
                            g_off=g_off, g_nbr=g_nbr, g_chan=g_chan, snap=snap, **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
+        if messages["op_wait"].size:       # a schedule: no send under way
+            self.arrays["ep_cur_msg"][:] = -1
         self._no_next_hops()
 
     def _no_next_hops(self) -> None:
@@ -302,6 +304,12 @@ class PartState:
             new[:keep] = a[row.name][:keep]
             a[row.name] = new
         self._args = None
+
+    def group_of(self, name: str):
+        """The kernel state group ``name`` (:data:`pdes.kernels.state_table.GROUPS`) as the
+        stages receive it (views of :attr:`arrays`)."""
+        G = next(g for g in ST.GROUPS if g.__name__ == name)
+        return G(**{f: self.arrays[f] for f in G._fields})
 
     def advance(self, t0: int, t1: int) -> int:
         """Run cycles ``t0 .. t1-1`` (a status code): first make room in the record pool for

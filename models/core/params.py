@@ -27,7 +27,8 @@ PR_INJECT = 18     # 1 = endpoints generate packets, 0 = no new packets
 PR_FRAC_THR = 19   # 53-bit threshold of the traffic mix draw
 PR_NCLS = 20       # VC classes of the routing; class c owns VCs [c*k, (c+1)*k), k = nv // ncls
 PR_MONO = 21       # 1 = the engine checks that VC classes never decrease along a path
-PR_FINITE = 22     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli
+PR_FINITE = 22     # 1 = finite workload: endpoints send the messages of msg_* instead of Bernoulli;
+                   #   2 = a schedule (pdes.kernels.schedule): operations with dependencies
 PR_SCHED = 23      # finite: 0 = all messages posted at once (packets interleaved round-robin),
                    #         1 = staggered (one message after the other, in table order)
 PR_NHMIN = 24      # minimal next-hop table of the part (pdes.kernels.nexthop): 0 = none (scan the

@@ -139,6 +139,7 @@ from models.core.rng import P_INJECT, draw53
 from pdes.kernels.state_table import (GROUPS, Credits, InputVCs, Messages, Outbox,  # noqa: F401
     Outputs, Pool, Ports, Sources, Stats, Tables)
 from pdes.kernels.injection import on_off_draw, on_off_replay
+from pdes.kernels.schedule import arrived, complete, next_send
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
 PF_MIN_VCS = 65536  # input VCs of a part from which the pipelines are on (prm[PR_PF])
@@ -291,7 +292,11 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
     write its record template, to be injected on VC ``vc``."""
     ep_cur_rec, ep_next_gen = srcs.ep_cur_rec, srcs.ep_next_gen
     seed, thr, finite = prm[PR_SEED], prm[PR_THR], prm[PR_FINITE]
-    if finite != 0:
+    if finite == 2:
+        # a schedule's send: created when it was posted
+        c = msgs.op_post[msgs.ep_cur_msg[e]]
+        d = msgs.msg_dst[msgs.ep_cur_msg[e]]
+    elif finite != 0:
         # every message is posted at cycle 0
         c = 0
         d = msgs.msg_dst[msgs.ep_cur_msg[e]]
@@ -324,7 +329,9 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
     srcs.ep_cur_vc[e] = vc
     ep_cur_rec[e, F_MID] = -1
     ep_cur_rec[e, F_PHASE] = 0
-    ep_cur_rec[e, F_AUX] = msgs.ep_cur_msg[e] if finite != 0 else 0
+    # the message's index, or a schedule's receive that takes it
+    ep_cur_rec[e, F_AUX] = msgs.ep_cur_msg[e] if finite == 1 else \
+        msgs.op_match[msgs.ep_cur_msg[e]] if finite == 2 else 0
     ep_cur_rec[e, F_AUX2] = -1         # routing state: none yet
     srcs.ep_seq[e] += 1
     srcs.ep_cur_left[e] = prm[PR_PKT]
@@ -390,7 +397,9 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
             n_gen += g
         if finite != 0 and ep_cur_left[e] == 0 and ep_pending[e] == 0:
             # finite workload: the next packet comes from the next message with data left
-            m = next_message(e, eg, prm[PR_SCHED], msgs)
+            # (a schedule: the current send, or the next one posted)
+            m = next_message(e, eg, prm[PR_SCHED], msgs) if finite == 1 else \
+                next_send(msgs, e, eg, t)
             if m >= 0:
                 msgs.msg_left[m] -= 1
                 msgs.ep_cur_msg[e] = m
@@ -431,6 +440,9 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
                 start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs)
         if ep_cur_left[e] > 0 and cred[s * nv + srcs.ep_cur_vc[e]] >= 1:
             top, nxt = inject_flit(t, e, s, prm, ports, crd, pool, inb, srcs, stats, top, nxt)
+            if finite == 2 and ep_cur_left[e] == 0 and msgs.msg_left[msgs.ep_cur_msg[e]] == 0:
+                # the send's last flit has left: the send completes
+                complete(msgs, e, eg, msgs.ep_cur_msg[e], t)
     st[S_CREATED_PKTS] += n_gen
     smp[C_CREATED] += n_gen
     if t >= m0 and t < m1:
@@ -658,7 +670,11 @@ def eject(t, fid, e, prm, msgs, pool, stats):
         st[S_LAST_DELIVERY] = td
     if rec[fid, F_FLIT] != prm[PR_PKT] - 1:
         return
-    if prm[PR_FINITE] != 0:
+    if prm[PR_FINITE] == 2:
+        # a schedule: the packet belongs to the message of receive r
+        if arrived(msgs, e, rec[fid, F_DST], rec_c[fid, F_AUX - NF_HOT], td):
+            stats.hist_msg[hist_bin(td - rec_c[fid, F_CTIME - NF_HOT], hmax)] += 1
+    elif prm[PR_FINITE] != 0:
         m = rec_c[fid, F_AUX - NF_HOT]
         msgs.msg_recv[m] += 1
         if msgs.msg_recv[m] == msgs.msg_pkts[m]:

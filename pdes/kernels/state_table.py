@@ -164,6 +164,21 @@ GROUP_ROWS = {
         ("msg_recv",    "messages",        I32, BOUND,  network("messages/msg_recv"), None),
         ("ep_msg_ptr",  "nE",              I64, BOUND,  saved("endpoints"),       STATE),
         ("ep_cur_msg",  "nE",              I32, 0,      saved("endpoints"),       STATE),
+        # schedules (pdes.kernels.schedule): the msg_* rows above are per operation (in
+        # endpoint order: msg_off), with msg_dst the destination (send) or own endpoint,
+        # msg_pkts the packets (send, recv) or cycles (compute); these rows are the rest
+        ("op_kind",     "messages",        I8,  BOUND,  GLOBAL,                   None),
+        ("op_match",    "messages",        I32, BOUND,  GLOBAL,                   None),
+        ("op_soff",     "messages + 1",    I64, BOUND,  GLOBAL,                   None),
+        ("op_succ",     "dependencies",    I32, BOUND,  GLOBAL,                   None),
+        ("op_wait",     "messages",        I32, BOUND,  network("schedule/op_wait"), None),
+        ("op_post",     "messages",        I32, BOUND,  network("schedule/op_post"), None),
+        ("op_done",     "messages",        I32, BOUND,  network("schedule/op_done"), None),
+        ("op_arr",      "messages",        I32, BOUND,  network("schedule/op_arr"), None),
+        ("op_heap",     "messages",        I32, BOUND,  network("schedule/op_heap"), None),
+        ("op_work",     "2 x most operations of a process", I32, BOUND,
+         rebuilt("the schedule stage's scratch, empty between calls"),             None),
+        ("ep_heap_n",   "nE",              I32, 0,      saved("endpoints"),       STATE),
     ]),
     # cr_res (shared buffers): the flits of the packet that holds the output VC not yet sent,
     # reserved at VC allocation and taken from the credits by switch allocation

@@ -1,0 +1,187 @@
+"""The schedule stage (pdes.kernels.schedule): operations with dependencies at each endpoint.
+
+The workloads here are built by hand with :class:`models.schedule.ScheduleBuilder` and
+registered for the test only (the ``hand`` fixture), so that every expected cycle can be
+derived from the zero-load latency of one packet (:func:`pdes.timing.zero_load_latency`).
+"""
+import h5py
+import numpy as np
+import pytest
+
+from models.core.errors import ParameterError
+from models.core.registry import TRAFFIC, Entry
+from models.schedule import ScheduleBuilder, check
+from models.traffic import TrafficPlan
+from pdes.engine import run_local
+from pdes.timing import zero_load_latency
+from tests.helpers import assert_same_results, make_cfg, restarted_on_other_part_counts
+
+BUILD = {}
+"""name -> function(builder) -> None; the processes sit on the endpoints ``EPS``."""
+EPS = {}
+
+
+def _hand(topo, seed, case=""):
+    n, build = BUILD[case]
+    b = ScheduleBuilder(n)
+    build(b)
+    return TrafficPlan("schedule", np.full(topo.n_endpoints, -1, np.int32), f"hand {case}",
+                       ops=check(b.build(EPS.get(case, np.arange(n))), "traffic", topo.n_endpoints))
+
+
+@pytest.fixture
+def hand(monkeypatch):
+    """Registers the traffic pattern ``hand`` (case = a key of BUILD) for one test."""
+    from models.core.registry import Param
+    monkeypatch.setitem(TRAFFIC._entries, "hand", Entry(
+        "hand", _hand, [Param("case", str, "", "which hand-built schedule")], "test", "test", {}))
+    yield
+
+
+def cfg_of(case, *sets):
+    return make_cfg("traffic.pattern=hand", f"traffic.case={case}", *sets, preset="exchange")
+
+
+def run(case, *sets, **kw):
+    return run_local(cfg_of(case, *sets), **kw)
+
+
+def L0(cfg):
+    """Zero-load network latency of a one-flit packet between two endpoints of one router."""
+    return zero_load_latency(cfg["router"], [])
+
+
+def _one_message(b):
+    b.send(0, 1, 64 * 7)       # 7 packets of 64 bytes (router.flit_bytes), one flit each
+    b.recv(1, 0, 64 * 7)
+
+
+def _chain(b):
+    r = b.recv(1, 0, 64)
+    c = b.compute(1, 25, after=[r])
+    s = b.send(1, 0, 1, tag=3, after=[c])           # 1 byte: still one packet
+    b.send(0, 1, 64)
+    b.recv(0, 1, 0, tag=3)
+    b.compute(1, 10, start_after=[s])               # starts when the send is posted
+
+
+def _two_sends(b):
+    b.send(0, 1, 64 * 3)
+    b.send(0, 2, 64 * 2)
+    b.recv(1, 0, 64 * 3)
+    b.recv(2, 0, 64 * 2)
+
+
+BUILD.update(one=(2, _one_message), chain=(2, _chain), two=(3, _two_sends))
+
+
+def test_message_timing_at_zero_load(hand):
+    """A send of k packets injects one per cycle from cycle 0 and completes with its last flit
+    (k - 1); the receive completes when the last packet arrives (k - 1 + L0)."""
+    res = run("one")
+    w = res["workload"]
+    lat = L0(res["prepared"].cfg)
+    assert list(w["op_start"]) == [0, 0]
+    assert list(w["op_end"]) == [6, 6 + lat]
+    assert list(w["proc_finish"]) == [6, 6 + lat]
+    assert res["summary"]["completion_cycles"] == 6 + lat + 1     # cycles 0 .. the last end
+    assert res["summary"]["messages"] == 1 and res["summary"]["operations_completed"] == 2
+
+
+def test_dependencies_and_start_dependencies(hand):
+    """A compute starts when the receive it depends on completes and lasts its cycles; the send
+    after it is posted then; an op with a start dependency starts with the send."""
+    res = run("chain")
+    lat = L0(res["prepared"].cfg)
+    start, end = res["workload"]["op_start"], res["workload"]["op_end"]
+    # process 0: send (op 0), recv (op 1); process 1: recv, compute, send, compute
+    assert (start[0], end[0]) == (0, 0)
+    assert end[2] == lat and (start[3], end[3]) == (lat, lat + 25)
+    assert (start[4], end[4]) == (lat + 25, lat + 25)
+    assert (start[5], end[5]) == (lat + 25, lat + 35)
+    assert end[1] == lat + 25 + lat
+
+
+def test_nic_sends_posted_messages_one_after_another(hand):
+    """Two sends posted together leave in operation order: the second starts after the
+    first's last flit."""
+    res = run("two")
+    lat = L0(res["prepared"].cfg)
+    end = res["workload"]["op_end"]
+    assert (end[0], end[1]) == (2, 4)
+    assert (end[2], end[3]) == (2 + lat, 4 + lat)
+
+
+def _ring(n, nbytes, rounds):
+    def build(b):
+        p = np.arange(n)
+        last = np.full(n, -1)
+        for _ in range(rounds):
+            s = b.send(p, (p + 1) % n, nbytes, after=[last])
+            r = b.recv(p, (p - 1) % n, nbytes, after=[last])
+            last = b.compute(p, 3, after=[s, r])
+    return n, build
+
+
+BUILD["ring"] = _ring(40, 64 * 9, 3)
+EPS["ring"] = np.random.default_rng(5).permutation(150)[:40]
+
+
+def test_same_operations_on_any_part_count(hand):
+    """Per-operation cycles, process finish times and every other result are identical on 1,
+    2, 3 and 4 parts (packets of 4 flits, adaptive routing, contention)."""
+    sets = ("router.packet_size=4", "routing.algorithm=ugal_l")
+    whole = run("ring", *sets)
+    assert whole["summary"]["operations_completed"] == 40 * 9
+    R = whole["prepared"].topo.n_routers
+    for k in (2, 3, 4):
+        owner = ((np.arange(R) * 7919) % k).astype(np.int32)
+        part = run("ring", *sets, owner=owner, prep=whole["prepared"])
+        assert_same_results(whole, part)
+        for name, v in whole["workload"].items():
+            assert np.array_equal(v, part["workload"][name]), name
+
+
+def test_restart_from_checkpoint_on_other_part_counts(hand, tmp_path):
+    """A schedule checkpointed mid-run on 2 parts continues on 1 and 3 parts to the same
+    per-operation cycles (the restart helper compares every result)."""
+    BUILD["long"] = _ring(40, 64 * 60, 6)
+    EPS["long"] = EPS["ring"]
+    cfg = cfg_of("long", "router.packet_size=2")
+    from pdes.build import prepare
+    prep = prepare(cfg)
+    with restarted_on_other_part_counts(cfg, prep, tmp_path / "ck.h5") as f:
+        assert "schedule/op_done" in f and (f["schedule/op_done"][()] >= 0).any()
+        assert (f["schedule/op_done"][()] < 0).any()      # stopped mid-run
+    whole = run_local(cfg, prep=prep)
+    assert whole["summary"]["operations_completed"] == 40 * 18
+
+
+def test_results_file_has_the_workload(hand, tmp_path):
+    """The HDF5 file holds per-operation start and end cycles and per-process finish times in
+    the schedule's numbering."""
+    from pdes.output import write_results
+    res = run("chain")
+    path = tmp_path / "r.h5"
+    write_results(str(path), res, "", nranks=1, partition=None, version="test")
+    with h5py.File(path) as f:
+        assert np.array_equal(f["workload/op_end"][()], res["workload"]["op_end"])
+        assert list(f["workload/proc_op_offset"][()]) == [0, 2, 6]
+        assert f["workload/proc_finish"][1] == res["workload"]["op_end"][5]
+
+
+def _stuck(b):
+    r0 = b.recv(0, 1, 8)
+    b.send(0, 1, 8, after=[r0])
+    r1 = b.recv(1, 0, 8)
+    b.send(1, 0, 8, after=[r1])
+
+
+BUILD["stuck"] = (2, _stuck)
+
+
+def test_schedule_that_cannot_complete_is_refused_before_the_run(hand):
+    """Two processes that each receive before they send are refused before anything is
+    simulated, naming a process and operation."""
+    with pytest.raises(ParameterError, match=r"traffic: process 0 op 0 \(recv 8 B from 1 tag 0\)"):
+        run("stuck")
