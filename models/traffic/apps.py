@@ -121,8 +121,7 @@ _RCPB = Param("reduce_cycles_per_byte", float, 0.0, "allreduce: after each recei
 
 
 def _alg(default):
-    return Param("algorithm", str, default, "allreduce algorithm: " + " | ".join(ALLREDUCE),
-                 choices=tuple(ALLREDUCE))
+    return Param("algorithm", str, default, "allreduce algorithm", choices=tuple(ALLREDUCE))
 
 
 TRAFFIC.register("stencil3d", stencil3d, params=PLACEMENT + [

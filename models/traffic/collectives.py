@@ -702,7 +702,7 @@ RCPB = Param("reduce_cycles_per_byte", float, 0.0, "after each received vector p
 
 
 def _algorithm(table, default):
-    return Param("algorithm", str, default, " | ".join(table), choices=tuple(table))
+    return Param("algorithm", str, default, "collective algorithm", choices=tuple(table))
 
 
 def _bytes(doc):

@@ -431,7 +431,6 @@ def test_stencil3d_structure_and_data():
     n = 12
     X, Y, Z = torus_dims(n)
     s = plan("stencil3d", procs=n, compute_cycles=77, halo_bytes=64, allreduce_bytes=24).ops
-    proc = s.op_proc()
     for p in range(n):
         ops = np.arange(s.op_off[p], s.op_off[p + 1])
         assert s.op_kind[ops[0]] == OP_COMPUTE and s.op_size[ops[0]] == 77
