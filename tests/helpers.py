@@ -115,6 +115,8 @@ def _result_items(res: dict) -> dict:
         out[k] = res[k]
     for k in OPTIONAL_ARRAYS:
         out[k] = res.get(k)
+    for k, v in (res.get("workload") or {}).items():     # a schedule's per-operation cycles
+        out[f"workload/{k}"] = v
     return out
 
 

@@ -56,6 +56,13 @@ MPI_ONLY = {
                     "topology.parallel=3", "traffic.load=0.9", "measure.drain_cycles=300"],
     "dfplus-worst": ["topology.name=dragonfly_plus", "topology.h=2", "traffic.pattern=worst_case",
                      "traffic.load=0.6", "measure.drain_cycles=300"],
+    # schedules (pdes.kernels.schedule): per-operation cycles on processes of every rank
+    "allreduce-rab": ["traffic.pattern=allreduce", "traffic.algorithm=rabenseifner",
+                      "traffic.procs=12", "traffic.placement=random", "traffic.bytes=30000",
+                      "traffic.iterations=2", "traffic.compute_cycles=40",
+                      "router.packet_size=2", "routing.algorithm=ugal_l"],
+    "stencil": ["traffic.pattern=stencil3d", "traffic.procs=27", "traffic.placement=random",
+                "traffic.iterations=2", "traffic.compute_cycles=50", "traffic.halo_bytes=2000"],
 }
 assert not set(MPI_ONLY) & set(CASES), "an MPI-only case has a golden config's name"
 CASES.update(MPI_ONLY)
@@ -75,7 +82,7 @@ def test_world_equals_serial(case):
 
 @pytest.mark.mpi(min_size=4)
 @pytest.mark.parametrize("case", ["min", "gf-sat", "ugal_g", "nag", "layered", "sf-shared-sat",
-                                  "faults"])
+                                  "faults", "allreduce-rab"])
 def test_split_communicator_of_three(case):
     """A run on a split communicator of 3 ranks equals the one-process run."""
     from mpi4py import MPI

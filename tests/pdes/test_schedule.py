@@ -185,3 +185,21 @@ def test_schedule_that_cannot_complete_is_refused_before_the_run(hand):
     simulated, naming a process and operation."""
     with pytest.raises(ParameterError, match=r"traffic: process 0 op 0 \(recv 8 B from 1 tag 0\)"):
         run("stuck")
+
+
+@pytest.mark.parametrize("n, nbytes, pkt", [(8, 8 * 64 * 40, 1), (5, 5 * 64 * 2 * 9, 2)])
+def test_ring_allreduce_matches_the_zero_load_formula(n, nbytes, pkt):
+    """A ring allreduce of n processes on one router (no two messages share a channel) ends
+    after 2 (n - 1) steps of c - 1 + L cycles each: c packets per block of bytes / n, the
+    NIC injecting one packet per packet_size cycles, L the zero-load latency of the last
+    packet (pdes.timing): T = 2 (n - 1) (pkt (c - 1) + L)."""
+    cfg = make_cfg("topology.p=8", "traffic.pattern=allreduce", "traffic.algorithm=ring",
+                   f"traffic.procs={n}", f"traffic.bytes={nbytes}", f"router.packet_size={pkt}",
+                   preset="exchange")
+    res = run_local(cfg)
+    c = nbytes // n // (64 * pkt)
+    lat = zero_load_latency(cfg["router"], [])
+    T = 2 * (n - 1) * (pkt * (c - 1) + lat)
+    assert int(res["workload"]["op_end"].max()) == T
+    assert res["summary"]["completion_cycles"] == T + 1
+    assert res["summary"]["messages"] == 2 * (n - 1) * n
