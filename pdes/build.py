@@ -171,6 +171,21 @@ def any_vc_warning(topo, dist, plan, num_vcs: int) -> str:
             "the watchdog stops the run if it does")
 
 
+def jobs_plan(cfg: dict, topo):
+    """The traffic plan of a config's ``[[jobs]]``: their schedules joined, each job's
+    processes on endpoints of its own (:func:`models.jobs.combine`)."""
+    from models.core.registry import TRAFFIC
+    from models.jobs import combine
+    from models.traffic import TrafficPlan
+    seed = cfg["measure"]["seed"]
+
+    def build(i, job):
+        return TRAFFIC.get(job["pattern"]).func(topo, seed, **C.job_pattern_params(job))
+    sched, names, off, _ = combine(topo, seed, cfg["jobs"], build)
+    return TrafficPlan("schedule", np.full(topo.n_endpoints, -1, np.int32), sched.description,
+                       ops=sched, job_names=tuple(names), job_proc_off=off)
+
+
 def check_plan(alg: str, plan, cfg: dict | None = None) -> None:
     """A routing plan names a registered kernel and one of its VC schemes and gives exactly
     the tables and kernel parameters it reads; anything else raises, naming the key."""
@@ -282,7 +297,10 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     tsec.pop("load")
     for key in INJECTION_KEYS:      # the injection process, not the pattern's parameters
         tsec.pop(key, None)
-    traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
+    if cfg.get("jobs"):             # several jobs: their schedules joined (models.jobs)
+        traffic = jobs_plan(cfg, topo)
+    else:
+        traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
     if topo.is_degraded:        # no source or destination on a failed or cut-off router
         from models.faults import restrict_traffic
         traffic, idle = restrict_traffic(traffic, topo.up[topo.endpoint_router])

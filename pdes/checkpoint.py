@@ -1028,7 +1028,13 @@ def config_differences(saved: dict, given: dict) -> list[str]:
     """``section.key (checkpoint X, given Y)`` for every key that differs, except
     :data:`MAY_DIFFER`; a section whose model name differs is reported by that key alone."""
     from pdes.config import CHOSEN
-    a, b = _plain(saved), _plain(given)
+
+    def flat(c):        # [[jobs]] as one section of N.key entries
+        c = dict(c)
+        if "jobs" in c:
+            c["jobs"] = {f"{i}.{k}": v for i, job in enumerate(c["jobs"]) for k, v in job.items()}
+        return c
+    a, b = flat(_plain(saved)), flat(_plain(given))
 
     def text(v):
         return "unset" if v is None else json.dumps(v)
@@ -1052,7 +1058,9 @@ def restart_config(ck: Checkpoint, raw: dict | None, sets: list[str]) -> dict:
     file's (``raw``), which must equal the checkpoint's but for :data:`MAY_DIFFER`."""
     from pdes import config as C
     base = raw if raw is not None else {s: {k: v for k, v in body.items() if v is not None}
-                                         for s, body in ck.cfg.items()}
+                                         for s, body in ck.cfg.items() if s != "jobs"}
+    if raw is None and ck.cfg.get("jobs"):
+        base["jobs"] = [{k: v for k, v in job.items() if v is not None} for job in ck.cfg["jobs"]]
     cfg = C.resolve(base, sets)
     diff = config_differences(ck.cfg, cfg)
     if diff:

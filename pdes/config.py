@@ -250,20 +250,43 @@ def load_toml(path: str) -> dict:
 
 
 def apply_overrides(raw: dict, overrides: list[str] | None) -> dict:
-    """Apply ``section.key=value`` strings to a raw (untyped) config dict."""
+    """Apply ``section.key=value`` (or ``jobs.N.key=value``) strings to a raw (untyped)
+    config dict."""
     raw = copy.deepcopy(raw)
     for item in overrides or []:
         if "=" not in item:
             raise ConfigError(f"--set {item}: expected section.key=value")
         key, text = item.split("=", 1)
-        key = key.strip()
-        if key.count(".") != 1 or not all(key.split(".")):
-            raise ConfigError(f"--set {item}: key must be section.key (e.g. topology.q=13)")
-        section, name = key.split(".")
-        if section not in SECTION_ORDER:
-            raise ConfigError(f"{key}: unknown section '{section}' (known: {', '.join(SECTION_ORDER)})")
-        raw.setdefault(section, {})[name] = parse_value(text.strip())
+        set_key(raw, key.strip(), parse_value(text.strip()), f"--set {item}")
     return raw
+
+
+def set_key(raw: dict, key: str, value, where: str) -> None:
+    """Set ``section.key`` (or ``jobs.N.key``: job N's key, N at most the number of jobs
+    so far, which adds one) in a raw config dict."""
+    parts = key.split(".")
+    if parts[0] == "jobs":
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2]:
+            raise ConfigError(f"{where}: a job's key is jobs.N.key (e.g. jobs.0.bytes=4096)")
+        jobs = raw.setdefault("jobs", [])
+        if not isinstance(jobs, list):
+            raise ConfigError("jobs: expected [[jobs]] tables")
+        n = int(parts[1])
+        if n > len(jobs):
+            raise ConfigError(f"{where}: job {n} given before job {len(jobs)} (jobs are numbered "
+                              "from 0, in order)")
+        if n == len(jobs):
+            jobs.append({})
+        if not isinstance(jobs[n], dict):
+            raise ConfigError(f"jobs.{n}: expected a [[jobs]] table")
+        jobs[n][parts[2]] = value
+        return
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"{where}: key must be section.key (e.g. topology.q=13)")
+    section, name = parts
+    if section not in SECTION_ORDER:
+        raise ConfigError(f"{key}: unknown section '{section}' (known: {', '.join(SECTION_ORDER)}, jobs)")
+    raw.setdefault(section, {})[name] = value
 
 
 def _resolve_static(section: str, given: dict) -> dict:
@@ -305,6 +328,8 @@ def resolve(raw: dict | None = None, overrides: list[str] | None = None,
     """Typed, fully defaulted config from a raw dict and ``--set`` overrides."""
     raw = apply_overrides(raw or {}, overrides)
     for section, body in raw.items():
+        if section == "jobs":
+            continue
         if section not in SECTION_ORDER:
             raise ConfigError(f"{section}: unknown section (known: {', '.join(SECTION_ORDER)})")
         if not isinstance(body, dict):
@@ -318,8 +343,82 @@ def resolve(raw: dict | None = None, overrides: list[str] | None = None,
             out[section] = _resolve_chosen(section, given)
         else:
             out[section] = _resolve_static(section, given)
+    if raw.get("jobs") is not None and "traffic" in sections:
+        if raw.get("traffic", {}).get("pattern", DEFAULTS_CHOSEN["traffic"]["pattern"]) != \
+                DEFAULTS_CHOSEN["traffic"]["pattern"]:
+            raise ConfigError("traffic.pattern: a config with [[jobs]] takes its workload from "
+                              "the jobs (leave [traffic] out)")
+        out["jobs"] = resolve_jobs(raw["jobs"])
     check_relations(out)
     return out
+
+
+JOB_PARAMS = [
+    Param("name", str, "", "the job's name in the results (default job<N>)"),
+    Param("pattern", str, "", "a schedule pattern (collective, skeleton, goal trace)"),
+    Param("start_cycle", int, 0, "cycle the job starts (its first operations wait until then)",
+          lo=0, hi=2**30),
+    Param("placement", str, "linear", "where its processes run among the endpoints no earlier "
+          "job holds: linear, random, file or list", choices=("linear", "random", "file", "list")),
+    Param("placement_file", str, "", "placement 'file': one endpoint id per line",
+          files=lambda value, job: {"": value} if value and job.get("placement") == "file" else {}),
+    Param("endpoints", "int_list", None, "placement 'list': the endpoints, in process order"),
+]
+"""The keys of a ``[[jobs]]`` entry besides its pattern's parameters (:mod:`models.jobs`)."""
+MAX_JOBS = 4096
+
+
+def resolve_jobs(jobs) -> list[dict]:
+    """The typed ``[[jobs]]`` entries: the job keys, then the pattern's parameters (without
+    its own placement keys, which the job's replace)."""
+    if not isinstance(jobs, list) or not all(isinstance(j, dict) for j in jobs):
+        raise ConfigError("jobs: expected [[jobs]] tables")
+    if not jobs:
+        raise ConfigError("jobs: an empty list of jobs")
+    if len(jobs) > MAX_JOBS:
+        raise ConfigError(f"jobs: {len(jobs)} jobs, more than {MAX_JOBS}")
+    out, names = [], set()
+    for i, given in enumerate(jobs):
+        g = dict(given)
+        job = {}
+        for p in JOB_PARAMS:
+            v = g.pop(p.name, None)
+            job[p.name] = p.coerce(v, f"jobs.{i}.{p.name}") if v is not None else p.default
+        job["name"] = job["name"] or f"job{i}"
+        if job["name"] in names:
+            raise ConfigError(f"jobs.{i}.name: '{job['name']}' names an earlier job too")
+        names.add(job["name"])
+        if not job["pattern"]:
+            raise ConfigError(f"jobs.{i}.pattern: required (a schedule pattern such as allreduce)")
+        reg = _registry("traffic")
+        if job["pattern"] not in reg:
+            raise ConfigError(f"jobs.{i}.pattern: unknown traffic '{job['pattern']}' (known: "
+                              f"{', '.join(reg.names())})")
+        if job["placement"] == "list" and not job["endpoints"]:
+            raise ConfigError(f"jobs.{i}.endpoints: placement 'list' needs the endpoints")
+        entry = reg.get(job["pattern"])
+        own = {p.name for p in entry.params} & {"placement", "placement_file"}
+        for k in own:
+            if k in g:
+                raise ConfigError(f"jobs.{i}.{k}: given twice")
+        params = entry.resolve(g, f"jobs.{i}")
+        job.update({k: v for k, v in params.items() if k not in own})
+        out.append(job)
+    return out
+
+
+def job_pattern_params(job: dict) -> dict:
+    """The pattern parameters of a resolved job, its processes placed linearly (models.jobs
+    moves them onto the job's endpoints)."""
+    from models.jobs import JOB_KEYS
+    entry = _registry("traffic").get(job["pattern"])
+    params = {k: v for k, v in job.items() if k not in JOB_KEYS}
+    names = {p.name for p in entry.params}
+    if "placement" in names:
+        params["placement"] = "linear"
+    if "placement_file" in names:
+        params["placement_file"] = ""
+    return params
 
 
 def check_relations(cfg: dict) -> None:
@@ -394,5 +493,9 @@ def to_toml(cfg: dict) -> str:
             if value is None:
                 continue
             lines.append(f"{key} = {json.dumps(value)}")
+        lines.append("")
+    for job in cfg.get("jobs") or []:
+        lines.append("[[jobs]]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in job.items() if v is not None]
         lines.append("")
     return "\n".join(lines)

@@ -81,6 +81,13 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
         w = f.create_group("workload")
         for k, v in res["workload"].items():
             w.create_dataset(k, data=v)
+    if res.get("jobs"):            # several jobs (docs/workloads.md#several-jobs)
+        jg = f.create_group("jobs")
+        jg.attrs["names"] = json.dumps(list(res["jobs"]))
+        for name, vals in res["jobs"].items():
+            g = jg.create_group(name)
+            for k, v in vals.items():
+                g.create_dataset(k, data=v)
     ln = f.create_group("links")
     ln.create_dataset("routers", data=topo.links.astype(np.int32))
     ln.create_dataset("latency_cycles", data=np.asarray(prep.link_latency, np.int64))
@@ -144,6 +151,13 @@ def write_config(g, cfg: dict) -> None:
     """
     for section, body in cfg.items():
         sg = g.create_group(section)
+        if section == "jobs":          # one group per job: jobs/<N>/<key>
+            for i, job in enumerate(body):
+                jg = sg.create_group(str(i))
+                for key, value in job.items():
+                    if value is not None:
+                        jg.create_dataset(key, data=config_value(value))
+            continue
         for key, value in body.items():
             if value is None:
                 continue

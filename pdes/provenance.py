@@ -47,6 +47,16 @@ def input_files(cfg: dict) -> dict[str, str]:
             key = f"{section}.{p.name}"
             for role, path in found.items():
                 out[f"{key} ({role})" if role else key] = str(path)
+    for i, job in enumerate(cfg.get("jobs") or []):
+        params = C.JOB_PARAMS + C._registry("traffic").get(job["pattern"]).params
+        for p in params:
+            value = job.get(p.name)
+            if not p.files or value is None or value == "":
+                continue
+            found = {"": value} if p.files is True else p.files(value, job)
+            for role, path in found.items():
+                key = f"jobs.{i}.{p.name}"
+                out[f"{key} ({role})" if role else key] = str(path)
     return out
 
 

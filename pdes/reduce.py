@@ -119,6 +119,7 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
     summary = _message_summary(prep, st, hist_m, edges, M) if finite else {}
     if wl is not None:
         summary.update(_schedule_summary(prep, wl))
+    jobs = job_results(prep, wl) if wl is not None and prep.traffic.job_names else None
     summary.update({"offered_load_config": float(prep.cfg["traffic"]["load"]), **loads})
     summary.update(_latency_summary(st, counts, edges))
     summary.update({
@@ -138,6 +139,7 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
         "hist_hops": counts["hist_hops"],
         "hist_message_latency": hist_m,
         "workload": wl,
+        "jobs": jobs,
         "link_flits": counts["link"],
         "endpoint_injected": counts["ep_inj"],
         "endpoint_delivered": counts["ep_del"],
@@ -285,6 +287,40 @@ def _schedule_summary(prep, wl) -> dict:
             "bytes_sent": int(s.op_size[s.op_kind == OP_SEND].sum()),
             "finish_mean": float(wl["proc_finish"].mean()) if s.n_procs else 0.0,
             "finish_max": int(wl["proc_finish"].max(initial=0))}
+
+
+def job_results(prep, wl) -> dict:
+    """Per job (:mod:`models.jobs`), from the per-operation cycles: its processes, when it
+    started and completed (the cycle after its last operation), the bytes it sent, its
+    achieved bandwidth (bytes per cycle per process, over its own span) and the latencies
+    of its messages (from the send's post to the receive's completion)."""
+    s = prep.traffic.ops
+    off = prep.traffic.job_proc_off
+    start, end = wl["op_start"], wl["op_end"]
+    send = s.op_kind == OP_SEND
+    out = {}
+    for j, name in enumerate(prep.traffic.job_names):
+        a, b = int(s.op_off[off[j]]), int(s.op_off[off[j + 1]])
+        ops = slice(a, b)
+        first = int(start[ops].min(initial=0))
+        done = int(end[ops].max(initial=-1)) + 1
+        snd = np.nonzero(send[ops])[0] + a
+        lat = (end[s.match[snd]] - start[snd]).astype(np.int64)
+        lat = lat[end[s.match[snd]] >= 0]
+        nproc = int(off[j + 1] - off[j])
+        span = max(done - first, 1)
+        out[name] = {
+            "processes": nproc, "operations": b - a,
+            "operations_completed": int((end[ops] >= 0).sum()),
+            "start_cycle": first, "completion_cycle": done, "cycles": done - first,
+            "messages": int(snd.size), "bytes_sent": int(s.op_size[snd].sum()),
+            "bandwidth_bytes_per_cycle_per_process": float(s.op_size[snd].sum()) / span / max(nproc, 1),
+            "message_latency_mean": float(lat.mean()) if lat.size else float("nan"),
+            "message_latency_p50": float(np.percentile(lat, 50)) if lat.size else float("nan"),
+            "message_latency_p99": float(np.percentile(lat, 99)) if lat.size else float("nan"),
+            "message_latency_max": int(lat.max()) if lat.size else -1,
+        }
+    return out
 
 
 def _latency_summary(st, counts, edges) -> dict:

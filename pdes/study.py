@@ -24,6 +24,7 @@ import itertools
 import json
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 
@@ -83,8 +84,7 @@ class Spec:
         """The resolved config of one point (``load=None``: the series' base)."""
         raw = C.apply_overrides(self.raw, self.sets)
         for key, value in self.series[series].items():
-            sec, name = key.split(".")
-            raw.setdefault(sec, {})[name] = copy.deepcopy(value)
+            C.set_key(raw, key, copy.deepcopy(value), f"--vary {key}")
         if load is not None:
             raw.setdefault("traffic", {})["load"] = load
         cfg = C.resolve(raw)
@@ -182,8 +182,9 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
         given.add(key)
         vary[key] = values        # the command line replaces the file's values
     for key, values in vary.items():
-        if key.count(".") != 1 or not all(key.split(".")):
-            raise ParameterError(f"--vary {key}: key must be section.key (e.g. routing.algorithm)")
+        if not (key.count(".") == 1 and all(key.split("."))) and not re.fullmatch(r"jobs\.\d+\.\w+", key):
+            raise ParameterError(f"--vary {key}: key must be section.key (e.g. routing.algorithm) "
+                                 "or jobs.N.key")
         if key == "traffic.load":
             raise ParameterError("--vary traffic.load: give the offered loads with --loads (or sweep.loads)")
         if key.split(".")[0] in ("output", "run"):

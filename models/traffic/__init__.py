@@ -57,6 +57,10 @@ class TrafficPlan:
     """``messages`` kind: ``all_at_once`` (packets of all messages interleaved) or ``staggered``."""
     ops: object = None
     """``schedule`` kind: the :class:`models.schedule.Schedule` (checked)."""
+    job_names: tuple = ()
+    """Several jobs (:mod:`models.jobs`): their names, in order."""
+    job_proc_off: np.ndarray | None = None
+    """Several jobs: job ``j`` runs processes ``job_proc_off[j]:job_proc_off[j+1]``."""
 
     @property
     def active(self) -> np.ndarray:

@@ -58,6 +58,9 @@ def add_arguments(p):
     p.add_argument("--stop-at", metavar="CYCLE",
                    help="write a checkpoint at the first sample boundary at or after CYCLE, "
                    f"then stop with status {EXIT_STOPPED}")
+    p.add_argument("--alone", action="store_true",
+                   help="with [[jobs]]: also run each job alone on the same endpoints and report "
+                   "its slowdown (cycles with the others / cycles alone)")
     p.add_argument("--allow-changed-inputs", action="store_true",
                    help="with --restart: continue although a file the config names (network, "
                    "placement) changed since the checkpoint was written; the output records it")
@@ -157,6 +160,8 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
 
     rank, size = comm.Get_rank(), comm.Get_size()
     out = cfg["output"]["file"]
+    if args.alone and not cfg.get("jobs"):
+        raise ParameterError("--alone: only with [[jobs]] (it runs each job alone)")
     prep = prepare(cfg, comm if size > 1 else None)
     prep.provenance = prov
     per_node = prep.share.node_size      # ranks on this node
@@ -172,7 +177,10 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
     if say:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "
             f"{topo.n_endpoints} endpoints, {topo.n_links} links; routing {cfg['routing']['algorithm']}"
-            f" ({prep.rp.num_vcs} VCs), traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}")
+            f" ({prep.rp.num_vcs} VCs), " + (
+                "jobs " + ", ".join(f"{j['name']} ({j['pattern']})" for j in cfg["jobs"])
+                if cfg.get("jobs") else
+                f"traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}"))
         for note in prep.notes:
             say(note)
         say("buffers: " + buffer_text(prep)
@@ -207,6 +215,8 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
     res = simulate(cfg, comm if size > 1 else None, progress=say, prep=prep, on_partition=report,
                    checkpoint=plan, restart=ck, on_ready=ready)
     rep = res["partition"]
+    if args.alone:
+        jobs_alone(cfg, res, comm if size > 1 else None, say)
     if rank == 0:
         if out:
             write_results(out, res, C.to_toml(cfg), nranks=size, partition=rep, version=__version__)
@@ -215,6 +225,27 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
         else:
             _print_summary(res, out)
     return 0
+
+
+def jobs_alone(cfg, res, comm, say) -> None:
+    """Run every job of ``res`` alone on the endpoints it had, with its start cycle, and add
+    ``alone_cycles`` and ``slowdown`` (its cycles with the others / alone) to its results."""
+    import copy
+
+    from pdes.engine import simulate
+    prep = res["prepared"]
+    s, off = prep.traffic.ops, prep.traffic.job_proc_off
+    for j, job in enumerate(cfg["jobs"]):
+        one = copy.deepcopy(cfg)
+        eps = [int(e) for e in s.proc_ep[off[j]:off[j + 1]]]
+        one["jobs"] = [{**job, "placement": "list", "placement_file": "", "endpoints": eps}]
+        one["output"]["file"] = ""
+        if say:
+            say(f"job {job['name']} alone on its {len(eps)} endpoints")
+        alone = simulate(one, comm)["jobs"][job["name"]]
+        mine = res["jobs"][job["name"]]
+        mine["alone_cycles"] = alone["cycles"]
+        mine["slowdown"] = mine["cycles"] / max(alone["cycles"], 1)
 
 
 STARTUP = (("topology", "build_s"), ("layout", "layout_s"), ("distances", "distances_s"),
@@ -310,6 +341,13 @@ def _print_summary(res, out):
                                 " cycles"),
             ("hops", f"mean {s['hops_mean']:.3f}"),
         ]
+        for name, j in (res.get("jobs") or {}).items():
+            rows.append((f"job {name}", f"{j['processes']} processes, {j['cycles']} cycles from "
+                         f"cycle {j['start_cycle']}, {j['bandwidth_bytes_per_cycle_per_process']:.1f} "
+                         f"B/cycle/process, message latency mean {j['message_latency_mean']:.1f} "
+                         f"p99 {j['message_latency_p99']:.0f}"
+                         + (f"; alone {j['alone_cycles']} cycles, slowdown {j['slowdown']:.3f}"
+                            if "slowdown" in j else "")))
         if res.get("peak_rss_mb") is not None:
             rows.append(("peak memory", f"{res['peak_rss_mb']:.0f} MB resident (the largest rank)"))
         if out:
