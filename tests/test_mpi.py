@@ -61,6 +61,9 @@ MPI_ONLY = {
                       "traffic.procs=12", "traffic.placement=random", "traffic.bytes=30000",
                       "traffic.iterations=2", "traffic.compute_cycles=40",
                       "router.packet_size=2", "routing.algorithm=ugal_l"],
+    "jobs": ["jobs.0.pattern=allreduce", "jobs.0.procs=8", "jobs.0.placement=random",
+             "jobs.0.iterations=3", "jobs.0.bytes=512", "jobs.1.pattern=alltoall_collective",
+             "jobs.1.procs=40", "jobs.1.placement=random", "jobs.1.start_cycle=30"],
     "stencil": ["traffic.pattern=stencil3d", "traffic.procs=27", "traffic.placement=random",
                 "traffic.iterations=2", "traffic.compute_cycles=50", "traffic.halo_bytes=2000"],
 }

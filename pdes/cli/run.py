@@ -246,6 +246,8 @@ def jobs_alone(cfg, res, comm, say) -> None:
         mine = res["jobs"][job["name"]]
         mine["alone_cycles"] = alone["cycles"]
         mine["slowdown"] = mine["cycles"] / max(alone["cycles"], 1)
+        for k in ("message_latency_mean", "message_latency_p99"):
+            mine[f"alone_{k}"] = alone[k]
 
 
 STARTUP = (("topology", "build_s"), ("layout", "layout_s"), ("distances", "distances_s"),
