@@ -13,7 +13,8 @@ What a row holds (:data:`COLUMNS`):
   gives;
 * ``radix`` is the router radix used, network ports plus endpoint ports: every
   configuration listed here uses the same number of ports on every router, so it is
-  also the radix :func:`models.analysis.cost.router_radix` prices (``"max"``);
+  also the radix :func:`models.analysis.cost.router_radix` prices (``"max"``; a Delorme
+  flag router has these ports too and leaves one network port unused);
   ``network_radix`` is ``k'``, the largest number of network ports;
 * ``diameter`` is the router-graph diameter where a formula gives it (the source is in
   ``diameter_source``); ``diameter_bound`` a proven upper bound (the diameter itself
@@ -46,6 +47,8 @@ endpoints per router:
 ========= ================================================================================
 slimfly   q a prime power, q = 4w + delta, w >= 1; p = ceil(k'/2) (000 Sec. II-B2)
 bdf       u an odd prime power; p = (u+1)/2 = k'/3 (the family's default)
+delorme   v a prime power; k' = (v+1)^2, p = ceil(k'/3) (the family's default); a flag
+          router (its point on its line) leaves one of its k' network ports unused
 dragonfly h >= 1; a = 2h, p = h, g = ah + 1 (balanced, Kim et al.)
 dragonfly_plus
           h >= 1; leaves = spines = p = h, g = h^2 + 1 (balanced, maximal: Shpiner et
@@ -164,6 +167,18 @@ def _bdf(k: int, max_endpoints: int | None) -> Iterator[Config]:
             d = (u + 1) // 2
             if 4 * d <= k:
                 yield Config({"u": u, "p": d}, 4 * d, 3 * d, d, 3, 3, "000 Sec. II-C (BDF graph)")
+
+
+@enumerator("delorme", "v a prime power; k' = (v+1)^2, p = ceil(k'/3)")
+def _delorme(k: int, max_endpoints: int | None) -> Iterator[Config]:
+    v = 2
+    while (v + 1) ** 2 + -(-(v + 1) ** 2 // 3) <= k:
+        if is_prime_power(v) is not None:
+            kn = (v + 1) ** 2
+            p = -(-kn // 3)
+            yield Config({"v": v, "p": p}, kn + p, kn, p, 3, 3,
+                         "000 Sec. II-C (DEL graph; 3 by construction, docs/topologies.md)")
+        v += 1
 
 
 @enumerator("dragonfly", "balanced: a = 2h, p = h, g = ah+1 (Kim et al. ISCA 2008)")

@@ -19,8 +19,9 @@ BUILD_MAX_ROUTERS = 1000
 
 @functools.lru_cache(maxsize=None)
 def small_rows():
-    """Every row of radix <= 20 (torus: up to 300 endpoints)."""
-    return design_table(20).rows + design_table(20, families=["torus"], endpoints=(None, 300)).rows
+    """Every row of radix <= 20 (torus: up to 300 endpoints; delorme: radix <= 22, v = 2, 3)."""
+    return (design_table(20).rows + design_table(20, families=["torus"], endpoints=(None, 300)).rows
+            + design_table(21, 22, families=["delorme"]).rows)
 
 
 def _params(row):
@@ -32,8 +33,14 @@ def _params(row):
     return out
 
 
+FEW_SMALL = {"delorme": (2, 1600)}
+"""Families with fewer than three small instances: (instances built, most routers). Delorme's
+smallest are v = 2 (225 routers) and v = 3 (1,600); v = 4 has 7,225."""
+
+
 def _rows_to_build():
-    return [r for r in small_rows() if r["routers"] <= BUILD_MAX_ROUTERS]
+    return [r for r in small_rows()
+            if r["routers"] <= FEW_SMALL.get(r["family"], (0, BUILD_MAX_ROUTERS))[1]]
 
 
 @pytest.mark.parametrize("row", _rows_to_build(), ids=lambda r: f"{r['family']}-{r['params']}")
@@ -72,9 +79,11 @@ def test_row_matches_the_built_instance(row):
 
 
 def test_small_table_builds_enough_of_every_family():
-    """The built-instance check covers every family with an enumerator, several instances each."""
+    """The built-instance check covers every family with an enumerator, several instances each
+    (three, or all those of :data:`FEW_SMALL`)."""
     built = [r["family"] for r in _rows_to_build()]
-    assert {f: built.count(f) >= 3 for f in ENUMERATORS} == {f: True for f in ENUMERATORS}
+    assert {f: built.count(f) >= FEW_SMALL.get(f, (3,))[0] for f in ENUMERATORS} == \
+        {f: True for f in ENUMERATORS}
 
 
 def _accepted(name, params):
@@ -89,6 +98,7 @@ def _accepted(name, params):
     ("slimfly", "q", range(2, 40),
      lambda q: (3 * q - delta_of(q)) // 2 + (3 * q - delta_of(q) + 2) // 4),   # k' + ceil(k'/2)
     ("bdf", "u", range(2, 40), lambda u: 2 * (u + 1)),
+    ("delorme", "v", range(2, 40), lambda v: (v + 1) ** 2 + -(-(v + 1) ** 2 // 3)),
     ("oft", "k", range(3, 40), lambda k: 2 * k),
     ("mlfm", "h", range(1, 40), lambda h: 2 * h),
     ("hypercube", "n", range(1, 30), lambda n: n + 1),
@@ -145,6 +155,18 @@ def test_slimfly_paper_points():
     (k96,) = [r for r in design_table(144, families=["slimfly"]).rows
               if r["network_radix"] == 96]
     assert (k96["routers"], k96["moore_bound"]) == (8192, 9217)
+
+
+def test_delorme_paper_points():
+    """000 Sec. II-C: DEL graphs have N_r = (v+1)^2 (v^2+1)^2 routers of network radix
+    (v+1)^2 and diameter 3, 68% of the Moore bound near k' = 96 (v = 9, k' = 100, p = 34)."""
+    rows = design_table(134, families=["delorme"]).rows
+    assert [r["params"] for r in rows] == [f"v={v} p={-(-(v + 1) ** 2 // 3)}"
+                                           for v in (2, 3, 4, 5, 7, 8, 9)]
+    top = rows[-1]
+    assert (top["routers"], top["network_radix"], top["radix"], top["diameter"]) == \
+        (672400, 100, 134, 3)
+    assert round(100 * top["moore_ratio"]) == 68
 
 
 def test_galaxyfly_and_dragonfly_paper_points():

@@ -117,7 +117,7 @@ def test_refusal_under_mpi_exits_2_on_every_rank(tmp_path, capfd, no_builds):
 
 
 PEAK = [   # (family, parameters): some ten thousand links each
-    ("bdf", {"u": 13}), ("dln", {"routers": 3000, "shortcuts": 6}),
+    ("bdf", {"u": 13}), ("delorme", {"v": 3}), ("dln", {"routers": 3000, "shortcuts": 6}),
     ("dln", {"routers": 300, "shortcuts": 250}), ("dragonfly", {"h": 6}),
     ("dragonfly_plus", {"h": 9}), ("fattree", {"k": 36, "levels": 2, "parallel": 3}),
     ("fattree", {"k": 24}), ("galaxyfly", {"n": 12, "q": 13, "a": 6}), ("hypercube", {"n": 12}),

@@ -9,6 +9,7 @@ from models.topology import build, size_of
 
 SIZES = {   # family: parameter sets besides the registry's defaults ({})
     "bdf": [{"u": 5}, {"u": 7, "p": 2}],
+    "delorme": [{"v": 3}, {"v": 4, "p": 2}],
     "dln": [{"routers": 20, "shortcuts": 15}, {"routers": 30, "shortcuts": 3, "p": 2}],
     "dragonfly": [{"h": 3, "g": 5}, {"a": 3, "p": 1}, {"h": 2, "a": 5, "g": 7}],
     "dragonfly_plus": [{"h": 3, "g": 4}, {"h": 2, "leaves": 3, "spines": 4, "p": 1}],
@@ -61,6 +62,7 @@ REFUSED = [   # (family, parameters, the key the generator's error names)
     ("slimfly", {"q": 6}, "topology.q"),
     ("slimfly", {"q": 10}, "topology.q"),
     ("bdf", {"u": 4}, "topology.u"),
+    ("delorme", {"v": 6}, "topology.v"),
     ("dragonfly", {"h": 2, "a": 2, "g": 7}, "topology.g"),
     ("dragonfly", {"local_latency": 3}, "topology.local_latency"),
     ("fattree", {"k": 7}, "topology.k"),

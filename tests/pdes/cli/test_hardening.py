@@ -227,6 +227,7 @@ def test_memory_estimate_is_printed_and_scales_with_buffers():
     ("hypercube", {"n": 28}, "topology.n"),
     ("slimfly", {"q": 10007}, "topology.q"),
     ("bdf", {"u": 4099}, "topology.u"),
+    ("delorme", {"v": 101}, "topology.v"),
     ("galaxyfly", {"n": 41, "q": 10007, "a": 4, "p": 10}, "topology.q"),
 ])
 def test_every_family_refuses_a_size_that_cannot_fit_before_building(name, params, key):
