@@ -9,6 +9,8 @@ scheduler would, on the endpoints no earlier job holds:
 * ``linear``: the first free endpoints in endpoint order (router by router);
 * ``random``: free endpoints drawn by a seeded permutation (keyed by the seed and
   the job's index, so adding a job after it does not move it);
+* ``racks``: the free endpoints rack by rack (racks in order, a rack's endpoints
+  in endpoint order), so a job fills whole racks before it starts another;
 * ``file``: the endpoints listed in ``placement_file``; ``list``: those of
   ``endpoints``; each must be free.
 
@@ -27,7 +29,7 @@ from models.core.errors import ParameterError
 from models.placement import read_placement_file
 from models.schedule import DEP_DONE, OP_COMPUTE, check, make_schedule
 
-PLACEMENTS = ("linear", "random", "file", "list")
+PLACEMENTS = ("linear", "random", "racks", "file", "list")
 JOB_KEYS = ("name", "pattern", "start_cycle", "placement", "placement_file", "endpoints")
 """The keys of a job that are not its pattern's parameters."""
 
@@ -35,15 +37,18 @@ _RANDOM_TAG = 0x10B5
 
 
 def job_endpoints(job: dict, index: int, free: np.ndarray, n: int, seed: int,
-                  n_endpoints: int) -> np.ndarray:
-    """The endpoints of a job's ``n`` processes among the ``free`` ones (sorted)."""
+                  n_endpoints: int, rack_of=None) -> np.ndarray:
+    """The endpoints of a job's ``n`` processes among the ``free`` ones (sorted);
+    ``rack_of``: the rack of every endpoint (for ``racks``)."""
     key = f"jobs.{index}"
     how = job["placement"]
-    if how in ("linear", "random"):
+    if how == "racks":
+        free = free[np.lexsort((free, rack_of[free]))]
+    if how in ("linear", "random", "racks"):
         if n > free.size:
             raise ParameterError(f"{key}.procs: {n} processes, but only {free.size} endpoints are "
                                  "free after the jobs before it")
-        if how == "linear":
+        if how in ("linear", "racks"):
             return free[:n]
         return np.random.default_rng([int(seed), _RANDOM_TAG, index]).permutation(free)[:n]
     if how == "file":
@@ -102,7 +107,8 @@ def combine(topo, seed: int, jobs: list, build) -> tuple:
                                  "collective, an application skeleton or a GOAL trace); load "
                                  "patterns and finite exchanges cannot run as jobs")
         s = plan.ops
-        eps = job_endpoints(job, i, free, s.n_procs, seed, E)
+        eps = job_endpoints(job, i, free, s.n_procs, seed, E,
+                            np.asarray(topo.group)[topo.endpoint_router])
         free = np.setdiff1d(free, eps, assume_unique=True)
         s = replace(s, proc_ep=eps[s.proc_ep.argsort().argsort()] if s.n_procs else eps)
         if job["start_cycle"]:

@@ -313,6 +313,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         traffic, workload = schedule_tables(traffic, topo.n_endpoints, r["packet_size"],
                                             r["flit_bytes"])
         share.adopt_attrs(workload, STATIC)
+        share.adopt_attrs(traffic.ops)     # the schedule's own arrays, once per node
     else:
         workload = empty_tables(topo.n_endpoints)
     share.adopt_attrs(traffic)             # one copy per node of the traffic tables

@@ -359,7 +359,8 @@ JOB_PARAMS = [
     Param("start_cycle", int, 0, "cycle the job starts (its first operations wait until then)",
           lo=0, hi=2**30),
     Param("placement", str, "linear", "where its processes run among the endpoints no earlier "
-          "job holds: linear, random, file or list", choices=("linear", "random", "file", "list")),
+          "job holds: linear, random, racks, file or list",
+          choices=("linear", "random", "racks", "file", "list")),
     Param("placement_file", str, "", "placement 'file': one endpoint id per line",
           files=lambda value, job: {"": value} if value and job.get("placement") == "file" else {}),
     Param("endpoints", "int_list", None, "placement 'list': the endpoints, in process order"),

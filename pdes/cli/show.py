@@ -30,6 +30,8 @@ def main(args) -> int:
                 if args.table:
                     raise ParameterError("--table: only a study file has tables")
                 _show_run(res.summary(), args.csv)
+                if res.has("jobs"):
+                    _show_jobs(res.group()["jobs"], args.csv)
             else:
                 names = [args.table] if args.table else ["table"] + (
                     ["saturation"] if res.has("saturation") and not args.csv else [])
@@ -63,6 +65,25 @@ def _show_run(summary: dict, csv: bool) -> None:
     width = max(len(k) for k in summary)
     for k, v in summary.items():
         print(f"{k:<{width}}  {_fmt(v)}")
+
+
+def _show_jobs(g, csv: bool) -> None:
+    """Several jobs: one row per job (``/jobs/<name>``), in the config's order."""
+    import json
+
+    import pandas as pd
+
+    from pdes.results import plain
+    names = json.loads(g.attrs["names"])
+    df = pd.DataFrame([{"job": n, **{k: plain(g[n][k][()]) for k in g[n]}} for n in names])
+    cols = ["job", "processes", "start_cycle", "cycles", "bandwidth_bytes_per_cycle_per_process",
+            "message_latency_mean", "message_latency_p99", "alone_cycles", "slowdown"]
+    if csv:
+        print()
+        df.to_csv(sys.stdout, index=False)
+        return
+    print("\njobs:")
+    print(_terminal(df[[c for c in cols if c in df.columns]]))
 
 
 def _fmt(v) -> str:

@@ -128,6 +128,10 @@ def test_cli_alone_reports_slowdown(tmp_path):
             assert g["slowdown"][()] == pytest.approx(g["cycles"][()] / g["alone_cycles"][()])
         assert f["jobs/canary/slowdown"][()] > 1.0
         assert f["config/jobs/0/pattern"][()].decode() == "allreduce"
+    shown = run_pdes("show", str(out), cwd=tmp_path)
+    assert shown.returncode == 0 and "\njobs:" in shown.stdout
+    rows = [ln.split() for ln in shown.stdout.split("\njobs:")[1].strip().splitlines()[1:]]
+    assert [r[0] for r in rows] == ["canary", "congestor"]
 
 
 def test_cli_alone_without_jobs_is_refused(tmp_path):
@@ -135,3 +139,19 @@ def test_cli_alone_without_jobs_is_refused(tmp_path):
     r = run_pdes("run", "--alone", "--set", "traffic.pattern=allreduce", cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip() == "pdes: error: --alone: only with [[jobs]] (it runs each job alone)"
+
+
+def test_racks_placement_fills_whole_racks():
+    """A job placed by racks takes the free endpoints rack by rack: all of a rack before the
+    next one, starting with the lowest rack that has a free endpoint."""
+    cfg = cfg_of("topology.name=dragonfly", "topology.h=2", "jobs.0.pattern=barrier",
+                 "jobs.0.procs=3", "jobs.1.pattern=barrier", "jobs.1.procs=20",
+                 "jobs.1.placement=racks")
+    prep = prepare(cfg)
+    topo, tr = prep.topo, prep.traffic
+    rack = np.asarray(topo.group)[topo.endpoint_router]
+    eps = tr.ops.proc_ep[3:23]
+    free = np.setdiff1d(np.arange(topo.n_endpoints), tr.ops.proc_ep[:3])
+    want = free[np.lexsort((free, rack[free]))][:20]
+    assert list(eps) == list(want)
+    assert (np.diff(rack[eps]) >= 0).all()
