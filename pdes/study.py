@@ -4,7 +4,11 @@ A study is a base config, a list of varied keys with their values (the points
 are the cartesian product: one *series* per combination), a list of offered
 loads, a number of replications (seeds) and optionally a saturation search.
 Every point is an ordinary run of a resolved config and gives exactly the
-results ``pdes run`` gives for that config, on any rank count.
+results ``pdes run`` gives for that config, on any rank count.  When every
+series runs a finite workload (a pattern registered ``finite=True``: it runs
+until its messages or operations are done and reads no load), the study has
+one point per series and replication, at the configured ``traffic.load``;
+loads and the saturation search are refused.
 
 One process per rank runs the whole study.  Topology, distances and routing
 tables are built once per distinct network and routing (:func:`pdes.build.prepare`
