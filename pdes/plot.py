@@ -12,6 +12,10 @@ file's numbers (the tests read them back).  ``python -m pdes plot`` saves one.
 * ``links``: channel load during the window (flits/cycle) by link class, and a
   rack-to-rack heat map of the load between racks (groups).
 * ``series``: a run's time series per sample period.
+* ``completion``: a study of finite workloads (``pdes sweep`` of a collective, exchange or
+  trace): completion time against one numeric varied key (message size, process count),
+  one line per combination of the other varied keys (mean and 95% interval with
+  replications); 003 Figs. 10-11 plot such times.
 * ``resiliency``: of one or more *analysis* files (``pdes analyze --only
   resiliency --curve -o FILE``), average path length and diameter against the
   share of failed links, one line per file (004 Fig. 5), read by
@@ -23,7 +27,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 
-KINDS = ("latency", "throughput", "hops", "links", "series", "resiliency")
+KINDS = ("latency", "throughput", "hops", "links", "series", "completion", "resiliency")
 
 ANALYSIS_FORMAT = "pdes-analysis"
 """The ``format`` attribute of ``pdes analyze -o`` files (the resiliency kind reads them)."""
@@ -280,6 +284,93 @@ def series_figure(res, point: str | None = None):
     return fig
 
 
+LOG_X_SPAN = 100.0
+"""The completion plot's x axis is logarithmic when its values span more than this factor."""
+
+
+def numeric_keys(res) -> list[str]:
+    """The varied keys of a study whose ``/table`` column holds numbers (not true/false)."""
+    t = res.f["table"].dtype
+    return [k for k in res.varied_keys if t[k].kind in "iuf"]
+
+
+def completion_x(res, x: str | None) -> str:
+    """The key on the completion plot's x axis: ``x`` (checked: varied and numeric) or the
+    first numeric varied key."""
+    keys = res.varied_keys
+    numeric = numeric_keys(res)
+    varied = ", ".join(keys) or "none"
+    if x is None:
+        if not numeric:
+            raise ParameterError(
+                f"--kind completion: the x axis needs a numeric varied key and {res.path} varies "
+                f"none (varied: {varied}); vary one such as traffic.bytes or traffic.procs, or "
+                f"read the completion times with 'pdes show {res.path}'")
+        return numeric[0]
+    if x not in keys:
+        raise ParameterError(f"--x: {x} is not a varied key of {res.path} (varied: {varied})")
+    if x not in numeric:
+        values = ", ".join(str(v) for v in res.frame("table")[x].unique()[:6])
+        raise ParameterError(f"--x: {x} is not numeric (values: {values}); the x axis needs "
+                             f"a number (numeric varied keys: {', '.join(numeric) or 'none'})")
+    return x
+
+
+def completion_figure(res, x: str | None = None):
+    """Completion time (cycles, log axis) of a study of finite workloads against the varied key
+    ``x`` (:func:`completion_x`; a log axis when its values span more than
+    :data:`LOG_X_SPAN`), one line per combination of the other varied keys, named in the
+    legend; with replications the mean of ``/table_mean`` and its 95% interval."""
+    if res.kind != "study":
+        raise ParameterError(f"--kind completion: plots a study of finite workloads ('pdes "
+                             f"sweep'), {res.path} is a run file")
+    if not res.finite:
+        raise ParameterError(f"--kind completion: {res.path} is not a study of finite workloads "
+                             "(its points have no completion time); plot it with --kind latency")
+    x = completion_x(res, x)
+    table = res.frame("table")
+    if table.groupby("series")["load"].nunique().max() > 1:
+        raise ParameterError(f"--kind completion: {res.path} has several loads per series (written "
+                             "before studies of finite workloads had one point per series); "
+                             "plot it with --kind latency")
+    mean = res.frame("table_mean")
+    replicated = int(mean["n"].max()) > 1
+    if replicated and "completion_cycles_ci95" not in mean.columns:
+        raise ParameterError(f"--kind completion: {res.path}: /table_mean has no "
+                             "completion_cycles_ci95 column (written by an older pdes)")
+    df = mean if replicated else table
+    others = [k for k in res.varied_keys if k != x]
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    groups = [((), df)] if not others else df.groupby(others, sort=False)
+    for i, (_, rows) in enumerate(groups):
+        rows = rows.sort_values(x)
+        label = _series_label(rows.iloc[0], others)
+        xs = rows[x].to_numpy(np.float64)
+        ys = rows["completion_cycles"].to_numpy(np.float64)
+        color = f"C{i % 10}"
+        if replicated:
+            ax.errorbar(xs, ys, yerr=rows["completion_cycles_ci95"].fillna(0).to_numpy(),
+                        color=color, marker="o", ms=4, capsize=3, label=label)
+        else:
+            ax.plot(xs, ys, color=color, marker="o", ms=4, label=label)
+    ax.set_yscale("log")
+    values = df[x].to_numpy(np.float64)
+    pos = values[values > 0]
+    if pos.size and pos.max() > LOG_X_SPAN * pos.min():
+        if pos.size == values.size:
+            ax.set_xscale("log")
+        else:                        # a zero (or negative) value: linear around it
+            ax.set_xscale("symlog", linthresh=float(pos.min()))
+    ax.set_xlabel(x)
+    ax.set_ylabel("completion time (cycles)" + (", mean and 95% CI" if replicated else ""))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(res))
+    fig.tight_layout()
+    return fig
+
+
 def _title(res) -> str:
     import tomllib
     cfg = tomllib.loads(res.f.attrs["config_toml"])
@@ -291,8 +382,17 @@ def _title(res) -> str:
     return title
 
 
-def figure(res, kind: str, *, point=None, logy=False, network=False, ymax=None):
+def figure(res, kind: str, *, point=None, logy=False, network=False, ymax=None, x=None):
     """The figure of one kind (see :data:`KINDS`)."""
+    if kind == "completion":
+        for flag, given in (("--point", point), ("--logy", logy), ("--network", network),
+                            ("--ymax", ymax is not None)):
+            if given:
+                raise ParameterError(f"{flag}: not an option of --kind completion"
+                                     + (" (its time axis is logarithmic)" if flag == "--logy" else ""))
+        return completion_figure(res, x)
+    if x is not None:
+        raise ParameterError(f"--x: only --kind completion takes an x key (got --kind {kind})")
     if kind == "latency":
         if point:
             raise ParameterError("--point: the latency plot shows every point")

@@ -29,14 +29,19 @@ STUDY_TABLES = {
                "latency_p99": "i", "latency_max": "i", "network_latency_mean": "f",
                "hops_mean": "f", "measured_packets": "i", "saturated": "b", "reason": "S",
                "wall_s": "f"},
-              {"completion_cycles": "i", "effective_throughput": "f"}),
+              {"completion_cycles": "i", "effective_throughput": "f", "message_latency_mean": "f",
+               "message_latency_p99": "i", "message_latency_max": "i", "finish_mean": "f",
+               "finish_max": "i"}),
     "table_mean": ({"series": "i", "load": "f", "n": "i", "accepted": "f", "accepted_ci95": "f",
-                    "latency_mean": "f", "latency_mean_ci95": "f", "saturated": "b"}, {}),
+                    "latency_mean": "f", "latency_mean_ci95": "f", "saturated": "b"},
+                   {"completion_cycles": "f", "completion_cycles_ci95": "f",
+                    "effective_throughput": "f", "effective_throughput_ci95": "f"}),
     "saturation": ({"series": "i", "seed": "i", "saturation_load": "f", "lo": "f", "hi": "f",
                     "accepted_lo": "f", "accepted_hi": "f", "resolution": "f", "status": "S"}, {}),
 }
 """Per study table: (its columns, optional columns), each with its kind, beside one column per
-varied key; ``saturation`` is there only after a saturation search."""
+varied key; ``saturation`` is there only after a saturation search.  The optional columns are
+those of finite workloads (files written before them lack them)."""
 _KINDS = {"i": ("iu", "an integer"), "f": ("fiu", "a number"), "b": ("biu", "true/false"),
           "S": ("SUO", "text")}
 POINT_ATTRS = ("study_series", "study_rep", "study_load", "study_wall_s", "seed")
@@ -176,6 +181,14 @@ class Results:
     @property
     def varied_keys(self) -> list[str]:
         return json.loads(self.f.attrs["varied_keys"]) if self.kind == "study" else []
+
+    @property
+    def finite(self) -> bool:
+        """A study of finite workloads: every point of ``/table`` has a completion time (a
+        load-driven point holds -1, a file written before the column has none)."""
+        if self.kind != "study" or "completion_cycles" not in self.f["table"].dtype.names:
+            return False
+        return bool((self.f["table"]["completion_cycles"] >= 0).all())
 
     def summary(self, point: str | None = None) -> dict:
         g = self.group(point)["summary"]

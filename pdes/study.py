@@ -4,7 +4,11 @@ A study is a base config, a list of varied keys with their values (the points
 are the cartesian product: one *series* per combination), a list of offered
 loads, a number of replications (seeds) and optionally a saturation search.
 Every point is an ordinary run of a resolved config and gives exactly the
-results ``pdes run`` gives for that config, on any rank count.
+results ``pdes run`` gives for that config, on any rank count.  When every
+series runs a finite workload (a pattern registered ``finite=True``: it runs
+until its messages or operations are done and reads no load), the study has
+one point per series and replication, at the configured ``traffic.load``;
+loads and the saturation search are refused.
 
 One process per rank runs the whole study.  Topology, distances and routing
 tables are built once per distinct network and routing (:func:`pdes.build.prepare`
@@ -62,6 +66,7 @@ class Spec:
     resolution: float = DEFAULT_RESOLUTION
     seeds: int = 1
     base: dict = field(default_factory=dict)   # resolved base config
+    finite: bool = False          # every series a finite workload: one point per series
 
     def identity(self) -> dict:
         """What must be equal for a file to hold this study (``--resume``)."""
@@ -193,11 +198,25 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
             raise ParameterError(f"--vary {key}: no values")
         if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
             raise ParameterError(f"--vary {key}: a value is given twice")
-    loads = parse_loads(loads_arg if loads_arg is not None else sweep.get("loads", DEFAULT_LOADS),
-                        "--loads" if loads_arg is not None else "sweep.loads")
     sat = bool(sweep.get("saturation", False)) if saturation is None else saturation
     if not isinstance(sweep.get("saturation", False), bool):
         raise ParameterError("sweep.saturation: expected true/false")
+    base = C.resolve(raw, list(sets or []))
+    finite = finite_patterns(base, vary)
+    if finite:
+        given = ("--loads" if loads_arg is not None else "sweep.loads" if "loads" in sweep else
+                 "--saturation" if saturation else "sweep.saturation" if sat else None)
+        if given:
+            raise ParameterError(
+                f"{given}: traffic.pattern {finite[0]!r} is a finite workload: it runs until its "
+                "messages or operations are done and does not read the offered load, so its "
+                "study has one point per series and no "
+                + ("saturation search" if "saturation" in given else "loads")
+                + f"; vary its own keys instead ('pdes info {finite[0]}' lists them)")
+        loads = [round(float(base["traffic"]["load"]), LOAD_DIGITS)]
+    else:
+        loads = parse_loads(loads_arg if loads_arg is not None else sweep.get("loads", DEFAULT_LOADS),
+                            "--loads" if loads_arg is not None else "sweep.loads")
     res = sweep.get("resolution", DEFAULT_RESOLUTION) if resolution is None else resolution
     if isinstance(res, bool) or not isinstance(res, (int, float)) or not math.isfinite(res) \
             or not 1e-4 <= res <= 0.5:
@@ -206,14 +225,33 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1000:
         raise ParameterError(f"--seeds: must be an integer in 1..1000 (got {n!r})")
     spec = Spec(raw=raw, sets=list(sets or []), vary=list(vary.items()), loads=loads,
-                saturation=sat, resolution=float(res), seeds=n)
-    spec.base = C.resolve(raw, spec.sets)
+                saturation=sat, resolution=float(res), seeds=n, base=base, finite=bool(finite))
     if len(spec.series) * len(loads) * n > 100000:
         raise ParameterError("--vary/--loads/--seeds: more than 100000 points in one study")
     # every point's config must resolve (unknown keys, wrong types) before any work
     for s in range(len(spec.series)):
         spec.config_of(s, loads[0])
     return spec
+
+
+def finite_patterns(base: dict, vary: dict) -> list[str]:
+    """The finite workloads (:func:`models.traffic.is_finite_pattern`) the study's series run,
+    in the order given; empty when every series runs a load-driven pattern.  A study that
+    mixes both is refused: a finite workload has no load axis."""
+    from models.traffic import is_finite_pattern
+    patterns = vary.get("traffic.pattern", [base["traffic"]["pattern"]])
+    if not all(isinstance(p, str) for p in patterns):
+        return []          # the series' own config check names the bad value
+    finite = [p for p in patterns if is_finite_pattern(p)]
+    if finite and len(finite) < len(patterns):
+        driven = [p for p in patterns if p not in finite]
+        raise ParameterError(
+            f"--vary traffic.pattern: {', '.join(finite)} "
+            f"{'is a finite workload' if len(finite) == 1 else 'are finite workloads'} (one point "
+            f"per series, no load axis) and {', '.join(driven)} "
+            f"{'is' if len(driven) == 1 else 'are'} load-driven (a point per offered load): "
+            "one study cannot hold both; sweep them in two studies")
+    return finite
 
 
 # --------------------------------------------------------------------------- saturation search
@@ -271,8 +309,14 @@ SUMMARY_COLUMNS = (
     ("saturated", "saturated", np.bool_),
 )
 KEEP = tuple(k for k, _, _ in SUMMARY_COLUMNS) + ("saturated_reason",)
-FINITE_COLUMNS = (("completion_cycles", np.int64, -1), ("effective_throughput", np.float64, math.nan))
-"""Finite exchanges only (other points hold the fill value): completion time and throughput."""
+FINITE_COLUMNS = (("completion_cycles", np.int64, -1), ("effective_throughput", np.float64, math.nan),
+                  ("message_latency_mean", np.float64, math.nan),
+                  ("message_latency_p99", np.int64, -1), ("message_latency_max", np.int64, -1),
+                  ("finish_mean", np.float64, math.nan), ("finish_max", np.int64, -1))
+"""Finite workloads only (other points hold the fill value): completion time, throughput and
+message latencies; ``finish_*`` (when the processes finished) of schedules only."""
+FINITE_MEANS = ("completion_cycles", "effective_throughput")
+"""The columns ``/table_mean`` of a finite study averages over the replications."""
 
 
 def point_summary(summary) -> dict:
@@ -494,6 +538,12 @@ class StudyFile:
         keys = self.spec.series[row["series"]]
         s = row["summary"]
         kv = "  ".join(f"{k}={_fmt(v)}" for k, v in keys.items())
+        if self.spec.finite:
+            what = (f"completion {s['completion_cycles']} cycles  effective throughput "
+                    f"{s['effective_throughput']:.4f}")
+        else:
+            what = (f"load {row['load']:g}  accepted {s['accepted_load']:.4f}  latency "
+                    f"{s['packet_latency_mean']:.1f}  saturated {'yes' if s['saturated'] else 'no'}")
         now = time.perf_counter()
         if self.done_here == 1:
             self.t_first = now
@@ -502,10 +552,8 @@ class StudyFile:
         per = (now - self.t_first) / (self.done_here - 1) if self.done_here > 1 else now - self.t0
         eta = f"ETA {_duration(per * left)}" if left else "last point"
         seed = f"  seed {row['seed']}" if self.spec.seeds > 1 else ""
-        return (f"point {self.done_here}/{max(self.expected, self.done_here)}  {kv}{seed}  load "
-                f"{row['load']:g}  accepted {s['accepted_load']:.4f}  latency "
-                f"{s['packet_latency_mean']:.1f}  saturated {'yes' if s['saturated'] else 'no'}  "
-                f"({row['wall_s']:.1f} s, {eta})")
+        return (f"point {self.done_here}/{max(self.expected, self.done_here)}  {kv}{seed}  "
+                f"{what}  ({row['wall_s']:.1f} s, {eta})")
 
     def commit(self, finished: bool = False) -> None:
         """Write the file with every point so far to a temporary name, then rename it."""
@@ -601,13 +649,17 @@ class StudyFile:
             self._put(out, "saturation", self._saturation_table(keycols))
 
     def _mean_table(self, rows, keycols):
-        """Replications of each (series, load): mean and 95% confidence half-width."""
+        """Replications of each (series, load): mean and 95% confidence half-width (of the
+        completion time and effective throughput too, in a finite study)."""
         groups: dict = {}
         for r in rows:
             groups.setdefault((r["series"], r["load"]), []).append(r)
+        means = [("accepted_load", "accepted"), ("packet_latency_mean", "latency_mean")] + (
+            [(k, k) for k in FINITE_MEANS] if self.spec.finite else [])
         fields = [("series", np.int64)] + [(k, t) for k, t, _ in keycols] + [
-            ("load", np.float64), ("n", np.int64), ("accepted", np.float64), ("accepted_ci95", np.float64),
-            ("latency_mean", np.float64), ("latency_mean_ci95", np.float64), ("saturated", np.int64)]
+            ("load", np.float64), ("n", np.int64)] + [
+            (c, np.float64) for _, col in means for c in (col, col + "_ci95")] + [
+            ("saturated", np.int64)]
         table = np.zeros(len(groups), dtype=fields)
         for i, ((s, load), rs) in enumerate(sorted(groups.items())):
             table[i]["series"] = s
@@ -616,14 +668,10 @@ class StudyFile:
             table[i]["load"] = load
             table[i]["n"] = len(rs)
             table[i]["saturated"] = sum(bool(r["summary"]["saturated"]) for r in rs)
-            for src, col in (("accepted_load", "accepted"), ("packet_latency_mean", "latency_mean")):
+            for src, col in means:
                 x = np.array([r["summary"][src] for r in rs], dtype=np.float64)
                 table[i][col] = x.mean()
-                ci = math.nan
-                if x.size > 1:
-                    from scipy.stats import t as student_t   # only with replications (slow import)
-                    ci = float(student_t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-                table[i][col + "_ci95" if col == "accepted" else "latency_mean_ci95"] = ci
+                table[i][col + "_ci95"] = ci95(x)
         return table
 
     def _saturation_table(self, keycols):
@@ -644,6 +692,15 @@ class StudyFile:
             table[i]["resolution"] = self.spec.resolution
             table[i]["status"] = r["status"].encode()
         return table
+
+
+def ci95(x: np.ndarray) -> float:
+    """Half-width of the 95% confidence interval of the mean of ``x`` (Student's t); NaN for
+    fewer than two values."""
+    if x.size < 2:
+        return math.nan
+    from scipy.stats import t as student_t   # only with replications (slow import)
+    return float(student_t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
 
 
 def _fmt(v) -> str:

@@ -377,4 +377,7 @@ TOPOLOGIES = Registry("topology", "topology.name", checked=True, extras={
 ROUTINGS = Registry("routing", "routing.algorithm", extras={
     "seeded": "True: the plan builder takes the run's seed (randomised table construction)",
 })
-TRAFFIC = Registry("traffic", "traffic.pattern")
+TRAFFIC = Registry("traffic", "traffic.pattern", extras={
+    "finite": "True: a finite workload (plan kind `messages` or `schedule`): the run ends when its "
+              "messages or operations are done and traffic.load is not read",
+})

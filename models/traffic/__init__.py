@@ -82,6 +82,15 @@ class TrafficPlan:
         return (self.table >= 0).astype(np.int8)
 
 
+def is_finite_pattern(name: str) -> bool:
+    """Whether the registered pattern ``name`` is a finite workload, known from its registration
+    (``finite=True``) without building it: its plan has the kind ``messages`` or ``schedule``,
+    the run ends when its messages or operations are done, and ``traffic.load`` is not read.
+    An unknown name raises the registry's ``traffic.pattern: unknown traffic ...`` error."""
+    from models.core.registry import TRAFFIC
+    return bool(TRAFFIC.get(name).extra.get("finite", False))
+
+
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if not _info.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_info.name}")

@@ -132,11 +132,11 @@ TRAFFIC.register("stencil3d", stencil3d, params=PLACEMENT + [
     Param("allreduce_bytes", int, 8, "allreduce vector per iteration", lo=0, hi=MAX_BYTES),
     _alg("recursive_doubling"), _RCPB] + _REPEAT,
     summary="3D stencil skeleton: compute, halo exchange, allreduce per iteration (a skeleton)",
-    reference="003 Sec. 7.5")
+    reference="003 Sec. 7.5", finite=True)
 TRAFFIC.register("training", training, params=PLACEMENT + [
     Param("compute_cycles", int, 10000, "forward and backward pass per iteration", lo=0,
           hi=MAX_CYCLES),
     Param("gradient_bytes", int, 1 << 20, "gradient allreduce per iteration", lo=0, hi=MAX_BYTES),
     _alg("ring"), _RCPB] + _REPEAT,
     summary="data-parallel training skeleton: compute, gradient allreduce per iteration "
-            "(a skeleton)", reference="003 Sec. 7.6")
+            "(a skeleton)", reference="003 Sec. 7.6", finite=True)

@@ -715,20 +715,23 @@ REF = "Thakur, Rabenseifner, Gropp 2005 (MPICH)"
 
 TRAFFIC.register("allreduce", allreduce, params=PLACEMENT + [
     _algorithm(ALLREDUCE, "ring"), _bytes("vector size"), RCPB] + REPEAT,
-    summary="allreduce schedule (ring, recursive doubling, Rabenseifner)", reference=REF)
+    summary="allreduce schedule (ring, recursive doubling, Rabenseifner)", reference=REF,
+    finite=True)
 TRAFFIC.register("allgather", allgather, params=PLACEMENT + [
     _algorithm(ALLGATHER, "ring"), _bytes("block of each process")] + REPEAT,
-    summary="allgather schedule (ring, recursive doubling)", reference=REF)
+    summary="allgather schedule (ring, recursive doubling)", reference=REF, finite=True)
 TRAFFIC.register("broadcast", broadcast, params=PLACEMENT + [
     _algorithm(BCAST, "binomial"), _bytes("message size"), ROOT, SEGMENT] + REPEAT,
-    summary="broadcast schedule (binomial tree, pipelined chain)", reference=REF)
+    summary="broadcast schedule (binomial tree, pipelined chain)", reference=REF, finite=True)
 TRAFFIC.register("reduce", reduce, params=PLACEMENT + [
     _algorithm(REDUCE, "binomial"), _bytes("vector size"), ROOT, SEGMENT, RCPB] + REPEAT,
-    summary="reduce schedule (binomial tree, pipelined chain)", reference=REF)
+    summary="reduce schedule (binomial tree, pipelined chain)", reference=REF, finite=True)
 TRAFFIC.register("alltoall_collective", alltoall_collective, params=PLACEMENT + [
     _algorithm(ALLTOALL, "pairwise"), _bytes("block from each process to each other one")] + REPEAT,
-    summary="all-to-all collective schedule (pairwise steps or all posted at once)", reference=REF)
+    summary="all-to-all collective schedule (pairwise steps or all posted at once)", reference=REF,
+    finite=True)
 TRAFFIC.register("barrier", barrier, params=PLACEMENT + [
     _algorithm({"dissemination": None}, "dissemination")] + REPEAT,
     summary="dissemination barrier schedule",
-    reference="Hensgen, Finkel, Manber 1988; Thakur, Rabenseifner, Gropp 2005")
+    reference="Hensgen, Finkel, Manber 1988; Thakur, Rabenseifner, Gropp 2005",
+    finite=True)

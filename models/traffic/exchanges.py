@@ -169,12 +169,13 @@ TRAFFIC.register("alltoall", alltoall, params=COMMON + [
     Param("order", str, "random", "destination order per process: random (seeded) or shift "
           "(i+1, i+2, ...)", choices=("random", "shift"))],
     summary="finite all-to-all exchange: completion time and effective throughput",
-    reference="001 Sec. 4.4; 003 App. C.1")
+    reference="001 Sec. 4.4; 003 App. C.1", finite=True)
 TRAFFIC.register("nn3d", nn3d, params=COMMON + [
     Param("message_packets", int, 2048, "packets per message (001: 512 KB = 2048 x 256 B)"),
     Param("dims", "int_list", None, "torus sides X,Y,Z (default: largest most-cubic torus)")],
-    summary="finite 3D nearest-neighbour exchange on a process torus", reference="001 Sec. 4.4")
+    summary="finite 3D nearest-neighbour exchange on a process torus", reference="001 Sec. 4.4",
+    finite=True)
 TRAFFIC.register("bisection", bisection, params=COMMON + [
     Param("message_packets", int, 256, "packets per message")],
     summary="finite exchange between random bisection pairs (effective bisection bandwidth)",
-    reference="003 Sec. 7")
+    reference="003 Sec. 7", finite=True)

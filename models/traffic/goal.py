@@ -444,4 +444,4 @@ TRAFFIC.register("goal", goal, params=[
           files=placement_files),
 ], summary="replay a GOAL trace (LogGOPSim's schedule format): sends, receives and computes "
            "per rank with their dependencies",
-    reference="Hoefler, Schneider, Lumsdaine, LogGOPSim, HPDC 2010 (LSAP)")
+    reference="Hoefler, Schneider, Lumsdaine, LogGOPSim, HPDC 2010 (LSAP)", finite=True)

@@ -1,4 +1,4 @@
-"""``python -m pdes plot FILE.h5 [--kind latency|throughput|hops|links|series] [-o fig.png|fig.pdf]``.
+"""``python -m pdes plot FILE.h5 [--kind latency|throughput|hops|links|series|completion] [-o fig.png|fig.pdf]``.
 
     python -m pdes plot sf.h5 df.h5 gf.h5 --kind resiliency -o fig5.png
 
@@ -21,8 +21,8 @@ from pdes.files import replaced_when_whole
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 """Figure file extensions and the matplotlib format each names."""
 
-HELP = ("plot a run or study file: latency/throughput vs load, hops, link load, time series; "
-        "or resiliency curves of analysis files")
+HELP = ("plot a run or study file: latency/throughput vs load, hops, link load, time series, "
+        "completion time of finite workloads; or resiliency curves of analysis files")
 
 
 def add_arguments(p):
@@ -30,8 +30,8 @@ def add_arguments(p):
     p.add_argument("file", nargs="+", help="HDF5 file written by 'pdes run' or 'pdes sweep'; "
                    "with --kind resiliency one or more written by 'pdes analyze --curve -o'")
     p.add_argument("--kind", choices=KINDS, default=None,
-                   help="what to plot (default: latency for a study, series for a run, "
-                        "resiliency for an analysis file)")
+                   help="what to plot (default: latency for a study, completion for a study of "
+                        "finite workloads, series for a run, resiliency for an analysis file)")
     p.add_argument("-o", "--output", help="figure file, .png, .pdf or .svg (default: FILE-KIND.png)")
     p.add_argument("--point", help="a study's point (its name in 'pdes show --wide') for hops, "
                    "links and series (default: each series at its lowest load)")
@@ -40,12 +40,16 @@ def add_arguments(p):
                    help="latency axis limit (default: 4x the lowest latency, when points exceed it)")
     p.add_argument("--network", action="store_true",
                    help="network latency (from injection into the network) instead of packet latency")
+    p.add_argument("--x", metavar="KEY",
+                   help="--kind completion: the varied key on the x axis (default: the first "
+                        "numeric varied key)")
 
 
 def _check_resiliency_options(args) -> None:
     """The options of the run and study kinds have no meaning for the resiliency kind."""
     for flag, given in (("--point", args.point is not None), ("--logy", args.logy),
-                        ("--ymax", args.ymax is not None), ("--network", args.network)):
+                        ("--ymax", args.ymax is not None), ("--network", args.network),
+                        ("--x", args.x is not None)):
         if given:
             raise ParameterError(f"{flag}: not an option of --kind resiliency")
 
@@ -79,12 +83,13 @@ def main(args) -> int:
             raise ParameterError(f"file: only --kind resiliency plots several files (got "
                                  f"{len(args.file)})")
         with open_results(args.file[0]) as res:
-            kind = args.kind or ("latency" if res.kind == "study" else "series")
+            kind = args.kind or ("series" if res.kind == "run" else
+                                 "completion" if res.finite else "latency")
             if out is None:
                 out = output_path(args, kind)
                 claim = claim_output(args, out)
             fig = figure(res, kind, point=args.point, logy=args.logy, network=args.network,
-                         ymax=args.ymax)
+                         ymax=args.ymax, x=args.x)
         save(fig, out)
     finally:
         claim.release()

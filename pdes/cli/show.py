@@ -40,7 +40,7 @@ def main(args) -> int:
                         raise ParameterError(f"--table: {args.file} has no {name}")
                     df = res.frame(name)
                     if not args.csv and not args.wide:
-                        df = _compact(df, name, res.varied_keys)
+                        df = _compact(df, name, res.varied_keys, res.finite)
                     if args.csv:
                         df.to_csv(sys.stdout, index=False)
                     else:
@@ -98,13 +98,28 @@ COMPACT = {
                    "saturated"),
     "saturation": ("seed", "saturation_load", "lo", "hi", "accepted_hi", "status"),
 }
+COMPACT_FINITE = {
+    # a study of finite workloads: no load axis, the time to completion instead
+    "table": ("seed", "completion_cycles", "effective_throughput", "message_latency_mean",
+              "message_latency_p99", "finish_mean", "finish_max"),
+    "table_mean": ("n", "completion_cycles", "completion_cycles_ci95", "effective_throughput",
+                   "effective_throughput_ci95"),
+}
+SCHEDULE_ONLY = ("finish_mean", "finish_max")
+"""Columns only a schedule fills (a finite exchange's points hold -1 or NaN)."""
 
 
-def _compact(df, name, keys):
-    """The columns a person reads first: the varied keys and the main metrics."""
-    cols = [k for k in keys if k in df.columns] + [c for c in COMPACT[name] if c in df.columns]
-    if "completion_cycles" in df.columns and (df["completion_cycles"] >= 0).any():
-        cols += ["completion_cycles", "effective_throughput"]      # finite exchanges
+def _compact(df, name, keys, finite=False):
+    """The columns a person reads first: the varied keys and the main metrics (of a study of
+    finite workloads: completion time, throughput, message latency, the processes' finish)."""
+    cols = [k for k in keys if k in df.columns]
+    if finite and name in COMPACT_FINITE:
+        if df["load"].nunique() > 1:       # written before finite studies had one load
+            cols.append("load")
+        cols += [c for c in COMPACT_FINITE[name] if c in df.columns and not (
+            c in SCHEDULE_ONLY and ((df[c] < 0) | df[c].isna()).all())]
+    else:
+        cols += [c for c in COMPACT[name] if c in df.columns]
     if "seed" in cols and df["seed"].nunique() == 1:
         cols.remove("seed")
     return df[cols]

@@ -3,8 +3,10 @@
 
 Runs a study (see :mod:`pdes.study`): the cartesian product of the varied
 keys, each at every offered load (and replication), optionally followed by a
-saturation search per series, all in one process per rank.  The same keys
-can be given in a ``[sweep]`` table of the config file.
+saturation search per series, all in one process per rank.  A study of
+finite workloads (collectives, exchanges, traces) has one point per series
+instead and takes no loads.  The same keys can be given in a ``[sweep]``
+table of the config file.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ def add_arguments(p):
                    help="a key and its values (repeatable; the points are the cartesian product), "
                         "e.g. --vary routing.algorithm=min,ugal_l")
     p.add_argument("--loads", metavar="START:STOP:STEP|L1,L2,...",
-                   help="offered loads in flits/cycle/endpoint, stop included (default 0.1:1.0:0.1)")
+                   help="offered loads in flits/cycle/endpoint, stop included (default 0.1:1.0:0.1; "
+                        "not for finite workloads, which have one point per series)")
     p.add_argument("--saturation", action="store_true", default=None,
                    help="find each series' saturation load by bisection on the offered load")
     p.add_argument("--resolution", type=float, metavar="R",
@@ -77,7 +80,8 @@ def _main(args, comm) -> int:
     say = say_fn(comm, args.quiet)
     n = len(spec.series) * len(spec.loads) * spec.seeds
     keys = ", ".join(f"{k} ({len(v)})" for k, v in spec.vary) or "nothing"
-    intro = (f"study: {len(spec.series)} series (varying {keys}) x {len(spec.loads)} loads x "
+    loads = "of finite workloads (one point each)" if spec.finite else f"x {len(spec.loads)} loads"
+    intro = (f"study: {len(spec.series)} series (varying {keys}) {loads} x "
              f"{spec.seeds} seeds = {n} points" + (f", then a saturation search to "
                                                   f"{spec.resolution:g}" if spec.saturation else "")
              + (f"; {args.concurrent} groups of ranks" if args.concurrent > 1 else ""))

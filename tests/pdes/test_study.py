@@ -409,13 +409,251 @@ def test_finite_exchange_sweep_has_completion_times(tmp_path):
     from pdes.engine import run_local
     out = _sweep_in_process(tmp_path, "x.h5", *sets("traffic.pattern=alltoall",
                                                    "traffic.message_packets=1"),
-                            "--vary", "routing.algorithm=min,valiant", "--loads", "0.5")
+                            "--vary", "routing.algorithm=min,valiant")
     with h5py.File(out) as f:
         t = f["table"][()]
     for row in t:
         cfg = C.resolve({}, FAST + ["traffic.pattern=alltoall", "traffic.message_packets=1",
-                                    f"routing.algorithm={row['routing.algorithm'].decode()}",
-                                    "traffic.load=0.5"])
+                                    f"routing.algorithm={row['routing.algorithm'].decode()}"])
         s = run_local(cfg)["summary"]
         assert row["completion_cycles"] == s["completion_cycles"] > 0
         assert row["effective_throughput"] == s["effective_throughput"]
+
+
+# --------------------------------------------------------------------------- finite workloads
+ALLREDUCE = ("traffic.pattern=allreduce", "traffic.procs=4")
+VARY = ("traffic.bytes=64,8192", "traffic.algorithm=ring,recursive_doubling")
+VARY_ARGS = [a for v in VARY for a in ("--vary", v)]
+
+
+@pytest.fixture(scope="module")
+def finite_study(tmp_path_factory):
+    """A study of a 4-process allreduce on SF q=5: 2 sizes x 2 algorithms, one point each."""
+    from pdes.cli import main
+    out = tmp_path_factory.mktemp("finite") / "coll.h5"
+    assert main(["sweep", *sets(*ALLREDUCE), *VARY_ARGS, "-o", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_finite_study_has_one_point_per_series(finite_study):
+    """A study of a finite workload has one point per series, at the configured (unread) load,
+    and each point's columns are the summary of `pdes run` of its config."""
+    from pdes.engine import run_local
+    spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
+    load = C.resolve({}, FAST)["traffic"]["load"]
+    assert spec.finite and spec.loads == [load] and len(spec.series) == 4
+    with h5py.File(finite_study) as f:
+        t = f["table"][()]
+        assert sorted(f["points"]) == [S.point_name(s, 0, load) for s in range(4)]
+    assert len(t) == 4 and set(t["load"].tolist()) == {load}
+    for row in t:
+        cfg = C.resolve({}, FAST + list(ALLREDUCE) + [
+            f"traffic.bytes={row['traffic.bytes']}",
+            f"traffic.algorithm={row['traffic.algorithm'].decode()}"])
+        s = run_local(cfg)["summary"]
+        for col in ("completion_cycles", "effective_throughput", "message_latency_mean",
+                    "message_latency_p99", "message_latency_max", "finish_mean", "finish_max"):
+            assert row[col] == s[col], col
+        assert row["completion_cycles"] > 0 and row["finish_max"] == s["completion_cycles"] - 1
+
+
+def _sweep_config(tmp_path, name, text):
+    cfg = tmp_path / name
+    cfg.write_text(text)
+    return [str(cfg)]
+
+
+@pytest.mark.parametrize("case,key,pattern", [
+    ("loads", "--loads", "allreduce"),
+    ("saturation", "--saturation", "allreduce"),
+    ("file-loads", "sweep.loads", "allreduce"),
+    ("file-saturation", "sweep.saturation", "allreduce"),
+    ("mixed", "--vary traffic.pattern", "allreduce"),
+    ("exchange-loads", "--loads", "alltoall"),
+])
+def test_finite_study_refuses_loads_saturation_and_mixed_series(tmp_path, capsys, case, key,
+                                                                 pattern):
+    """Loads, a saturation search, or load-driven series beside finite ones: exit 2, one line
+    naming the option and the finite pattern, before any work and without a file."""
+    from pdes.cli import main
+    args = {"loads": [*sets(*ALLREDUCE), "--loads", "0.2"],
+            "saturation": [*sets(*ALLREDUCE), "--saturation"],
+            "file-loads": _sweep_config(tmp_path, "l.toml", '[sweep]\nloads = "0.1:0.3:0.1"\n')
+            + sets(*ALLREDUCE),
+            "file-saturation": _sweep_config(tmp_path, "s.toml", "[sweep]\nsaturation = true\n")
+            + sets(*ALLREDUCE),
+            "mixed": [*sets(), "--vary", "traffic.pattern=uniform,allreduce"],
+            "exchange-loads": [*sets("traffic.pattern=alltoall"), "--loads", "0.1,0.2"]}[case]
+    out = tmp_path / "x.h5"
+    capsys.readouterr()
+    status = main(["sweep", *args, "-o", str(out)])
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"pdes: error: {key}: ") and f"{pattern}" in lines[0], err
+    assert ("two studies" if case == "mixed" else "vary its own keys") in lines[0], err
+    assert not out.exists()
+
+
+def test_finite_study_replications_of_random_placement(tmp_path):
+    """--seeds with random placement: the replications place the processes differently and
+    /table_mean holds the mean completion time and its 95% interval."""
+    out = _sweep_in_process(tmp_path, "rep.h5", *sets(*ALLREDUCE, "traffic.placement=random",
+                                                      "traffic.bytes=512"), "--seeds", "3")
+    with h5py.File(out) as f:
+        t = f["table"][()]
+        m = f["table_mean"][()]
+        eps = [f["points"][p.decode()]["workload/proc_endpoint"][()] for p in t["point"]]
+    assert len(t) == 3 and len(m) == 1 and m["n"][0] == 3
+    assert len({tuple(e) for e in eps}) == 3
+    from scipy.stats import t as student
+    x = t["completion_cycles"].astype(np.float64)
+    assert m["completion_cycles"][0] == pytest.approx(x.mean(), rel=1e-12)
+    assert m["completion_cycles_ci95"][0] == pytest.approx(
+        student.ppf(0.975, 2) * x.std(ddof=1) / np.sqrt(3), rel=1e-12)
+    y = t["effective_throughput"]
+    assert m["effective_throughput"][0] == pytest.approx(y.mean(), rel=1e-12)
+
+
+def test_finite_study_resumes_after_a_crash(tmp_path, monkeypatch):
+    """A finite study stopped after 2 points resumes to the file an uninterrupted study
+    writes, running only the missing points."""
+    spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
+    full, part = str(tmp_path / "full.h5"), str(tmp_path / "part.h5")
+    S.run_study(spec, full, None)
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_):
+        raise Stop
+    monkeypatch.setenv("PDES_TEST_CRASH_AFTER_POINTS", "2")
+    monkeypatch.setattr(S.os, "kill", stop)
+    with pytest.raises(Stop):
+        S.run_study(spec, part, None)
+    monkeypatch.undo()
+    with h5py.File(part) as f:
+        assert not f.attrs["finished"] and len(f["points"]) == 2
+    said = []
+    S.run_study(spec, part, None, resume=True, say=said.append)
+    assert any("2 points done, 2 grid points to run" in s for s in said), said
+    with h5py.File(full) as a, h5py.File(part) as b:
+        assert b.attrs["finished"] and sorted(a["points"]) == sorted(b["points"])
+        for name in a["points"]:
+            assert_same_results(a["points"][name], b["points"][name], attrs=False)
+        for col in ("point", "completion_cycles", "finish_max"):
+            assert np.array_equal(a["table"][col], b["table"][col])
+
+
+def test_show_prints_the_completion_columns(finite_study, capsys):
+    """`pdes show` of a finite study prints completion time, throughput, message latency and
+    the processes' finish instead of load, accepted load and packet latency."""
+    from pdes.cli import main
+    capsys.readouterr()
+    assert main(["show", str(finite_study)]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header == ["traffic.bytes", "traffic.algorithm", "completion_cycles",
+                      "effective_throughput", "message_latency_mean", "message_latency_p99",
+                      "finish_mean", "finish_max"]
+    assert main(["show", str(finite_study), "--table", "table_mean"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header == ["traffic.bytes", "traffic.algorithm", "n", "completion_cycles",
+                      "completion_cycles_ci95", "effective_throughput", "effective_throughput_ci95"]
+
+
+def test_completion_plot_data_is_the_table(finite_study):
+    """The completion figure has one line per algorithm holding /table's sizes and completion
+    times; the time axis is logarithmic, and so is the size axis (64..8192 spans > 100)."""
+    from pdes.plot import completion_figure
+    from pdes.results import open_results
+    with open_results(str(finite_study)) as res:
+        assert res.finite
+        ax = completion_figure(res).axes[0]
+        df = res.frame("table")
+    lines = {ln.get_label(): ln for ln in ax.lines}
+    assert sorted(lines) == ["traffic.algorithm=recursive_doubling", "traffic.algorithm=ring"]
+    for alg in ("ring", "recursive_doubling"):
+        rows = df[df["traffic.algorithm"] == alg].sort_values("traffic.bytes")
+        ln = lines[f"traffic.algorithm={alg}"]
+        assert np.array_equal(ln.get_xdata(), rows["traffic.bytes"].to_numpy(np.float64))
+        assert np.array_equal(ln.get_ydata(), rows["completion_cycles"].to_numpy(np.float64))
+    assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "traffic.bytes"
+
+
+def test_completion_plot_of_replications_is_mean_and_interval(tmp_path):
+    """With replications the completion figure draws /table_mean's mean with its 95% interval
+    as error bars; a size span of at most 100 keeps a linear size axis."""
+    from pdes.plot import completion_figure
+    from pdes.results import open_results
+    out = _sweep_in_process(tmp_path, "rep.h5", *sets(*ALLREDUCE, "traffic.placement=random"),
+                            "--vary", "traffic.bytes=64,512", "--seeds", "2")
+    with open_results(str(out)) as res:
+        ax = completion_figure(res).axes[0]
+        m = res.frame("table_mean").sort_values("traffic.bytes")
+    (bars,) = ax.containers
+    line, _, (segments,) = bars
+    assert np.array_equal(line.get_ydata(), m["completion_cycles"].to_numpy())
+    half = [abs(seg[1, 1] - seg[0, 1]) / 2 for seg in segments.get_segments()]
+    assert np.allclose(half, m["completion_cycles_ci95"].to_numpy())
+    assert ax.get_xscale() == "linear" and "95% CI" in ax.get_ylabel()
+
+
+def test_plot_completion_is_the_default_and_refuses_a_non_numeric_x(finite_study, tmp_path):
+    """`pdes plot` of a finite study writes the completion figure by default; --x naming a
+    text key, or an unvaried key, is one error line with exit 2 and no figure."""
+    from pdes.cli import main
+    assert main(["plot", str(finite_study), "-o", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["plot", str(finite_study), "--x", "traffic.bytes", "--kind", "completion",
+                 "-o", str(tmp_path / "d.pdf")]) == 0
+    for x, rule in (("traffic.algorithm", "--x: traffic.algorithm is not numeric"),
+                    ("traffic.procs", "--x: traffic.procs is not a varied key")):
+        r = pdes("plot", str(finite_study), "--x", x, "-o", str(tmp_path / "bad.png"))
+        assert r.returncode == 2 and r.stderr.startswith(f"pdes: error: {rule}"), r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "bad.png").exists()
+
+
+def test_completion_plot_needs_a_numeric_varied_key(tmp_path):
+    """A finite study that varies only text keys has no x axis: the completion plot is refused
+    naming the varied keys."""
+    from pdes.plot import completion_figure
+    from pdes.results import open_results
+    out = _sweep_in_process(tmp_path, "alg.h5", *sets(*ALLREDUCE),
+                            "--vary", "traffic.algorithm=ring,recursive_doubling")
+    with open_results(str(out)) as res, pytest.raises(ParameterError,
+                                                      match=r"--kind completion: .*varies none "
+                                                            r"\(varied: traffic\.algorithm\)"):
+        completion_figure(res)
+
+
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.parametrize("concurrent", [1, 2])
+def test_mpi_finite_study_points_equal_one_rank_runs(tmp_path, concurrent):
+    """A finite study on all ranks (K groups) gives, point by point, the datasets of 1-rank
+    runs of the same configs, /workload included."""
+    from mpi4py import MPI
+
+    from pdes.cli import main
+    from pdes.engine import simulate
+    from pdes.output import run_image
+    comm = MPI.COMM_WORLD
+    out = comm.bcast(str(tmp_path / "mpi.h5"), root=0)
+    assert main(["sweep", *sets(*ALLREDUCE), *VARY_ARGS, "--concurrent", str(concurrent),
+                 "-o", out, "--quiet"]) == 0
+    comm.Barrier()
+    if comm.Get_rank() == 0:
+        with h5py.File(out) as f:
+            assert f.attrs["finished"] and len(f["table"]) == 4
+            for row in f["table"][()]:
+                cfg = C.resolve({}, FAST + list(ALLREDUCE) + [
+                    f"traffic.bytes={row['traffic.bytes']}",
+                    f"traffic.algorithm={row['traffic.algorithm'].decode()}"])
+                res = simulate(cfg, None)
+                image = run_image(res, C.to_toml(cfg), nranks=1, partition=res["partition"],
+                                  version="")
+                with h5py.File(io.BytesIO(image), "r") as g:
+                    assert "workload" in g
+                    assert_same_results(f["points"][row["point"].decode()], g, attrs=False)
+    comm.Barrier()

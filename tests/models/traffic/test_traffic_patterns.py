@@ -389,3 +389,41 @@ def test_worst_case_refuses_unknown_topologies():
     with pytest.raises(ParameterError, match=r"^traffic\.pattern: the worst case needs at least 2"):
         plan("worst_case", topo("fattree", k=4, pods=1))
 
+
+
+# ================================================================== finite workloads
+ON = {   # pattern: (topology, params) where it builds; all others build on SF5
+    "bad_dragon": (SF5, {"group_endpoints": 4}),
+    "badperm_yarc": (SF5, {"k": 10}),
+    "taper64": (dict(name="hypercube", n=4, p=4), {}),     # exactly 64 endpoints
+    "worst_dragonfly": (dict(name="dragonfly", h=2, a=4, g=9), {}),
+    "worst_dragonfly_plus": (dict(name="dragonfly_plus", h=2, leaves=3, spines=4, p=1), {}),
+    "worst_fattree": (dict(name="fattree", k=6, levels=2), {}),
+    "worst_galaxyfly": (dict(name="galaxyfly", n=3, q=1, a=4), {}),
+    "worst_hyperx": (dict(name="hyperx", sizes=[2, 4, 5], p=2), {}),
+    "worst_mlfm": (dict(name="mlfm", h=2), {}),
+    "worst_oft": (dict(name="oft", k=3), {}),
+}
+
+
+def test_finite_mark_agrees_with_the_plan_kind(tmp_path):
+    """A pattern is registered finite=True exactly when its plan is one the engine runs to
+    completion (kind messages or schedule)."""
+    from models.traffic import is_finite_pattern
+    from models.traffic.goal import write_goal
+    from pdes.workload import is_finite
+    trace = tmp_path / "ring.goal"
+    write_goal(plan("allreduce", topo(**SF5), procs=4, bytes=64).ops, str(trace))
+    finite = set()
+    for entry in TRAFFIC:
+        where, params = ON.get(entry.name, (SF5, {}))
+        if entry.param("procs") is not None and entry.name != "goal":
+            params = dict(params, procs=16)      # a few processes (a power of four): fast
+        if entry.name == "goal":
+            params = {"file": str(trace)}
+        p = plan(entry.name, topo(**where), 1, **params)
+        assert is_finite_pattern(entry.name) == is_finite(p), (entry.name, p.kind)
+        if is_finite(p):
+            finite.add(entry.name)
+    assert finite >= {"alltoall", "nn3d", "bisection", "allreduce", "allgather", "broadcast",
+                      "reduce", "alltoall_collective", "barrier", "stencil3d", "training", "goal"}
