@@ -208,11 +208,14 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
                  "--saturation" if saturation else "sweep.saturation" if sat else None)
         if given:
             raise ParameterError(
-                f"{given}: traffic.pattern {finite[0]!r} is a finite workload: it runs until its "
+                f"{given}: " + ("[[jobs]] are finite workloads" if finite == ["jobs"] else
+                                f"traffic.pattern {finite[0]!r} is a finite workload")
+                + ": it runs until its "
                 "messages or operations are done and does not read the offered load, so its "
                 "study has one point per series and no "
                 + ("saturation search" if "saturation" in given else "loads")
-                + f"; vary its own keys instead ('pdes info {finite[0]}' lists them)")
+                + ("; vary the jobs' keys (jobs.N.key) instead" if finite == ["jobs"] else
+                   f"; vary its own keys instead ('pdes info {finite[0]}' lists them)"))
         loads = [round(float(base["traffic"]["load"]), LOAD_DIGITS)]
     else:
         loads = parse_loads(loads_arg if loads_arg is not None else sweep.get("loads", DEFAULT_LOADS),
@@ -239,6 +242,8 @@ def finite_patterns(base: dict, vary: dict) -> list[str]:
     in the order given; empty when every series runs a load-driven pattern.  A study that
     mixes both is refused: a finite workload has no load axis."""
     from models.traffic import is_finite_pattern
+    if base.get("jobs"):        # [[jobs]]: schedules, finite by construction (models.jobs)
+        return ["jobs"]
     patterns = vary.get("traffic.pattern", [base["traffic"]["pattern"]])
     if not all(isinstance(p, str) for p in patterns):
         return []          # the series' own config check names the bad value

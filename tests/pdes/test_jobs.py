@@ -155,3 +155,18 @@ def test_racks_placement_fills_whole_racks():
     want = free[np.lexsort((free, rack[free]))][:20]
     assert list(eps) == list(want)
     assert (np.diff(rack[eps]) >= 0).all()
+
+
+def test_sweep_varies_a_job_key(tmp_path):
+    """`pdes sweep --vary jobs.N.key` gives one point per value (jobs are finite: no load
+    axis), each equal to `pdes run` of its config; explicit loads are refused."""
+    from pdes.study import make_spec
+    sets = ["jobs.0.pattern=allreduce", "jobs.0.procs=6", "jobs.1.pattern=barrier",
+            "jobs.1.procs=4"]
+    spec = make_spec({}, sets, ["jobs.0.bytes=64,4096"], None, None, None, None)
+    assert spec.finite and len(spec.series) == 2 and len(spec.loads) == 1
+    assert spec.config_of(1, spec.loads[0])["jobs"][0]["bytes"] == 4096
+    with pytest.raises(ParameterError, match=r"--loads: \[\[jobs\]\] are finite workloads"):
+        make_spec({}, sets, ["jobs.0.bytes=64,4096"], "0.1,0.2", None, None, None)
+    with pytest.raises(ParameterError, match=r"--vary jobs\.0: a job's key is jobs\.N\.key"):
+        make_spec({}, sets, ["jobs.0=1,2"], None, None, None, None)
