@@ -27,7 +27,8 @@ import numpy as np
 
 from models.core.errors import ParameterError
 
-KINDS = ("latency", "throughput", "hops", "links", "series", "completion", "resiliency")
+KINDS = ("latency", "throughput", "hops", "links", "series", "completion", "timeline",
+         "resiliency")
 
 ANALYSIS_FORMAT = "pdes-analysis"
 """The ``format`` attribute of ``pdes analyze -o`` files (the resiliency kind reads them)."""
@@ -284,6 +285,59 @@ def series_figure(res, point: str | None = None):
     return fig
 
 
+TIMELINE_MAX_PROCS = 512
+TIMELINE_MAX_OPS = 200_000
+"""The largest schedule a timeline draws (one segment per operation)."""
+
+
+def timeline_figure(res, point: str | None = None):
+    """A schedule's operations over time: one row per process, a segment from each
+    operation's post to its completion (sends, receives and computes in three colours),
+    rows grouped by job when there are several."""
+    import json
+    plt = _plt()
+    from matplotlib.collections import LineCollection
+    label, g = _points(res, point)[0]
+    if "workload" not in g:
+        raise ParameterError(f"--kind timeline: {res.path} is not a run of a schedule (no "
+                             "/workload: a collective, skeleton, trace or [[jobs]])")
+    w = g["workload"]
+    start, end, kind = w["op_start"][()], w["op_end"][()], w["op_kind"][()]
+    off = w["proc_op_offset"][()]
+    P, N = off.size - 1, start.size
+    if P > TIMELINE_MAX_PROCS or N > TIMELINE_MAX_OPS:
+        raise ParameterError(f"--kind timeline: {P} processes and {N} operations; the timeline "
+                             f"draws at most {TIMELINE_MAX_PROCS} processes and "
+                             f"{TIMELINE_MAX_OPS} operations")
+    proc = np.repeat(np.arange(P), np.diff(off))
+    fig, ax = plt.subplots(figsize=(9, max(3.0, min(12.0, 0.18 * P + 1.5))))
+    done = end >= 0
+    for k, (name, color, dy) in enumerate((("send", "C0", -0.22), ("receive", "C1", 0.0),
+                                           ("compute", "0.55", 0.22))):
+        m = done & (kind == k)
+        segs = np.stack([np.stack([start[m], proc[m] + dy], 1),
+                         np.stack([np.maximum(end[m], start[m] + 0.5), proc[m] + dy], 1)], 1)
+        ax.add_collection(LineCollection(segs, colors=color, linewidths=3, label=name))
+    if "jobs" in g:
+        names = json.loads(g["jobs"].attrs["names"])
+        first = 0
+        for n in names:
+            cnt = int(g["jobs"][n]["processes"][()])
+            if first:
+                ax.axhline(first - 0.5, color="k", linewidth=0.6)
+            ax.text(0, first + cnt / 2 - 0.5, f" {n}", va="center", fontsize=8)
+            first += cnt
+    ax.set_xlim(0, max(1, int(end.max(initial=0)) + 1))
+    ax.set_ylim(P - 0.5, -0.5)
+    ax.set_xlabel("cycle")
+    ax.set_ylabel("process")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title(f"{_title(res)}: {label}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 LOG_X_SPAN = 100.0
 """The completion plot's x axis is logarithmic when its values span more than this factor."""
 
@@ -376,7 +430,9 @@ def _title(res) -> str:
     cfg = tomllib.loads(res.f.attrs["config_toml"])
     t = cfg["topology"]
     params = " ".join(f"{k}={v}" for k, v in t.items() if k != "name")
-    title = f"{t['name']} {params}, {cfg['traffic']['pattern']}"
+    work = ("jobs " + ", ".join(j.get("name", "") for j in cfg["jobs"]) if cfg.get("jobs")
+            else cfg["traffic"]["pattern"])
+    title = f"{t['name']} {params}, {work}"
     if "routing.algorithm" not in res.varied_keys:
         title += f", {cfg['routing']['algorithm']}"
     return title
@@ -405,6 +461,8 @@ def figure(res, kind: str, *, point=None, logy=False, network=False, ymax=None, 
         return links_figure(res, point)
     if kind == "series":
         return series_figure(res, point)
+    if kind == "timeline":
+        return timeline_figure(res, point)
     if kind == "resiliency":
         raise ParameterError(f"--kind: resiliency plots 'pdes analyze -o' files, {res.path} is "
                              f"a {res.kind} file")

@@ -170,6 +170,35 @@ def test_results_file_has_the_workload(hand, tmp_path):
         assert f["workload/proc_finish"][1] == res["workload"]["op_end"][5]
 
 
+def test_timeline_draws_every_operation(hand, tmp_path):
+    """`pdes plot --kind timeline` draws one segment per operation, from its post to its
+    completion, sends, receives and computes apart; a run without a schedule is refused."""
+    from pdes.output import write_results
+    from pdes.plot import timeline_figure
+    from pdes.results import open_results
+    res = run("chain")
+    path = tmp_path / "r.h5"
+    write_results(str(path), res, C_TOML(res), nranks=1, partition=None, version="test")
+    with open_results(str(path)) as r:
+        fig = timeline_figure(r)
+    segs = {c.get_label(): c.get_segments() for c in fig.axes[0].collections}
+    assert [len(segs[k]) for k in ("send", "receive", "compute")] == [2, 2, 2]
+    start, end = res["workload"]["op_start"], res["workload"]["op_end"]
+    assert sorted((s[0][0], s[1][0]) for s in segs["compute"]) == \
+        sorted((start[i], end[i]) for i in (3, 5))
+    plain = run_local(make_cfg(preset="plan"))
+    write_results(str(tmp_path / "u.h5"), plain, C_TOML(plain), nranks=1, partition=None,
+                  version="test")
+    with open_results(str(tmp_path / "u.h5")) as r, \
+            pytest.raises(ParameterError, match="--kind timeline: .* is not a run of a schedule"):
+        timeline_figure(r)
+
+
+def C_TOML(res):
+    from pdes import config as C
+    return C.to_toml(res["prepared"].cfg)
+
+
 def _stuck(b):
     r0 = b.recv(0, 1, 8)
     b.send(0, 1, 8, after=[r0])
