@@ -177,7 +177,7 @@ TRAFFIC.register("random_ring", random_ring, params=PLACEMENT + [
             "a seeded random ring", reference=REF)
 TRAFFIC.register("incast", incast, params=PLACEMENT + [
     _bytes(4096, "message from each process to the root per round"), _ROOT] + _REPEAT,
-    summary="incast congestor schedule: every process sends to the root, round after round",
+    summary="incast congestor schedule: every process but the root sends to it, round after round",
     reference=REF)
 TRAFFIC.register("outcast", outcast, params=PLACEMENT + [
     _bytes(4096, "message from the root to each process per round"), _ROOT] + _REPEAT,
