@@ -180,7 +180,14 @@ def jobs_plan(cfg: dict, topo):
     seed = cfg["measure"]["seed"]
 
     def build(i, job):
-        return TRAFFIC.get(job["pattern"]).func(topo, seed, **C.job_pattern_params(job))
+        try:
+            return TRAFFIC.get(job["pattern"]).func(topo, seed, **C.job_pattern_params(job))
+        except ParameterError as exc:     # the pattern's keys are the job's
+            text = str(exc)
+            for old in ("traffic.", "traffic:"):
+                if text.startswith(old):
+                    text = f"jobs.{i}{old[7:]}" + text[len(old):]
+            raise ParameterError(text) from None
     sched, names, off, _ = combine(topo, seed, cfg["jobs"], build)
     return TrafficPlan("schedule", np.full(topo.n_endpoints, -1, np.int32), sched.description,
                        ops=sched, job_names=tuple(names), job_proc_off=off)

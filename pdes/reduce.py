@@ -302,7 +302,7 @@ def job_results(prep, wl) -> dict:
     for j, name in enumerate(prep.traffic.job_names):
         a, b = int(s.op_off[off[j]]), int(s.op_off[off[j + 1]])
         ops = slice(a, b)
-        first = int(start[ops].min(initial=0))
+        first = int(prep.cfg["jobs"][j]["start_cycle"]) if prep.cfg.get("jobs") else 0
         done = int(end[ops].max(initial=-1)) + 1
         snd = np.nonzero(send[ops])[0] + a
         lat = (end[s.match[snd]] - start[snd]).astype(np.int64)

@@ -93,14 +93,22 @@ def test_one_job_runs_as_its_pattern_does():
 
 
 def test_start_cycle_delays_a_job():
-    """A job with start_cycle T alone finishes T cycles later than at 0, and none of its
-    operations completes before T."""
+    """A job with start_cycle T alone finishes T cycles later than at 0, takes as many
+    cycles from T, and none of its operations completes before T."""
     base = ["jobs.0.pattern=allgather", "jobs.0.procs=6", "jobs.0.bytes=640"]
     at0 = run_local(cfg_of(*base))["jobs"]["job0"]
     later = run_local(cfg_of(*base, "jobs.0.start_cycle=100"))
     j = later["jobs"]["job0"]
     assert j["completion_cycle"] == at0["completion_cycle"] + 100
+    assert (j["start_cycle"], j["cycles"]) == (100, at0["cycles"])
     assert (later["workload"]["op_end"] >= 100).all()
+
+
+def test_a_jobs_pattern_errors_name_the_job():
+    """A job's pattern refusing its parameters names jobs.N.key, not traffic.key."""
+    with pytest.raises(ParameterError, match=r"^jobs\.1\.root: "):
+        prepare(cfg_of("jobs.0.pattern=barrier", "jobs.0.procs=4", "jobs.1.pattern=broadcast",
+                       "jobs.1.procs=8", "jobs.1.root=9"))
 
 
 def test_jobs_are_exact_on_any_part_count():

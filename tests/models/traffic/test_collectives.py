@@ -1,6 +1,6 @@
 """Collectives and application skeletons as schedules: matching, data flow, message totals.
 
-The data-flow replay (:func:`replay`) gives every operation the data its process is
+The data-flow replay (:func:`tests.helpers.replay`) gives every operation the data its process is
 *guaranteed* to hold when it starts: the process's initial data and what the
 operations it depends on hold when they complete (a receive adds what its matched send
 carried: the sender's guaranteed data in the send's ``chunk`` range).  Data is a bit
@@ -9,7 +9,6 @@ dependencies counts, so a missing dependency shows as missing data; with
 ``reduce=True`` a receive that would add a contribution twice (the data received
 overlaps the data held without containing it) fails.
 """
-from collections import deque
 from functools import lru_cache
 import math
 
@@ -18,78 +17,13 @@ import pytest
 
 from models.core.errors import ParameterError
 from models.core.registry import TRAFFIC
-from models.schedule import DEP_START, OP_COMPUTE, OP_RECV, OP_SEND, ScheduleBuilder, check
+from models.schedule import OP_COMPUTE, OP_RECV, OP_SEND, ScheduleBuilder, check
 from models.topology import build
 from models.traffic import collectives as C
 from models.traffic.exchanges import torus_dims
+from tests.helpers import final, replay
 
 SIZES = (2, 3, 5, 6, 8, 12)
-
-
-# --------------------------------------------------------------------------- replay
-def replay(s, init, reduce=False):
-    """(N,) list: per operation, the chunk masks its process is guaranteed to hold when it
-    has completed; ``init(p)`` gives process p's masks at the start."""
-    assert s.match is not None
-    N = s.n_ops
-    proc = s.op_proc()
-    C_ = int(s.chunk[s.op_kind == OP_SEND, 1].max())
-    start = [list(init(p)) for p in range(s.n_procs)]
-    assert all(len(v) == C_ for v in start)
-    preds = [list(s.dep[s.dep_off[o]:s.dep_off[o + 1]]) for o in range(N)]
-    kinds = [list(s.dep_kind[s.dep_off[o]:s.dep_off[o + 1]]) for o in range(N)]
-    succ = [[] for _ in range(N)]
-    indeg = [0] * N
-    for o in range(N):
-        ins = preds[o] + ([s.match[o]] if s.op_kind[o] == OP_RECV else [])
-        indeg[o] = len(ins)
-        for d in ins:
-            succ[d].append(o)
-    view, done = [None] * N, [None] * N
-    ready = deque(o for o in range(N) if indeg[o] == 0)
-    while ready:
-        o = ready.popleft()
-        v = list(start[proc[o]])
-        for d, k in zip(preds[o], kinds[o]):
-            v = [a | b for a, b in zip(v, view[d] if k == DEP_START else done[d])]
-        view[o] = v
-        out = list(v)
-        if s.op_kind[o] == OP_RECV:
-            m = s.match[o]
-            lo, hi = s.chunk[m]
-            for c in range(max(lo, 0), max(hi, 0)):
-                got = done[m][c]
-                if reduce and got & out[c] and out[c] & ~got:
-                    raise AssertionError(f"{s.name(o)}: receives {got:b} into {out[c]:b} in chunk {c}: "
-                                         "a contribution would be reduced twice")
-                out[c] |= got
-        done[o] = out
-        for w in succ[o]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                ready.append(w)
-    assert all(d is not None for d in done), "an operation was never reached"
-    return done
-
-
-def final(s, done):
-    """Masks of each process at its last operation (which must close over all its operations)."""
-    proc = s.op_proc()
-    out = []
-    for p in range(s.n_procs):
-        a, b = int(s.op_off[p]), int(s.op_off[p + 1])
-        last = b - 1
-        seen, stack = {last}, [last]                   # the last op's ancestors in its process
-        while stack:
-            o = stack.pop()
-            for d in s.dep[s.dep_off[o]:s.dep_off[o + 1]]:
-                if int(d) not in seen:
-                    seen.add(int(d))
-                    stack.append(int(d))
-        assert seen == set(range(a, b)), f"process {p}: its last op does not follow all its ops"
-        assert all(proc[o] == p for o in seen)
-        out.append(done[last])
-    return out
 
 
 def chunks(s):
