@@ -174,12 +174,12 @@ REF = "Chunduri et al. SC19 (GPCNeT)"
 TRAFFIC.register("random_ring", random_ring, params=PLACEMENT + [
     _bytes(8, "message to the ring successor per iteration")] + _REPEAT,
     summary="GPCNeT random-ring latency schedule: each iteration a message to the successor on "
-            "a seeded random ring", reference=REF)
+            "a seeded random ring", reference=REF, finite=True)
 TRAFFIC.register("incast", incast, params=PLACEMENT + [
     _bytes(4096, "message from each process to the root per round"), _ROOT] + _REPEAT,
     summary="incast congestor schedule: every process but the root sends to it, round after round",
-    reference=REF)
+    reference=REF, finite=True)
 TRAFFIC.register("outcast", outcast, params=PLACEMENT + [
     _bytes(4096, "message from the root to each process per round"), _ROOT] + _REPEAT,
     summary="outcast (flat broadcast) congestor schedule: the root sends to every process, round "
-            "after round", reference=REF)
+            "after round", reference=REF, finite=True)
