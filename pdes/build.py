@@ -7,6 +7,7 @@ traffic and checks the config against them (VCs, buffers: :mod:`pdes.sizing`);
 """
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from pdes.sizing import (MAX_VCS, MAX_VCS_PER_ROUTER, check_memory, check_networ
 from pdes.state import PartState, RouterParams
 from pdes.workload import (STATIC, empty_tables, is_finite, kernel_arrays, no_schedule,
                            schedule_tables)
+from pdes.failure import Failure, mid_run
 from pdes.timing import channel_cycles, hop_cycles, kernel_timing, router_cycles
 
 @dataclass
@@ -52,6 +54,7 @@ class Prepared:
     workload: dict = field(default_factory=dict)   # a schedule's tables (pdes.workload)
     provenance: dict = field(default_factory=dict)   # root attributes recording the input files
     # (pdes.provenance), written into result files and checkpoints; set by the command line
+    failure: object = None       # faults.at_cycle > 0: the pdes.failure.Failure of the run
 
     @property
     def keep(self) -> list:
@@ -246,6 +249,38 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     computed cooperatively.  ``reuse``, a :class:`Prepared` of a config with the
     same network (:func:`same_network`), lends its topology, latencies and
     distances instead of building them again (a sweep over routings or loads).
+    A failure during the run (``faults.at_cycle``) prepares the intact network, and the
+    degraded one it continues as from the reroute (``failure.degraded``), with one VC count.
+    """
+    if not mid_run(cfg):
+        return _prepare(cfg, comm, reuse)
+    at0 = copy.deepcopy(cfg)
+    at0["faults"]["at_cycle"] = 0
+    deg = _prepare(at0, comm)
+    prep = _prepare(cfg, comm, reuse)
+    spent = {k: v + deg.timings.get(k, 0.0) for k, v in prep.timings.items()}
+    nv, nv_deg = prep.rp.num_vcs, deg.rp.num_vcs
+    if nv != nv_deg:         # num_vcs = 0: the larger need of the two networks for both
+        n = max(nv, nv_deg)
+        for c in (at0, cfg2 := copy.deepcopy(cfg)):
+            c["router"]["num_vcs"] = n
+        deg = _prepare(at0, comm, reuse=deg)
+        prep = _prepare(cfg2, comm, reuse=prep)
+        prep.notes.append(f"faults: {n} VCs, what the longer routes of the degraded network need")
+    deg.cfg = prep.cfg = cfg
+    prep.timings.update(spent)      # the start-up report counts both networks' builds
+    prep.failure.degraded = deg
+    deg.failure = prep.failure
+    return prep
+
+
+def _prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
+    """Build topology, latencies, routing tables and traffic; validate against them.
+
+    Every rank of ``comm`` builds the same objects; only the distance table is
+    computed cooperatively.  ``reuse``, a :class:`Prepared` of a config with the
+    same network (:func:`same_network`), lends its topology, latencies and
+    distances instead of building them again (a sweep over routings or loads).
     """
     from models.core.registry import TRAFFIC
     import models.routing  # noqa: F401
@@ -316,6 +351,18 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
             f"; {idle} {'messages' if traffic.kind == 'messages' else 'sources'} of "
             f"'{pattern}' dropped (inactive destination)" if idle else ""))
         topo.meta["faults"]["dropped_by_traffic"] = int(idle)
+    failure = None
+    if mid_run(cfg):                # the intact network until faults.at_cycle
+        from models.faults import select
+        if is_finite(traffic):
+            raise ParameterError(
+                f"faults.at_cycle: '{pattern}' is a finite workload, whose messages would never "
+                "complete once a failure drops their packets (pdes does not retransmit); "
+                "failures during a run apply to load patterns")
+        fs = select(topo, cfg["faults"])
+        failure = Failure(cfg["faults"]["at_cycle"], cfg["faults"]["reroute_cycles"], fs, topo)
+        notes.append(f"faults: at cycle {failure.at_cycle}, {fs.description}; the routing tables "
+                     f"of the degraded network from cycle {failure.reroute_at}")
     if traffic.kind == "schedule":       # per-operation tables in the kernel's numbering
         traffic, workload = schedule_tables(traffic, topo.n_endpoints, r["packet_size"],
                                             r["flit_bytes"])
@@ -341,7 +388,7 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         private_flits=private_vc_flits(r), booksim=booksim_allocation(r))
     prep = Prepared(cfg=cfg, topo=topo, link_latency=link_latency, cable_m=cable_m, dist=dist,
                     plan=plan, traffic=traffic, rp=rp, timings=timings, notes=notes, share=share,
-                    deadlock_warning=warning, workload=workload)
+                    deadlock_warning=warning, workload=workload, failure=failure)
     share.adopt_attrs(kernel_globals(prep))    # the kernel's copies in its dtypes, once per node
     return prep
 
@@ -401,8 +448,8 @@ def degraded(cfg: dict, topo, link_latency, cable_m, share=None):
     links removed, the latencies and cables of the intact network's layout kept for the
     others (:mod:`models.faults`); the arguments themselves when nothing fails."""
     from models import faults as F
-    if not F.configured(cfg["faults"]):
-        return topo, link_latency, cable_m
+    if not F.configured(cfg["faults"]) or cfg["faults"]["at_cycle"] > 0:
+        return topo, link_latency, cable_m      # nothing fails, or not before the run
     fs = F.select(topo, cfg["faults"])
     full = topo
     topo = share.object(lambda: F.degrade(full, fs), touch=TOPOLOGY_SHARED) if share is not None \

@@ -43,10 +43,11 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core import params as prm_slots
-from models.core.params import NEVER
+from models.core.params import IV_DISCARD, NEVER
 from models.schedule import OP_RECV, OP_SEND
 from models.core.record import (F_AUX, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME, F_MID,
     F_SEQ, F_SRC, F_VC, HIST_OCTAVES, HIST_SUB, NF_HOT, NF_USED, NSTAT, S_CREATED_MEAS,
+    S_DROPPED_FLITS,
     S_CREATED_PKTS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT,
     S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, STAT_MAX)
 from pdes import reduce
@@ -196,7 +197,7 @@ def capture(part, port_off, n_endpoints: int) -> dict:
         for name in names:
             v = np.array(a[name])
             if name == "iv_out":
-                v = np.where(v >= 0, idx["port"][np.maximum(v, 0)], -1).astype(v.dtype)
+                v = np.where(v >= 0, idx["port"][np.maximum(v, 0)], v).astype(v.dtype)
             elif name == "ov_owner":
                 # negative: free (-1) or draining (pdes.kernels.iq.OV_DRAINING), kept as is
                 v = np.where(v >= 0, idx["vc"][np.maximum(v, 0)], v).astype(v.dtype)
@@ -783,8 +784,13 @@ def _verify_loop(c: _Checks, ck: Checkpoint, prep, G: dict) -> None:
     c.holds("dataset /engine/series", series[:, 0] == sp * np.arange(1, n + 1, dtype=np.int64),
             "is not the cycle of its sample (rows must be contiguous)")
     c.within("dataset /engine/series (counts)", series[:, 1:5], 0, np.iinfo(np.int64).max)
-    c.holds("dataset /engine/series", series[:, 5] == np.cumsum(series[:, 2] - series[:, 1]),
-            "has flits in flight other than injected minus delivered so far")
+    flow = np.cumsum(series[:, 2] - series[:, 1])
+    if prep.failure is None:
+        c.holds("dataset /engine/series", series[:, 5] == flow,
+                "has flits in flight other than injected minus delivered so far")
+    else:           # a failure drops flits: fewer in flight, never more
+        c.holds("dataset /engine/series", (series[:, 5] <= flow) & (series[:, 5] >= 0),
+                "has more flits in flight than injected minus delivered so far")
     rate = int(series[-1, 1]) / (sp * prep.active_endpoints)
     if s.prev_rate is None or s.prev_rate != rate:
         c.fail(f"attribute /engine@prev_rate is {s.prev_rate}, the last sample's rate is {rate}")
@@ -955,7 +961,7 @@ def _verify_owners(c: _Checks, prep, G: dict, geo: dict, draining: int) -> None:
     n_ports = router.size
     vc_router = np.repeat(router, nv)
     out = np.asarray(G["input_vcs/iv_out"], dtype=np.int64)
-    c.within("dataset /input_vcs/iv_out", out, -1, n_ports - 1)
+    c.within("dataset /input_vcs/iv_out", out, IV_DISCARD, n_ports - 1)
     c.holds("dataset /input_vcs/iv_out", (out < 0) | (router[np.maximum(out, 0)] == vc_router),
             "names a port of another router")
     own = np.asarray(G["output_vcs/ov_owner"], dtype=np.int64)
@@ -980,8 +986,12 @@ def _verify_counters(c: _Checks, ck: Checkpoint, prep, G: dict, hop_bins: int) -
                          (S_CREATED_PKTS, 3, "created packets")):
         c.equal(f"dataset /stats/st ({what})", st[k], series[:, col].sum(),
                 "but the samples of /engine/series sum to")
-    c.equal("dataset /stats/st (in flight)", st[S_INFLIGHT],
-            st[S_INJECTED_FLITS] - st[S_DELIVERED_FLITS], "but injected minus delivered is")
+    # flits a failure dropped after injection are neither delivered nor in flight
+    lost = st[S_INJECTED_FLITS] - st[S_DELIVERED_FLITS] - st[S_INFLIGHT]
+    if not 0 <= lost <= st[S_DROPPED_FLITS]:
+        c.fail(f"dataset /stats/st (in flight) is {int(st[S_INFLIGHT])}, but injected minus "
+               f"delivered is {int(st[S_INJECTED_FLITS] - st[S_DELIVERED_FLITS])} with "
+               f"{int(st[S_DROPPED_FLITS])} flits dropped")
     for k, whole, what in ((S_INJECTED_WIN, S_INJECTED_FLITS, "injected in the window"),
                            (S_DELIVERED_WIN, S_DELIVERED_FLITS, "delivered in the window"),
                            (S_CREATED_MEAS, S_CREATED_PKTS, "measured packets created"),
@@ -1012,9 +1022,10 @@ def _verify_counters(c: _Checks, ck: Checkpoint, prep, G: dict, hop_bins: int) -
                  + np.asarray(G["endpoints/ep_cur_left"], np.int64).sum())
     c.equal("dataset /stats/st (in flight)", st[S_INFLIGHT], held,
             "but the input VCs and output queues hold")
-    if int(st[S_CREATED_PKTS]) * pkt != int(st[S_DELIVERED_FLITS]) + queued + held:
+    dropped = int(st[S_DROPPED_FLITS])
+    if int(st[S_CREATED_PKTS]) * pkt != int(st[S_DELIVERED_FLITS]) + dropped + queued + held:
         c.fail(f"conservation: created {int(st[S_CREATED_PKTS]) * pkt} flits (/stats/st) != "
-               f"delivered {int(st[S_DELIVERED_FLITS])} + source queues {queued} "
+               f"delivered {int(st[S_DELIVERED_FLITS])} + dropped {dropped} + source queues {queued} "
                "(/endpoints/ep_pending, ep_cur_left) + in flight "
                f"{held} (/input_vcs/ib_cnt, /ports/oq_cnt)")
 
@@ -1118,7 +1129,7 @@ def _restore_part(part, G: dict, port_off, nv: int, starts: dict) -> None:
                     raise ParameterError(f"restart: {name} names a port of another router "
                                          "(damaged file)")
                 v = np.where(v >= 0, loc if name == "iv_out" else loc * nv + np.maximum(v, 0) % nv,
-                             v if name == "ov_owner" else -1)
+                             v)
             a[name][...] = v
     layouts = _layouts(part)
     for group, (space, ids, rdy, head, cnt) in RINGS.items():

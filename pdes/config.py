@@ -154,6 +154,12 @@ STATIC: dict[str, list[Param]] = {
               "topology (its group_kind: rack, group, ...)", lo=0, hi=2 ** 31 - 1),
         Param("seed", int, 0, "seed of the drawn links and routers (BookSim's fail_seed)",
               lo=0, hi=2 ** 63 - 1),
+        Param("at_cycle", int, 0, "cycle at whose start the failures happen, with flits in "
+              "flight (docs/faults.md#failures-during-a-run); 0 = before the first cycle: the "
+              "degraded network is simulated from the start", lo=0, hi=2 ** 31 - 1),
+        Param("reroute_cycles", int, 1000, "with at_cycle: cycles from the failure until the "
+              "routing tables of the degraded network take effect (a subnet manager's reaction "
+              "time; real ones take milliseconds or more)", lo=0, hi=2 ** 31 - 1),
         Param("disconnected", str, "exclude", "when the failures split the network: exclude = "
               "the endpoints outside its largest part are inactive (reported); error = refuse",
               choices=("exclude", "error")),

@@ -30,16 +30,30 @@ def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None
     MPI run uses, without MPI.  ``checkpoint`` and ``restart`` (an opened
     :class:`pdes.checkpoint.Checkpoint` to continue from) as for :func:`simulate`.
     """
-    prep = prep or prepare(cfg)
+    prep = at_restart(prep or prepare(cfg), restart)
+    if owner is not None and len(owner) != prep.topo.n_routers:   # restarted after a reroute
+        import partition as PT
+        owner = PT.assign(prep.topo, prep.link_latency, len(set(np.asarray(owner).tolist())),
+                          cfg["run"]["partition"], seed=cfg["measure"]["seed"])
     owner = np.zeros(prep.topo.n_routers, np.int32) if owner is None else np.asarray(owner, np.int32)
     la = lookahead_of(prep.topo, owner, prep.link_latency)
     W = window_for(la, sync_period(prep))
     parts = make_parts(prep, owner, sorted(set(owner.tolist())), W)
     group = LocalGroup(parts)
     resume = _restore(restart, prep, group)
-    res = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint).run(resume)
-    res["prepared"] = prep
+    engine = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint)
+    res = engine.run(resume)
+    res["prepared"] = engine.prep        # the degraded network's after a reroute
     return res
+
+
+def at_restart(prep: Prepared, restart) -> Prepared:
+    """The network a run restarted from ``restart`` continues on: the degraded one when the
+    checkpoint is from after a reroute (``faults.at_cycle``), else ``prep``."""
+    f = prep.failure
+    if restart is not None and f is not None and restart.cycle > f.reroute_at:
+        return f.degraded
+    return prep
 
 
 def _restore(restart, prep: Prepared, group) -> LoopState | None:
@@ -47,6 +61,10 @@ def _restore(restart, prep: Prepared, group) -> LoopState | None:
     if restart is None:
         return None
     state = restore(restart, prep, group.parts)
+    if prep.failure is not None and state.cycle > prep.failure.at_cycle:
+        from pdes.failure import resume        # after a failure: its ports down again
+        for p in group.parts:
+            resume(p, prep)
     audit_restored(restart, prep, group)       # conservation, before the first cycle
     return state
 
@@ -72,7 +90,7 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     size = 1 if comm is None else comm.Get_size()
     rank = 0 if comm is None else comm.Get_rank()
     t0 = time.perf_counter()
-    prep = prep or prepare(cfg, comm if size > 1 else None)
+    prep = at_restart(prep or prepare(cfg, comm if size > 1 else None), restart)
     t = time.perf_counter()
     owner = PT.assign(prep.topo, prep.link_latency, size, cfg["run"]["partition"],
                       seed=cfg["measure"]["seed"], max_imbalance=cfg["run"]["max_imbalance"])
@@ -98,7 +116,9 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     startup = {**prep.timings, "partition_s": t_partition, "state_s": t_state, "compile_s": t_compile}
     if on_ready is not None:
         on_ready(startup)
-    res = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint).run(resume)
+    engine = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint)
+    res = engine.run(resume)
+    prep = engine.prep                   # the degraded network's after a reroute
     res["timing"].update(startup)
     res["timing"].update(getattr(group, "timing", {}))   # rank-local exchange breakdown
     res["prepared"] = prep

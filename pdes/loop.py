@@ -30,9 +30,10 @@ import numpy as np
 from models.core import params as prm_slots
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
     ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, S_CREATED_MEAS, S_DELIVERED_FLITS,
-    S_DELIVERED_MEAS, S_INFLIGHT, S_LAST_MOVE)
+    S_DELIVERED_MEAS, S_DROPPED_MEAS, S_INFLIGHT, S_LAST_MOVE)
 from pdes import reduce
 from pdes.checkpoint import save
+from pdes.failure import carry_over, fail, restore_degraded
 from pdes.kernels.schedule import post_initial
 from pdes.workload import is_finite, total_flits
 from pdes.loopstate import CheckpointPlan, CheckpointStop, LoopState, SimulationError
@@ -137,14 +138,25 @@ class Engine:
         if resume is None and prep.traffic.kind == "schedule":
             for p in self.parts:        # cycle 0: the operations without dependencies
                 post_initial(p.group_of("Messages"), p.arrays["ep_gid"])
+        failure = prep.failure
         while True:
-            self._advance(s, min(self.window, sync - s.cycle % sync))  # windows end at multiples of sync
+            if failure is not None:
+                if s.cycle == failure.at_cycle:
+                    fail(self.group, self.prep.topo, failure, s.cycle)
+                if s.cycle == failure.reroute_at and self.prep is not failure.degraded:
+                    self._reroute(s)
+            step = min(self.window, sync - s.cycle % sync)   # windows end at multiples of sync
+            if failure is not None:                          # ... at the failure and reroute
+                for c in (failure.at_cycle, failure.reroute_at):
+                    if s.cycle < c:
+                        step = min(step, c - s.cycle)
+            self._advance(s, step)
             if epoch and s.cycle % epoch == 0:
                 self._snapshot(s.cycle)
             if s.cycle % SP == 0 and self._sample_boundary(s):
                 break
         s.phase_wall[s.phase] += time.perf_counter() - self._t_phase
-        res = reduce.results(prep, self.group, s, self.window, self.lookahead)
+        res = reduce.results(self.prep, self.group, s, self.window, self.lookahead)
         if resume is not None:
             res["restarted_from_cycle"] = resume.cycle
         return res
@@ -162,6 +174,29 @@ class Engine:
         s.kernel_s += t1 - t0
         s.exchange_s += t2 - t1
         s.cycle += step
+
+    def _reroute(self, s: LoopState) -> None:
+        """At ``faults.at_cycle + reroute_cycles`` (collective): the run goes on as a run of the
+        degraded network, partitioned anew, from the intact one's state (:mod:`pdes.failure`)."""
+        import partition as PT
+        from pdes.build import make_parts
+        from pdes.comm import LocalGroup, MpiGroup
+        G2, smp = carry_over(self.prep, self.group, s.cycle)
+        deg, cfg, group = self.prep.failure.degraded, self.prep.cfg, self.group
+        mpi = isinstance(group, MpiGroup)
+        n = group.size if mpi else len(group.parts)
+        owner = PT.assign(deg.topo, deg.link_latency, n, cfg["run"]["partition"],
+                          seed=cfg["measure"]["seed"], max_imbalance=cfg["run"]["max_imbalance"])
+        la = lookahead_of(deg.topo, owner, deg.link_latency)
+        W = window_for(la, sync_period(deg))
+        if mpi:
+            new = MpiGroup(group.comm, make_parts(deg, owner, [group.rank], W)[0], W,
+                           deg.rp.speedup)
+        else:
+            new = LocalGroup(make_parts(deg, owner, sorted(set(owner.tolist())), W))
+        restore_degraded(new.parts, deg, G2, smp, s.m0, s.m1)
+        self.prep, self.group, self.parts, self.window, self.lookahead = deg, new, new.parts, W, la
+        reduce.audit(deg, new)                 # conservation across the carry-over
 
     def _sample_boundary(self, s: LoopState) -> bool:
         """At a sample boundary: record the sample, move between phases, decide whether the run
@@ -216,7 +251,7 @@ class Engine:
         T = s.cycle
         finished = self._total_flits >= 0 and int(st[S_DELIVERED_FLITS]) == self._total_flits
         if s.phase == "drain":
-            outstanding = int(st[S_CREATED_MEAS] - st[S_DELIVERED_MEAS])
+            outstanding = int(st[S_CREATED_MEAS] - st[S_DELIVERED_MEAS] - st[S_DROPPED_MEAS])
             if outstanding == 0:
                 finished = True
             elif T - s.m1 >= m["drain_cycles"]:

@@ -62,7 +62,9 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     for k, v in prep.provenance.items():     # the input files' digests (pdes.provenance)
         f.attrs[k] = v
     write_config(f.create_group("config"), prep.cfg)
-    if topo.is_degraded:
+    if prep.failure is not None:              # a failure during the run (pdes.failure)
+        write_failure(f.create_group("faults"), prep.failure)
+    elif topo.is_degraded:
         write_faults(f.create_group("faults"), topo)
     s = f.create_group("summary")
     for k, v in res["summary"].items():
@@ -139,6 +141,17 @@ def write_faults(g, topo) -> None:
     g.create_dataset("failed_routers", data=np.asarray(fs.routers, dtype=np.int32))
     g.create_dataset("cut_off_routers", data=np.asarray(fs.cut_off, dtype=np.int32))
     for k, v in topo.meta["faults"].items():
+        g.attrs[k] = int(v)
+    g.attrs["description"] = fs.description
+
+
+def write_failure(g, failure) -> None:
+    """The fault set of a failure during the run (``/faults``), with its cycle."""
+    fs = failure.fs
+    g.create_dataset("failed_links", data=np.asarray(fs.link_pairs, dtype=np.int32).reshape(-1, 2))
+    g.create_dataset("failed_routers", data=np.asarray(fs.routers, dtype=np.int32))
+    g.create_dataset("cut_off_routers", data=np.asarray(fs.cut_off, dtype=np.int32))
+    for k, v in failure.attrs().items():
         g.attrs[k] = int(v)
     g.attrs["description"] = fs.description
 

@@ -14,7 +14,8 @@ import sys
 import numpy as np
 
 from models.core.record import (HIST_OCTAVES, HIST_SUB, S_CREATED_MEAS, S_CREATED_PKTS,
-    S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT,
+    S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN, S_DROPPED_FLITS,
+    S_DROPPED_MEAS, S_DROPPED_PKTS, S_INFLIGHT,
     S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS,
     S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ, STAT_MAX)
 from models.schedule import OP_SEND
@@ -114,6 +115,8 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
     loads = {"offered_load": int(st[S_CREATED_WIN_FLITS]) / (M * n_act),
              "injected_load": int(st[S_INJECTED_WIN]) / (M * n_act),
              "accepted_load": int(st[S_DELIVERED_WIN]) / (M * n_act)}
+    if prep.failure is not None:     # packets a failure destroyed are lost, not late
+        loads["dropped_load"] = int(st[S_DROPPED_MEAS]) * prep.rp.packet_size / (M * n_act)
     saturated, reason = _saturation(prep, st, state, loads, finite)
     hist_m = summed(group, "hist_msg") if finite else None
     summary = _message_summary(prep, st, hist_m, edges, M) if finite else {}
@@ -132,7 +135,7 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
     })
     return {
         "summary": summary,
-        "counters": _counters(st, counts),
+        "counters": _counters(st, counts, prep.failure is not None),
         "hist_packet_latency": counts["hist_plat"],
         "hist_latency_edges": edges,
         "hist_network_latency": counts["hist_nlat"],
@@ -179,12 +182,14 @@ def audit(prep, group) -> None:
 def _audit(prep, st, counts) -> None:
     """Every flit created is delivered, in a source queue or in the network."""
     created_flits = int(st[S_CREATED_PKTS]) * prep.rp.packet_size
-    delivered = int(st[S_DELIVERED_FLITS])
+    delivered, dropped = int(st[S_DELIVERED_FLITS]), int(st[S_DROPPED_FLITS])
     held, queued = counts["held"], counts["queued"]
-    if not ((created_flits == delivered + queued + held) and (held == int(st[S_INFLIGHT]))):
+    if not ((created_flits == delivered + dropped + queued + held)
+            and (held == int(st[S_INFLIGHT]))):
         raise SimulationError(
             f"conservation audit failed: created {created_flits} flits != delivered {delivered}"
-            f" + source queues {queued} + in flight {held} (kernel count {int(st[S_INFLIGHT])})")
+            + (f" + dropped {dropped}" if dropped else "")
+            + f" + source queues {queued} + in flight {held} (kernel count {int(st[S_INFLIGHT])})")
 
 
 def _measure_window(st, state: LoopState, finite: bool, wl=None) -> tuple[int, int, int]:
@@ -211,6 +216,7 @@ def _saturation(prep, st, state: LoopState, loads: dict, finite: bool) -> tuple[
     or (load-driven) source queues that grew over the window."""
     saturated, reason = state.saturated, state.reason
     offered, accepted = loads["offered_load"], loads["accepted_load"]
+    accepted += loads.get("dropped_load", 0.0)
     m = prep.cfg["measure"]
     tol = m["saturation_tolerance"]
     if not saturated and accepted < offered * (1.0 - tol):
@@ -342,8 +348,8 @@ def _latency_summary(st, counts, edges) -> dict:
     }
 
 
-def _counters(st, counts) -> dict:
-    """The run's integer totals (``/counters``)."""
+def _counters(st, counts, failure: bool = False) -> dict:
+    """The run's integer totals (``/counters``; with a failure during the run, its drops)."""
     sums = {k: int(st[i]) for k, i in (
         ("created_packets", S_CREATED_PKTS), ("created_measured", S_CREATED_MEAS),
         ("injected_flits", S_INJECTED_FLITS), ("delivered_flits", S_DELIVERED_FLITS),
@@ -351,6 +357,9 @@ def _counters(st, counts) -> dict:
         ("sum_packet_latency_sq", S_SUM_PLAT_SQ), ("sum_network_latency", S_SUM_NLAT),
         ("sum_hops", S_SUM_HOPS))}
     sums.update(source_queue_flits=counts["queued"], in_flight_flits=counts["held"])
+    if failure:
+        sums.update(dropped_flits=int(st[S_DROPPED_FLITS]), dropped_packets=int(st[S_DROPPED_PKTS]),
+                    dropped_measured=int(st[S_DROPPED_MEAS]))
     return sums
 
 

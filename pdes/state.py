@@ -159,7 +159,7 @@ class PartState:
             "nR": nR, "nP": nP, "nE": nE, "nS": nP + nE, "nC": self.nC, "nv": nv,
             "oq": rp.output_flits, "n_ib": caps.pop("n_ib"), "n_cr": caps.pop("n_cr"),
             "n_rec": min(self.max_records, 1024),   # grown by reserve_records
-            "focap": max(self.window, 1), "cocap": max(self.window * S, 1),
+            "focap": max(self.window, 1), "cocap": max(self.window * (S + 1), 1),
             "n_hist": hist_max + HIST_SUB * HIST_OCTAVES, "n_hops": n_hop_bins,
             "n_scr": cycle.scratch_size(maxp, nv, S)}
         self.prm = _params(rp, self.sizes, hot=caps.pop("hot"), hist_max=hist_max)

@@ -54,6 +54,12 @@ MPI_ONLY = {
     # parallel links (two ports and channels per router pair) crossing the ranks
     "ft-parallel": ["topology.name=fattree", "topology.k=12", "topology.levels=2",
                     "topology.parallel=3", "traffic.load=0.9", "measure.drain_cycles=300"],
+    # a failure during the run (packets cut by failed links and a failed router, the reroute)
+    "faults-mid": ["router.packet_size=4", "traffic.load=0.4", "faults.link_fraction=0.1",
+                   "faults.routers=[3]", "faults.at_cycle=300", "faults.reroute_cycles=100"],
+    "faults-mid-booksim": ["router.allocation=booksim", "routing.algorithm=ugal_l",
+                           "router.packet_size=4", "traffic.load=0.4", "faults.link_fraction=0.1",
+                           "faults.at_cycle=300", "faults.reroute_cycles=100"],
     "dfplus-worst": ["topology.name=dragonfly_plus", "topology.h=2", "traffic.pattern=worst_case",
                      "traffic.load=0.6", "measure.drain_cycles=300"],
     # schedules (pdes.kernels.schedule): per-operation cycles on processes of every rank
@@ -85,7 +91,7 @@ def test_world_equals_serial(case):
 
 @pytest.mark.mpi(min_size=4)
 @pytest.mark.parametrize("case", ["min", "gf-sat", "ugal_g", "nag", "layered", "sf-shared-sat",
-                                  "faults", "allreduce-rab"])
+                                  "faults", "faults-mid", "allreduce-rab"])
 def test_split_communicator_of_three(case):
     """A run on a split communicator of 3 ranks equals the one-process run."""
     from mpi4py import MPI

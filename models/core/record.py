@@ -49,7 +49,11 @@ S_INFLIGHT = 13           # flits injected minus delivered on this rank (sums to
 S_CREATED_WIN_FLITS = 14  # flits of packets created inside the window (offered load)
 S_SUM_PLAT_SQ = 15        # sum of squared packet latency (for the standard deviation)
 S_LAST_DELIVERY = 16      # last cycle a flit was delivered (reduced with max)
-NSTAT = 17
+S_DROPPED_FLITS = 17      # flits of created packets lost to a failure (faults.at_cycle): removed
+                          #   from the network, or never injected
+S_DROPPED_PKTS = 18       # packets lost to a failure (a packet is delivered or dropped, not both)
+S_DROPPED_MEAS = 19       # ... of them created inside the measurement window
+NSTAT = 20
 STAT_MAX = (S_MAX_PLAT, S_MAX_NLAT, S_LAST_MOVE, S_LAST_DELIVERY)
 
 # ---- per-sample counters (int64), reset by the orchestrator every sample

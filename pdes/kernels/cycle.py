@@ -121,11 +121,11 @@ from models.core.rings import ring_slot
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
     ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
     F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2, HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED,
-    OK, S_CREATED_MEAS, S_CREATED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
+    OK, S_CREATED_MEAS, S_CREATED_PKTS, S_DROPPED_FLITS, S_DROPPED_MEAS, S_DROPPED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
     S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
     S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from models.core.params import (
-    NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
+    IV_DISCARD, NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
     PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
     PR_TRAFFIC)
@@ -573,6 +573,93 @@ def move_flit(t, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
         inb.iv_out[ivc] = -1
     outq.rr_in[P] = vc + 1 if vc + 1 < nv else 0
     return OK
+
+
+@njit_inline
+def credit_back(t, P, vc, prm, ports, crd, obox, outq):
+    """The credit of a flit that left input VC ``vc`` of port ``P`` in cycle ``t`` other than
+    through the switch (a dropped flit): back to the port's sender, or into its outbox (with
+    ``router.allocation = "booksim"``, through the port's credit queue).  A status code."""
+    k = ports.port_router[P]
+    plo = ports.port_off[k]
+    cs = t
+    if prm[PR_ALLOC] != 0:
+        if cs < outq.cr_next[P]:
+            cs = outq.cr_next[P]
+        outq.cr_next[P] = cs + 1
+    carr = cs + ports.in_lat[P] + prm[PR_CHX] + (prm[PR_CD] if P - plo >= ports.n_epp[k]
+                                                  else prm[PR_ECD])
+    s = ports.in_sender[P]
+    if s >= 0:
+        if not queue_credit(crd, ports.cr_deep, prm[PR_HOT], ports.cr_cap[s], s * prm[PR_NV] + vc,
+                            carr):
+            return ERR_CREDIT
+        return OK
+    cc = ports.in_cut[P]
+    cocap = prm[PR_COCAP]
+    n = obox.co_cnt[cc]
+    if n >= cocap:
+        return ERR_OUTBOX
+    obox.co_t[cc * cocap + n] = carr
+    obox.co_vc[cc * cocap + n] = vc
+    obox.co_cnt[cc] = n + 1
+    return OK
+
+
+@njit_inline
+def count_dropped(fid, prm, pool, stats):
+    """Statistics of a dropped flit ``fid`` that was in the network (its packet's, at the tail)."""
+    st = stats.st
+    st[S_DROPPED_FLITS] += 1
+    st[S_INFLIGHT] -= 1
+    if pool.rec[fid, F_FLIT] == prm[PR_PKT] - 1:
+        st[S_DROPPED_PKTS] += 1
+        ct = pool.rec_c[fid, F_CTIME - NF_HOT]
+        if ct >= prm[PR_M0] and ct < prm[PR_M1]:
+            st[S_DROPPED_MEAS] += 1
+
+
+@njit_inline
+def discard_front(now, t, P, ivc, prm, ports, crd, pool, inb, outq, obox, stats):
+    """After a failure (``PR_FAULT``): drop the packet at the front of input VC ``ivc`` (port
+    ``P``), which found no route, VC or working port, one flit per cycle and input port (so
+    that its credits fit the outboxes as the switch's do); the flit must have arrived by
+    ``now`` (a cycle, or a step with ``router.allocation = "booksim"``).  Until its tail has
+    been dropped the VC drops every flit that arrives (``iv_out = IV_DISCARD``).  A status
+    code."""
+    nv, pkt, hot, sx = prm[PR_NV], prm[PR_PKT], prm[PR_HOT], prm[PR_SX]
+    nIV = ports.port_off[ports.port_off.shape[0] - 1] * nv
+    inb.iv_out[ivc] = IV_DISCARD
+    inb.iv_va_at[ivc] = NEVER
+    if inb.ib_cnt[ivc] == 0:
+        return OK
+    h = inb.ib_head[ivc]
+    pos = ring_slot(h, ivc, nIV, hot, ports.iv_deep)
+    r = inb.ib_rdy[pos]
+    if r > now or outq.dr_next[P] > t:
+        nxt = (t + 1) * sx
+        inb.iv_va_at[ivc] = r if r > nxt else nxt      # not arrived, or the port dropped one
+        return OK
+    outq.dr_next[P] = t + 1
+    fid = inb.ib_id[pos]
+    tail = pool.rec[fid, F_FLIT] == pkt - 1
+    count_dropped(fid, prm, pool, stats)
+    top = pool.rec_top[0]
+    pool.rec_free[top] = fid
+    pool.rec_top[0] = top + 1
+    inb.ib_cnt[ivc] -= 1
+    if inb.ib_cnt[ivc] == 0:
+        inb.ib_head[ivc] = 0
+    else:
+        h = h + 1 if h + 1 < ports.in_cap[P] else 0
+        inb.ib_head[ivc] = h
+        r = inb.ib_rdy[ring_slot(h, ivc, nIV, hot, ports.iv_deep)]
+        inb.iv_ready[ivc] = r
+        nxt = (t + 1) * sx
+        inb.iv_va_at[ivc] = r if r > nxt else nxt
+    if tail:
+        inb.iv_out[ivc] = -1           # the next packet's head, if any, is routed
+    return credit_back(t, P, ivc - P * nv, prm, ports, crd, obox, outq)
 
 
 @njit_borrow

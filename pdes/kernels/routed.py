@@ -22,18 +22,32 @@ room for the whole packet (virtual cut-through); with shared buffers
 reserves the packet's flits.
 """
 from models.core.jit import njit, njit_borrow, njit_inline
-from models.core.params import (NEVER, PR_ALLOC, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF,
+from models.core.params import (IV_DISCARD, NEVER, PR_ALLOC, PR_FAULT, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF,
                                 PR_PKT, PR_PRIV, PR_SX, PR_VAD, PR_VALG, PR_VCANY, PR_VITERS)
 from models.core.rings import ring_slot
-from models.core.record import ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, OK
+from models.core.record import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, F_SEQ, F_SRC,
+                                OK)
 from models.core.views import EngineView, Site
 from pdes.kernels.buffers import shared_free, shared_room
-from pdes.kernels.cycle import endpoint_stage, make_scratch, output_stage, switch_allocation
+from pdes.kernels.cycle import (discard_front, endpoint_stage, make_scratch, output_stage,
+                                switch_allocation)
 from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
 HAS_SOURCE = False  # routing import
+DROPPED = -1        # route_head: the packet was dropped (PR_FAULT)
+
+
+@njit_inline
+def unroutable(status, op, ovc, ncls, mono, P, plo, nepk, in_cls, port_down):
+    """After a failure: whether a head's route is none, or leads to a failed port, or asks
+    for a VC class there is none of (or lower than the one it came on)."""
+    if status != OK or op < 0 or ovc >= ncls:
+        return True
+    if mono != 0 and P - plo >= nepk and op - plo >= nepk and ovc < in_cls:
+        return True
+    return port_down[op] != 0
 
 
 @njit_inline
@@ -123,7 +137,7 @@ def grant_vcs(t, k, n_touched, prm, ports, crd, inb, outq, scr):
 
 
 @njit_inline
-def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
+def route_and_allocate_vc(t, k, eng, pool, inb, outq, obox, stats, scr, ctx, ap):
     """Route computation and VC allocation at router ``k`` (after the switch, so an output
     VC freed by a tail this cycle can be re-used); ``eng`` is the routing's view of the
     engine (:class:`models.core.views.EngineView`)."""
@@ -134,7 +148,7 @@ def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
     va_best, va_who, touched, cand_ivc = scr.va_best, scr.va_who, scr.touched, scr.cand_ivc
     cand_p, va_ovc, cls_of = scr.cand_p, scr.va_ovc, scr.cls_of
     nv, hot, ncls, mono = prm[PR_NV], prm[PR_HOT], prm[PR_NCLS], prm[PR_MONO]
-    vany = prm[PR_VCANY]
+    vany, fault = prm[PR_VCANY], prm[PR_FAULT]
     nIV = port_off[port_off.shape[0] - 1] * nv
     kcls = nv // ncls
     plo = port_off[k]
@@ -155,6 +169,12 @@ def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
         P = cand_p[ci]
         vc = ivc - P * nv
         if iv_out[ivc] < 0:
+            if iv_out[ivc] == IV_DISCARD:
+                # after a failure: the rest of a dropped packet
+                status = discard_front(t, t, P, ivc, prm, ports, crd, pool, inb, outq, obox, stats)
+                if status != OK:
+                    return status
+                continue
             fid = ib_id[ring_slot(ib_head[ivc], ivc, nIV, hot, iv_deep)]
             site = Site(t, k, rg, plo, nepk, phi, P, cls_of[vc])
             if HAS_SOURCE and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
@@ -163,6 +183,14 @@ def route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap):
             status, op, ovc = route_hop(site, eng, ctx, ap, fid)
             if vany != 0:
                 ovc = 0                  # routing.vcs = "any": one class spanning every VC
+            inb.iv_psrc[ivc] = rec[fid, F_SRC]
+            inb.iv_pseq[ivc] = rec[fid, F_SEQ]
+            if fault != 0 and unroutable(status, op, ovc, ncls, mono, P, plo, nepk, cls_of[vc],
+                                         ports.port_down):
+                status = discard_front(t, t, P, ivc, prm, ports, crd, pool, inb, outq, obox, stats)
+                if status != OK:
+                    return status
+                continue
             if status != OK:
                 return status
             if op < 0:
@@ -231,17 +259,21 @@ def router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap):
         status = switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr)
         if status != OK:
             return status
-        status = route_and_allocate_vc(t, k, eng, inb, outq, scr, ctx, ap)
+        status = route_and_allocate_vc(t, k, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
         if status != OK:
             return status
     return OK
 
 
 @njit_inline
-def route_head(t, k, P, ivc, eng, inb, scr, ctx, ap):
+def route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats, scr, ctx, ap):
     """Route computation for the head at the front of input VC ``ivc`` (port ``P`` of router
-    ``k``): the routing kernel's output port and VC class, checked; a status code."""
+    ``k``) in step ``tau``: the routing kernel's output port and VC class, checked; a status
+    code, or ``DROPPED`` (after a failure, the packet found no route: :func:`discard_front`)."""
     prm, ports, rec = eng.prm, eng.ports, eng.rec
+    if inb.iv_out[ivc] == IV_DISCARD:
+        status = discard_front(tau, t, P, ivc, prm, ports, eng.crd, pool, inb, outq, obox, stats)
+        return DROPPED if status == OK else status
     nv, hot, ncls, mono = prm[PR_NV], prm[PR_HOT], prm[PR_NCLS], prm[PR_MONO]
     port_off = ports.port_off
     nIV = port_off[port_off.shape[0] - 1] * nv
@@ -256,6 +288,12 @@ def route_head(t, k, P, ivc, eng, inb, scr, ctx, ap):
     status, op, ovc = route_hop(site, eng, ctx, ap, fid)
     if prm[PR_VCANY] != 0:
         ovc = 0                        # routing.vcs = "any": one class spanning every VC
+    inb.iv_psrc[ivc] = rec[fid, F_SRC]
+    inb.iv_pseq[ivc] = rec[fid, F_SEQ]
+    if prm[PR_FAULT] != 0 and unroutable(status, op, ovc, ncls, mono, P, plo, nepk, cls_of[vc],
+                                         ports.port_down):
+        status = discard_front(tau, t, P, ivc, prm, ports, eng.crd, pool, inb, outq, obox, stats)
+        return DROPPED if status == OK else status
     if status != OK:
         return status
     if op < 0:
@@ -270,7 +308,7 @@ def route_head(t, k, P, ivc, eng, inb, scr, ctx, ap):
 
 
 @njit_inline
-def vc_step(t, tau, k, eng, inb, outq, scr, iqs, ctx, ap):
+def vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     """BookSim's VC allocation at router ``k`` in step ``tau`` (:mod:`pdes.kernels.iq`):
     every head due routes (once) and requests each VC of its class on its output that no
     packet holds (an ejection port: any of its VCs), whatever its credits (wormhole)."""
@@ -290,7 +328,10 @@ def vc_step(t, tau, k, eng, inb, outq, scr, iqs, ctx, ap):
             if iv_va_at[ivc] > tau or iv_alloc[ivc] != 0 or ib_cnt[ivc] == 0:
                 continue
             if iv_out[ivc] < 0:
-                status = route_head(t, k, P, ivc, eng, inb, scr, ctx, ap)
+                status = route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats, scr,
+                                    ctx, ap)
+                if status == DROPPED:
+                    continue
                 if status != OK:
                     return status
             op = iv_out[ivc]
@@ -329,7 +370,7 @@ def iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     for k in range(nR):
         for j in range(sx):
             tau = t * sx + j
-            status = vc_step(t, tau, k, eng, inb, outq, scr, iqs, ctx, ap)
+            status = vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
             if status != OK:
                 return status
             status = switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs)

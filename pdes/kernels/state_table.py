@@ -53,7 +53,8 @@ SIZES = {
     "n_cr": "credit FIFO slots (every sender's VCs at the capacity of the VCs they count)",
     "n_rec": "flit records in the pool (grown by PartState.reserve_records)",
     "focap": "flit outbox slots per cut channel (the window)",
-    "cocap": "credit outbox slots per cut channel (window x speedup)",
+    "cocap": "credit outbox slots per cut channel (window x (speedup + 1): the switch's, and "
+             "a failure's drops, pdes.kernels.cycle.discard_front)",
     "n_hist": "latency histogram bins (measure.latency_hist_max + HIST_SUB x HIST_OCTAVES)",
     "n_hops": "hop histogram bins",
     "n_scr": "allocator scratch entries (pdes.kernels.cycle.scratch_size)",
@@ -137,6 +138,9 @@ GROUP_ROWS = {
         ("cr_cap",      "nS",              I32, BUILT,  CONFIG,                   STATE),
         ("iv_deep",     "nP * nv",         I64, BUILT,  CONFIG,                   STATE),
         ("cr_deep",     "nS * nv",         I64, BUILT,  CONFIG,                   STATE),
+        # faults.at_cycle (pdes.failure): 1 on the ports of failed links and routers from
+        # the failure on (set again from the config on a restart)
+        ("port_down",   "nP",              I8,  0,      CONFIG,                   STATE),
     ]),
     "Tables": ("global tables: traffic destinations, distances, the part's minimal next-hop "
                "table (masks or ports, pdes.kernels.nexthop), the router graph (CSR: g_off, "
@@ -222,6 +226,11 @@ GROUP_ROWS = {
         ("iv_sa_ready", "nP * nv",         I32, 0,      saved("input_vcs"),       STATE),
         ("iv_sa_at",    "nP * nv",         I32, NEVER,  saved("input_vcs"),       STATE),
         ("iv_va_at",    "nP * nv",         I32, NEVER,  saved("input_vcs"),       STATE),
+        # the packet whose head was routed here last (source endpoint, sequence): the packet
+        # that holds the VC's route and output VC, found by a failure (pdes.failure) even
+        # when none of its flits is in the buffer
+        ("iv_psrc",     "nP * nv",         I32, 0,      saved("input_vcs"),       STATE),
+        ("iv_pseq",     "nP * nv",         I32, 0,      saved("input_vcs"),       STATE),
     ]),
     "Outputs": ("output VC owners, output queues, round-robin pointers", [
         ("ov_owner",    "nP * nv",         I32, -1,     saved("output_vcs"),      STATE),
@@ -244,6 +253,9 @@ GROUP_ROWS = {
         ("hold_vc",     "nP",              I8,  -1,     saved("ports"),           STATE),  # a VC index
         ("hold_out",    "nP",              I16, -1,     saved("ports"),           STATE),  # < ports of a router
         ("held_by",     "nP",              I16, -1,     saved("ports"),           STATE),  # < ports of a router
+        # after a failure (pdes.kernels.cycle.discard_front): the first cycle an input port
+        # may drop a flit of a packet that found no route
+        ("dr_next",     "nP",              I32, 0,      saved("ports"),           STATE),
     ]),
     "Sources": ("endpoint source queues, the packet being injected and the on/off state", [
         ("ep_pending",  "nE",              I64, 0,      saved("endpoints"),       STATE),
