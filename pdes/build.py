@@ -308,7 +308,7 @@ def _prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     plan, nv = _routing(cfg, topo, dist, link_latency)
     share.adopt_attrs(plan.tables)         # one copy per node of the routing tables
     alg = cfg["routing"]["algorithm"]
-    notes = []
+    notes = [plan.note] if plan.note else []     # what the routing reports (e.g. lanes needed)
     vcs_any = cfg["routing"]["vcs"] == "any"
     if not vcs_any and plan.scheme != "hop" and topo.n_routers > CDG_AUTO_MAX_ROUTERS:
         notes.append(f"note: the static deadlock check of the '{plan.scheme}' VC scheme is skipped "

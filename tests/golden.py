@@ -74,6 +74,7 @@ GOLDEN = {
                      "router.hold_switch_for_packet=true", "router.wait_for_tail_credit=true",
                      "router.packet_size=3", "router.vc_buffer_flits=2",
                      "router.internal_speedup=1", "traffic.load=0.3"],
+    "dfsssp": ["routing.algorithm=dfsssp", "router.num_vcs=4", "traffic.load=0.7"],
     "table_min-any": ["routing.algorithm=table_min", "routing.vcs=any", "router.num_vcs=2",
                       "traffic.load=0.5"],
     "faults": ["routing.algorithm=ugal_l", "faults.link_fraction=0.1", "faults.routers=3",

@@ -51,6 +51,14 @@ class RoutingPlan:
     """Optional ``turns() -> (n, 2)`` array of the channel dependencies (channel in, channel
     out) of every path the routing can produce, for routings with fixed paths: the static
     check with one VC class (``routing.vcs = "any"``) uses it (:mod:`models.routing.cdg`)."""
+    class_turns: object = None
+    """For the ``lane`` scheme (the VC class of a packet is fixed at its source router, the
+    same on every hop): ``class_turns() -> (n, 2)`` array of the dependencies between
+    (channel, class) nodes, numbered ``channel * vcs_needed + class``, of every path; the
+    static check searches it for a cycle (:mod:`models.routing.cdg`)."""
+    note: str = ""
+    """One line for the start report and ``pdes check`` (e.g. the virtual lanes the
+    routing found it needs), or ""."""
 
 
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

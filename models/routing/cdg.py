@@ -25,6 +25,10 @@ has no cycle.
   (``RoutingPlan.turns``) and graph-minimal routing (``min``,
   ``min_adaptive``: the turns of :func:`minimal_turns`); for any other
   routing it is not built and the check reports that the run can deadlock.
+* ``lane`` scheme (DFSSSP's virtual lanes, :mod:`models.routing.dfsssp`): a packet keeps
+  the class its source router gives it, so the graph is the union of one graph per
+  class; it is built from every path (``RoutingPlan.class_turns``) and searched for a
+  cycle.
 * ``phase`` scheme: class 0 holds every turn of a minimal path towards an
   intermediate router (or towards the destination for packets that go
   minimally), class 1 every turn of a minimal path after the intermediate;
@@ -145,6 +149,8 @@ def check(topo, dist, plan, num_vcs: int, vcs: str = "hop") -> dict:
         return out
     if plan.scheme in ("sequence", "count"):
         return _check_galaxy(topo, dist, plan, out)
+    if plan.scheme == "lane":
+        return _check_lanes(topo, plan, out)
     ep = np.nonzero(topo.serving)[0]
     mids = plan.tables.get("mid_cand")
     n_ch = 2 * topo.n_links
@@ -186,6 +192,24 @@ def _check_one_class(topo, dist, plan, out) -> dict:
                           + " , ".join(names[:12]) + (" ..." if len(names) > 12 else ""))
         return out
     out["reason"] = "acyclic: no cycle in the dependency graph of every path with one VC class"
+    return out
+
+
+def _check_lanes(topo, plan, out) -> dict:
+    """Classes fixed per path: one cycle search over the (channel, class) graph of every path."""
+    K = max(int(plan.vcs_needed), 1)
+    edges = plan.class_turns()
+    out["dependencies"] = int(edges.shape[0])
+    cyc = find_cycle(edges, 2 * topo.n_links * K)
+    if cyc is not None:
+        names = [f"{n}:{node % K}" for n, node in zip(channel_names(topo, [c // K for c in cyc]), cyc)]
+        out.update(ok=False, cycle=names,
+                   reason=f"cycle of {len(cyc)} (channel:lane) nodes: " + " , ".join(names[:12])
+                   + (" ..." if len(names) > 12 else ""))
+        return out
+    lanes = "its one lane" if K == 1 else f"any of its {K} lanes"
+    out["reason"] = (f"acyclic: no cycle in the channel dependency graph of {lanes} (every "
+                     "path keeps the lane its source router gives it)")
     return out
 
 

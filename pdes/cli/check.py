@@ -40,6 +40,8 @@ def main(args) -> int:
               f"{res['routing']}, VC scheme {res['scheme']}: {res['classes']} classes, "
               f"num_vcs {nv}, longest path {plan.max_hops} hops")
         print(("deadlock-free: " if res["ok"] else "DEADLOCK POSSIBLE: ") + res["reason"])
+        if plan.note:
+            print(plan.note)
         if "almost_minimal_fraction" in plan.info:
             print(f"layers: {len(plan.info['layers']) + 1}, pairs with an almost-minimal path "
                   f"per layer >= 1: {100 * plan.info['almost_minimal_fraction']:.1f}%, built in "
