@@ -1,12 +1,29 @@
-"""Whether the simulation kernels of this source version are compiled already (in Numba's
-on-disk cache), and the notice that a run will compile them first."""
+"""Compiling the simulation kernels, or loading them from Numba's on-disk cache: whether
+they are cached already, the notice that a run will compile them first, one compiler per
+node, the line that says which it did, and the check of ``$PDES_CACHE_DIR``.
+
+One compiler per node: with several ranks on a node and an empty cache, every rank would
+compile the same kernels at once (each a minute or more of CPU).  :func:`compile_parts`
+lets the node's rank 0 compile (or load) first while the node's other ranks wait, polling
+without spinning; then they load what it wrote to the cache.  An exception on the
+compiling rank is raised on every rank of its node, so none waits forever.  Numba loads a
+compiled function only when its cache index matches the source file and the CPU, so a
+rank that cannot use the entry (another CPU, a cache that is not shared) compiles it
+itself; the report says how many ranks compiled.
+"""
 from __future__ import annotations
 
 import glob
 import os
+import time
+
+from models.core.errors import ParameterError
 
 COMPILE_SECONDS = 20
 """What a first compile of the simulation kernels takes on a current core (cold cache)."""
+
+POLL_S = 0.05
+"""Seconds between two looks of a waiting rank at whether its node's compiler is done."""
 
 
 def kernels_cached(kernels=None) -> bool:
@@ -19,7 +36,148 @@ def kernels_cached(kernels=None) -> bool:
     return bool(glob.glob(os.path.join(cache_dir(), "**", "*.advance-*.nbi"), recursive=True))
 
 
-def compile_notice(say, kernels=None) -> None:
+def compile_notice(say, kernels=None, ranks: int = 1) -> None:
     """Say that the kernels will be compiled first, when they are not cached."""
     if say is not None and not kernels_cached(kernels):
-        say(f"compiling simulation kernels once for this version, about {COMPILE_SECONDS} s")
+        say(f"compiling simulation kernels once for this version, about {COMPILE_SECONDS} s"
+            + (" (one rank per node compiles, the node's other ranks then load them)"
+               if ranks > 1 else ""))
+
+
+def check_cache_dir(comm=None) -> None:
+    """Refuse an unwritable ``$PDES_CACHE_DIR`` on every rank of ``comm`` (collective).
+
+    The directory is created if missing.  ``$PDES_CACHE_DIR`` is set to share the compiled
+    kernels (a shared file system, one compile for the whole job), so it is an error when it
+    cannot be used; the default location and ``$NUMBA_CACHE_DIR`` fall back to Numba's own
+    places instead (:mod:`models.core.jit`).
+    """
+    from models.core.jit import CACHE_ENV
+    d = os.environ.get(CACHE_ENV[0])
+    problem = None
+    if d:
+        try:
+            os.makedirs(d, exist_ok=True)
+            if not os.access(d, os.W_OK | os.X_OK):
+                problem = f"{d} is not writable"
+        except OSError as exc:
+            problem = f"cannot create {d} ({exc.strerror or exc})"
+    if comm is not None and comm.Get_size() > 1:
+        found = [p for p in comm.allgather(problem) if p]
+        problem = problem or (found[0] if found else None)
+    if problem:
+        raise ParameterError(f"{CACHE_ENV[0]}: {problem}; set it to a writable directory "
+                             "(or unset it for the default cache)")
+
+
+def _advances(parts) -> list:
+    """The distinct ``advance`` dispatchers the parts run."""
+    seen = {}
+    for p in parts:
+        seen.setdefault(id(p.kernel.advance), p.kernel.advance)
+    return list(seen.values())
+
+
+def _counts(disps) -> tuple[int, int]:
+    """(loads from the cache, compilations) of the dispatchers so far."""
+    return (sum(sum(d.stats.cache_hits.values()) for d in disps),
+            sum(sum(d.stats.cache_misses.values()) for d in disps))
+
+
+def _first_on_node(node, work) -> None:
+    """``work()`` on the node's rank 0, then on the node's other ranks (collective over
+    ``node``; ``None`` or one rank: just ``work()``).  The others poll for the end without
+    spinning on a core; an exception of rank 0's ``work`` is raised on every rank of the node
+    (on the others as a ``RuntimeError`` that quotes it)."""
+    if node is None or node.Get_size() == 1:
+        work()
+        return
+    import numpy as np
+    failed = np.zeros(1, np.int32)
+    err = None
+    if node.Get_rank() == 0:
+        try:
+            work()
+        except Exception as exc:       # noqa: BLE001 - re-raised below, after telling the node
+            err = exc
+            failed[0] = 1
+        node.Ibcast(failed, root=0).Wait()
+    else:
+        req = node.Ibcast(failed, root=0)
+        while not req.Test():
+            time.sleep(POLL_S)
+    if failed[0]:
+        text = node.bcast(None if err is None else f"{type(err).__name__}: {err}", root=0)
+        if err is not None:
+            raise err
+        raise RuntimeError(f"compiling the kernels failed on this node's first rank: {text}")
+    if node.Get_rank() != 0:
+        work()
+
+
+def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
+    """Compile the cycle kernels of ``parts`` (their router stage's ``advance`` and the stages
+    it calls), or load them from the cache, without running a cycle: what the first window
+    would do.  ``exchange``: also the kernels that pack and unpack the blocks neighbour
+    ranks exchange (:func:`pdes.comm.compile_exchange`).
+
+    Collective over ``comm`` (the run's ranks; ``None``: this process only); ``node`` (the
+    ranks of ``comm`` on this node, ``COMM_TYPE_SHARED``): its rank 0 goes first, the
+    others load after it.  Returns this rank's and the job's counts (:func:`describe`).
+    """
+    from models.core.jit import cache_dir
+    disps = _advances(parts)
+    before = _counts(disps)
+    t = time.perf_counter()
+
+    def work():
+        for p in parts:
+            p.advance(0, 0)
+            if exchange:
+                from pdes.comm import compile_exchange
+                compile_exchange(p)
+    _first_on_node(node, work)
+    seconds = time.perf_counter() - t
+    hits, misses = (a - b for a, b in zip(_counts(disps), before))
+    mine = [1 if misses else 0, 1 if hits and not misses else 0,
+            0 if hits or misses else 1, 1 if node is None or node.Get_rank() == 0 else 0]
+    ranks = 1
+    most = seconds
+    if comm is not None and comm.Get_size() > 1:
+        import numpy as np
+        from mpi4py import MPI
+        total = np.array(mine, np.int64)
+        comm.Allreduce(MPI.IN_PLACE, total, op=MPI.SUM)
+        mine = [int(x) for x in total]
+        most = comm.allreduce(seconds, op=MPI.MAX)
+        ranks = comm.Get_size()
+    paths = sorted({d.stats.cache_path for d in disps})
+    base = cache_dir()
+    where = [p for p in paths if not p.startswith(base)]
+    return {"compiled": mine[0], "loaded": mine[1], "in_memory": mine[2], "nodes": mine[3],
+            "ranks": ranks, "seconds": most, "compiled_here": bool(misses),
+            "cache": where[0] if where else base, "fallback": bool(where),
+            "kernels": sorted({d.py_func.__module__ for d in disps})}
+
+
+def describe(info: dict) -> str:
+    """One line: whether the kernels were compiled or loaded from the cache, where, and by how
+    many ranks (``info`` of :func:`compile_parts`)."""
+    n, c, ld, nodes = info["ranks"], info["compiled"], info["loaded"], info["nodes"]
+    cache = info["cache"] + (" (Numba's fallback: the configured cache is not writable)"
+                             if info["fallback"] else "")
+    if c == 0 and ld == 0:
+        return "kernels: already loaded in this process"
+    if c == 0:
+        return f"kernels: loaded from the cache {cache}" + (
+            f" on every rank ({n})" if n > 1 and ld == n else
+            f" on {ld} of {n} ranks (the others had them loaded)" if n > 1 else "")
+    text = f"kernels: compiled in {info['seconds']:.1f} s"
+    if n == 1:
+        return f"{text}, cached in {cache}"
+    if c == nodes:
+        who = (f"on one rank per node ({nodes} node{'s' if nodes > 1 else ''}), loaded from the "
+               f"cache by the other {ld} rank{'s' if ld != 1 else ''}")
+    else:
+        who = f"on {c} of {n} ranks ({nodes} node{'s' if nodes > 1 else ''}), loaded by {ld}"
+    return f"{text} {who}; cache {cache}"

@@ -17,6 +17,7 @@ import numpy as np
 from pdes.build import Prepared, make_parts, prepare
 from pdes.checkpoint import audit_restored, restore
 from pdes.comm import LocalGroup, MpiGroup
+from pdes.compiling import compile_parts
 from pdes.loop import Engine, lookahead_of, sync_period, window_for
 from pdes.loopstate import CheckpointPlan, LoopState
 
@@ -69,28 +70,27 @@ def _restore(restart, prep: Prepared, group) -> LoopState | None:
     return state
 
 
-def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
-             on_partition=None, checkpoint: CheckpointPlan | None = None, restart=None,
-             on_ready=None) -> dict:
-    """Run a resolved config on the ranks of ``comm`` (``None`` = this process only).
+def _node_of(comm, prep: Prepared):
+    """(the ranks of ``comm`` on this node, whether this call made it): the node communicator
+    of the run's node-shared tables when they were built over ``comm``, else a new split."""
+    if comm is None or comm.Get_size() == 1:
+        return None, False
+    share = prep.share
+    if share is not None and share.comm is comm and share.node is not None:
+        return share.node, False
+    from mpi4py import MPI
+    return comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank()), True
 
-    Every rank builds the same topology and tables, takes the routers that
-    :func:`partition.assign` gives it, and runs the window loop; results
-    (identical on every rank) are returned everywhere.  The partition report
-    is in ``res["partition"]``.  ``checkpoint`` says when to write checkpoints
-    (:class:`~pdes.loopstate.CheckpointPlan`; :class:`~pdes.loopstate.CheckpointStop` is raised on every rank
-    when the run stops after one); ``restart``, an opened
-    :class:`pdes.checkpoint.Checkpoint` of this config, is the state to
-    continue from, on any number of ranks.  ``on_ready(timings)`` is called before the first
-    cycle with the start-up times so far (``prepare``'s, ``partition_s``, ``state_s``,
-    ``compile_s``).
-    """
+
+def _start(cfg: dict, comm, prep: Prepared | None, on_partition=None):
+    """What :func:`simulate` does before the first cycle, up to the kernels: the prepared run,
+    the partition, its report, lookahead and window, the group of parts, and the start-up
+    times so far."""
     import partition as PT
 
     size = 1 if comm is None else comm.Get_size()
     rank = 0 if comm is None else comm.Get_rank()
-    t0 = time.perf_counter()
-    prep = at_restart(prep or prepare(cfg, comm if size > 1 else None), restart)
+    prep = prep or prepare(cfg, comm if size > 1 else None)
     t = time.perf_counter()
     owner = PT.assign(prep.topo, prep.link_latency, size, cfg["run"]["partition"],
                       seed=cfg["measure"]["seed"], max_imbalance=cfg["run"]["max_imbalance"])
@@ -105,17 +105,64 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
         group = LocalGroup(make_parts(prep, owner, [0], W))
     else:
         group = MpiGroup(comm, make_parts(prep, owner, [rank], W)[0], W, prep.rp.speedup)
-    t_state = time.perf_counter() - t
+    times = {**prep.timings, "partition_s": t_partition, "state_s": time.perf_counter() - t}
+    return prep, rep, la, W, group, times
+
+
+def _compile(group, comm, prep: Prepared, exchange: bool) -> dict:
+    """Compile the parts' kernels or load them from the cache, one compiler per node
+    (:func:`pdes.compiling.compile_parts`)."""
+    node, made = _node_of(comm, prep)
+    try:
+        return compile_parts(group.parts, comm if comm is not None and comm.Get_size() > 1
+                             else None, node, exchange=exchange)
+    finally:
+        if made:
+            node.Free()
+
+
+def compile_kernels(cfg: dict, comm=None, prep: Prepared | None = None) -> dict:
+    """Compile (or load from the cache) every kernel a run of ``cfg`` on the ranks of ``comm``
+    needs, without running a cycle: the same start as :func:`simulate` (so the same types),
+    then the router stage of its routing kernel and the exchange kernels, one compiler per
+    node.  Returns :func:`pdes.compiling.compile_parts`' report, with ``prepared``."""
+    prep, _rep, _la, _W, group, _times = _start(cfg, comm, prep)
+    info = _compile(group, comm, prep, exchange=True)
+    info["prepared"] = prep
+    return info
+
+
+def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
+             on_partition=None, checkpoint: CheckpointPlan | None = None, restart=None,
+             on_ready=None) -> dict:
+    """Run a resolved config on the ranks of ``comm`` (``None`` = this process only).
+
+    Every rank builds the same topology and tables, takes the routers that
+    :func:`partition.assign` gives it, and runs the window loop; results
+    (identical on every rank) are returned everywhere.  The partition report
+    is in ``res["partition"]``.  ``checkpoint`` says when to write checkpoints
+    (:class:`~pdes.loopstate.CheckpointPlan`; :class:`~pdes.loopstate.CheckpointStop` is raised on every rank
+    when the run stops after one); ``restart``, an opened
+    :class:`pdes.checkpoint.Checkpoint` of this config, is the state to
+    continue from, on any number of ranks.  ``on_ready(timings)`` is called before the first
+    cycle with the start-up times so far (``prepare``'s, ``partition_s``, ``state_s``,
+    ``compile_s``) and, under ``kernels``, whether the kernels were compiled or loaded
+    (:func:`pdes.compiling.compile_parts`; also ``res["kernels"]``).  The kernels are
+    compiled by one rank per node first, the node's other ranks then load them.
+    """
+    size = 1 if comm is None else comm.Get_size()
+    t0 = time.perf_counter()
+    if restart is not None:          # after a reroute: the degraded network's state
+        prep = at_restart(prep or prepare(cfg, comm if size > 1 else None), restart)
+    prep, rep, la, W, group, startup = _start(cfg, comm, prep, on_partition)
     t = time.perf_counter()
-    for p in group.parts:        # compile the kernels, or load them from the cache (no cycle runs)
-        p.advance(0, 0)
-    t_compile = time.perf_counter() - t
+    kernels = _compile(group, comm, prep, exchange=size > 1)   # no cycle runs
+    startup["compile_s"] = time.perf_counter() - t
     t = time.perf_counter()
     resume = _restore(restart, prep, group)
-    t_state += time.perf_counter() - t
-    startup = {**prep.timings, "partition_s": t_partition, "state_s": t_state, "compile_s": t_compile}
+    startup["state_s"] += time.perf_counter() - t
     if on_ready is not None:
-        on_ready(startup)
+        on_ready({**startup, "kernels": kernels})
     engine = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint)
     res = engine.run(resume)
     prep = engine.prep                   # the degraded network's after a reroute
@@ -123,5 +170,6 @@ def simulate(cfg: dict, comm=None, progress=None, prep: Prepared | None = None,
     res["timing"].update(getattr(group, "timing", {}))   # rank-local exchange breakdown
     res["prepared"] = prep
     res["partition"] = rep
+    res["kernels"] = kernels
     res["timing"]["total_s"] = time.perf_counter() - t0
     return res

@@ -12,7 +12,8 @@ Numba's process-wide state:
   (:func:`source_digest`, :func:`cache_dir`), so an edit anywhere never runs
   stale code.  The wrapper gives each function its own cache object with that
   location (``numba.config.CACHE_DIR`` stays as the user set it; an
-  unwritable directory falls back to Numba's usual places).
+  unwritable directory falls back to Numba's usual places, except that the
+  command line refuses an unwritable ``$PDES_CACHE_DIR``: ``pdes.compiling``).
 * **No negative-index wraparound in the kernels.**  The cycle kernels
   (``pdes.kernels``) index arrays with non-negative integers only.  Numba
   would give every access with a signed index Python's negative index
@@ -58,13 +59,25 @@ def source_digest(root: Path = _ROOT) -> str:
     return h.hexdigest()[:16]
 
 
+CACHE_ENV = ("PDES_CACHE_DIR", "NUMBA_CACHE_DIR")
+"""The environment variables that set the cache's base directory, the first set one wins."""
+
+
+def cache_base() -> tuple[str, str]:
+    """(base directory, what set it): ``$PDES_CACHE_DIR``, else ``$NUMBA_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/pdes`` or ``~/.cache/pdes`` (``"default"``)."""
+    for var in CACHE_ENV:
+        if os.environ.get(var):
+            return os.environ[var], var
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache"), "pdes"), "default"
+
+
 @functools.lru_cache(maxsize=None)
 def cache_dir() -> str:
-    """``$NUMBA_CACHE_DIR`` (or ``$XDG_CACHE_HOME``, else ``~/.cache``, + ``/pdes``) +
-    ``/numba-<source digest>``: where the project's compiled functions are cached."""
-    base = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "pdes")
-    return os.path.join(base, "numba-" + source_digest())
+    """The base directory of :func:`cache_base` + ``/numba-<source digest>``: where the
+    project's compiled functions are cached (read once per process)."""
+    return os.path.join(cache_base()[0], "numba-" + source_digest())
 
 
 class _ProjectLocator(_SourceFileBackedLocatorMixin, _CacheLocator):

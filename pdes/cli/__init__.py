@@ -13,7 +13,8 @@ import sys
 
 from models.core.errors import ParameterError
 
-COMMANDS = ("run", "sweep", "show", "plot", "topo", "info", "check", "analyze", "design")
+COMMANDS = ("run", "sweep", "show", "plot", "topo", "info", "check", "analyze", "design",
+            "compile")
 
 
 def _available():

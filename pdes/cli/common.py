@@ -22,6 +22,22 @@ def world_if_parallel():
     return comm if comm.Get_size() > 1 else None
 
 
+def mpi_library() -> str:
+    """The version text of the MPI library this process loaded (``MPI_Get_library_version``)."""
+    from mpi4py import MPI
+    return MPI.Get_library_version().strip()
+
+
+def mpi_text(comm, node_rank: int, node_size: int) -> str:
+    """One line: the MPI library (its version text's first line), the ranks, and the nodes
+    they are on (``COMM_TYPE_SHARED`` groups: this rank's place in its node is ``node_rank``
+    of ``node_size``).  Collective over ``comm``."""
+    nodes = comm.allreduce(1 if node_rank == 0 else 0)
+    lib = " ".join(mpi_library().splitlines()[0].split())
+    return (f"MPI: {lib}; {comm.Get_size()} ranks on {nodes} node{'s' if nodes > 1 else ''}"
+            f", {node_size} of them on rank 0's node")
+
+
 ABORT_GRACE_S = 0.3
 """Seconds a rank waits between printing why the job ends and aborting it: under load the
 launcher could kill the job before forwarding the message."""

@@ -1,4 +1,5 @@
-"""``python -m pdes info``: list the registered topologies, routings and traffic patterns.
+"""``python -m pdes info``: list the registered topologies, routings and traffic patterns;
+``python -m pdes info --mpi``: the MPI library and where the ranks run.
 
 For each entry: name, summary, reference (paper and section) and its
 parameters (name, type, default, declared range, doc), i.e. the keys accepted
@@ -24,6 +25,46 @@ def add_arguments(parser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME",
                         help="show only the entries with this name")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--mpi", action="store_true",
+                        help="instead: the MPI library mpi4py loaded, how mpi4py was built, and "
+                        "(under mpiexec) the ranks per host; no registry is listed")
+
+
+def mpi_info(comm) -> dict:
+    """The MPI library's version text, mpi4py's version and build configuration, the ranks
+    and how many run on each host (collective over ``comm``)."""
+    import mpi4py
+    from mpi4py import MPI
+
+    from pdes.cli.common import mpi_library
+    hosts = {}
+    for h in comm.allgather(MPI.Get_processor_name()):
+        hosts[h] = hosts.get(h, 0) + 1
+    return {"library": mpi_library(), "standard": "%d.%d" % MPI.Get_version(),
+            "mpi4py": mpi4py.__version__,
+            "mpi4py_config": {k: str(v) for k, v in mpi4py.get_config().items()},
+            "ranks": comm.Get_size(), "hosts": hosts}
+
+
+def main_mpi(args) -> int:
+    from pdes.cli.common import world
+    comm = world()
+    data = mpi_info(comm)
+    if comm.Get_rank() != 0:
+        return 0
+    if args.json:
+        json.dump(data, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    lines = ["MPI library (MPI_Get_library_version):"]
+    lines += ["  " + ln.rstrip() for ln in data["library"].splitlines() if ln.strip()]
+    lines.append(f"MPI standard {data['standard']}; mpi4py {data['mpi4py']}, built with: "
+                 + (", ".join(f"{k}={v}" for k, v in data["mpi4py_config"].items()) or "(not recorded)"))
+    lines.append(f"{data['ranks']} rank{'s' if data['ranks'] > 1 else ''} on "
+                 f"{len(data['hosts'])} host{'s' if len(data['hosts']) > 1 else ''}: "
+                 + ", ".join(f"{h} ({n})" for h, n in data["hosts"].items()))
+    print("\n".join(lines))
+    return 0
 
 
 def _type(kind) -> str:
@@ -78,6 +119,11 @@ def collect() -> dict:
 
 
 def main(args) -> int:
+    if args.mpi:
+        if args.name:
+            from models.core.errors import ParameterError
+            raise ParameterError("info: --mpi takes no NAME")
+        return main_mpi(args)
     data = collect()
     if args.name:
         data = {k: [e for e in v if e["name"] == args.name] for k, v in data.items()}

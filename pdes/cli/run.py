@@ -23,11 +23,11 @@ import sys
 from models.core.errors import ParameterError
 from models.core.registry import Param
 from pdes.checkpoint import EXIT_STOPPED
-from pdes.cli.common import StopRequest, check_output, mpi_main, say_fn
+from pdes.cli.common import StopRequest, check_output, mpi_main, mpi_text, say_fn
 from pdes.cli.outputs import Claim, check_not_input
 from pdes.cli.outputs import claim as claim_outputs
 from pdes.provenance import input_files
-from pdes.compiling import compile_notice
+from pdes.compiling import check_cache_dir, compile_notice, describe
 from pdes.sizing import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
                          describe_memory, size_text)
 
@@ -93,6 +93,7 @@ def _main(args, comm) -> int:
         if rank == 0:
             print(C.to_toml(cfg))
         return 0
+    check_cache_dir(comm)
     out = cfg["output"]["file"]
     if out:
         check_output(out, "output.file")
@@ -172,8 +173,9 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
     if prep.deadlock_warning and rank == 0:     # also under --quiet
         print(f"[pdes] {prep.deadlock_warning}", file=sys.stderr, flush=True)
     from models.core.routing import kernel_of
-    compile_notice(say, [kernel_of(cfg["routing"]["algorithm"], prep.plan)])
+    compile_notice(say, [kernel_of(cfg["routing"]["algorithm"], prep.plan)], size)
     topo = prep.topo
+    mpi_line = mpi_text(comm, prep.share.node_rank, per_node) if size > 1 else ""   # collective
     if say:
         say(f"{topo.name} {_short(cfg['topology'])}: {topo.n_routers} routers, "
             f"{topo.n_endpoints} endpoints, {topo.n_links} links; routing {cfg['routing']['algorithm']}"
@@ -183,6 +185,8 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
                 f"traffic {cfg['traffic']['pattern']} load {cfg['traffic']['load']}"))
         for note in prep.notes:
             say(note)
+        if mpi_line:
+            say(mpi_line)
         say("buffers: " + buffer_text(prep)
             + (" (router.buffer_flits, vc_buffer_flits)" if buffers_fixed(cfg["router"]) else
                " (automatic: each port's VCs cover its own link's credit round trip)")
@@ -211,6 +215,7 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
         if say:
             say("start-up: " + ", ".join(f"{what} {tm[key]:.2f} s" for what, key in STARTUP)
                 + f"; total {sum(tm[key] for _, key in STARTUP):.2f} s")
+            say(describe(tm["kernels"]))
 
     res = simulate(cfg, comm if size > 1 else None, progress=say, prep=prep, on_partition=report,
                    checkpoint=plan, restart=ck, on_ready=ready)

@@ -15,6 +15,7 @@ import sys
 
 from pdes.cli.common import check_output, mpi_main, say_fn
 from pdes.cli.outputs import check_not_input, claim
+from pdes.compiling import check_cache_dir
 
 HELP = "run a study: latency-load sweeps over varied keys, saturation search, replications"
 
@@ -71,6 +72,7 @@ def _main(args, comm) -> int:
         raise ParameterError("--allow-changed-inputs: only with --resume (a new study has "
                              "nothing to compare its input files with)")
     check_output(path, "-o")
+    check_cache_dir(comm)
     files = S.series_files(spec)
     inputs = {"config": args.config} if args.config else {}
     for s, found in enumerate(files):
