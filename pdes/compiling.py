@@ -19,8 +19,9 @@ import time
 
 from models.core.errors import ParameterError
 
-COMPILE_SECONDS = 20
-"""What a first compile of the simulation kernels takes on a current core (cold cache)."""
+COMPILE_SECONDS = 120
+"""What a first compile of the simulation kernels of one routing takes on a current core
+(cold cache): 100-220 s measured on a shared 2-core AMD EPYC."""
 
 POLL_S = 0.05
 """Seconds between two looks of a waiting rank at whether its node's compiler is done."""

@@ -4,7 +4,8 @@ Every path that puts a flit into an input VC (injection from an endpoint,
 delivery over a local link, a flit received from another part in an exchange
 block) calls :func:`enqueue_flit`; every path that queues a credit for its
 sender (credit return inside a part, a credit received in an exchange block)
-calls :func:`queue_credit`.  Both are compiled without reference counting
+calls :func:`queue_credit`, and every freed buffer slot sends its credit through
+:func:`send_credit` (to the FIFO, or the outbox of a cut channel).  Both are compiled without reference counting
 (:func:`models.core.jit.njit_borrow`): an ordinary call of a compiled function
 taking arrays costs atomic reference counts per flit (3-4x slower for the
 exchange unpacking), and inlining at Numba IR level was measured 25-45%
@@ -60,6 +61,25 @@ def queue_credit(crd, cr_deep, hot, cap, k, arr):
         w -= cap
     crd.cr_t[ring_slot(w, k, cr_cnt.shape[0], hot, cr_deep)] = arr
     cr_cnt[k] = n + 1
+    return True
+
+
+@njit_borrow
+def send_credit(crd, obox, ports, nv, hot, cocap, P, vc, carr):
+    """The credit of a slot of VC ``vc`` of input port ``P`` that frees, arriving in cycle
+    ``carr``: into its sender's FIFO (:func:`queue_credit`), or, for a sender in another
+    part, into the outbox of the port's cut channel (``cocap`` slots).  False if either is
+    full (an engine bug: more credits than slots, or a window longer than the lookahead)."""
+    s = ports.in_sender[P]
+    if s >= 0:
+        return queue_credit(crd, ports.cr_deep, hot, ports.cr_cap[s], s * nv + vc, carr)
+    cc = ports.in_cut[P]
+    n = obox.co_cnt[cc]
+    if n >= cocap:
+        return False
+    obox.co_t[cc * cocap + n] = carr
+    obox.co_vc[cc * cocap + n] = vc
+    obox.co_cnt[cc] = n + 1
     return True
 
 

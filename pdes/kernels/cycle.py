@@ -21,7 +21,8 @@ state groups are declared in :mod:`pdes.kernels.state_table`.
 
 Flits enter input VCs through :func:`pdes.kernels.buffers.enqueue_flit` and
 credits their sender's FIFO through :func:`~pdes.kernels.buffers.queue_credit`
-on every path.  The stages and :func:`switch_allocation` are compiled without
+on every path (a freed buffer slot's credit through
+:func:`~pdes.kernels.buffers.send_credit`).  The stages and :func:`switch_allocation` are compiled without
 reference counting (:func:`models.core.jit.njit_borrow`: they borrow the arrays of
 ``advance`` and allocate nothing), so calling them costs no atomic operations
 per router or flit, and they are compiled once for every routing kernel.
@@ -129,7 +130,7 @@ from models.core.params import (
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
     PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
     PR_TRAFFIC)
-from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit, shared_free, shared_room
+from pdes.kernels.buffers import enqueue_flit, new_record, send_credit, shared_free, shared_room
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
                                    prefetch, prefetch2)
@@ -553,20 +554,9 @@ def move_flit(t, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
         if prm[PR_PRIV] != 0:
             crd.cr_res[op * nv + ovc] -= 1     # the flit was reserved at VC allocation
     # credit back to the sender of input port P
-    s = ports.in_sender[P]
     carr = t + ports.in_lat[P] + prm[PR_CHX] + (prm[PR_CD] if P - plo >= nepk else prm[PR_ECD])
-    if s >= 0:
-        if not queue_credit(crd, ports.cr_deep, hot, ports.cr_cap[s], s * nv + vc, carr):
-            return ERR_CREDIT
-    else:
-        cc = ports.in_cut[P]
-        cocap = prm[PR_COCAP]
-        n = obox.co_cnt[cc]
-        if n >= cocap:
-            return ERR_OUTBOX
-        obox.co_t[cc * cocap + n] = carr
-        obox.co_vc[cc * cocap + n] = vc
-        obox.co_cnt[cc] = n + 1
+    if not send_credit(crd, obox, ports, nv, hot, prm[PR_COCAP], P, vc, carr):
+        return ERR_CREDIT if ports.in_sender[P] >= 0 else ERR_OUTBOX
     if tail:
         outq.ov_owner[op * nv + ovc] = -1
         inb.iv_alloc[ivc] = 0
@@ -589,20 +579,8 @@ def credit_back(t, P, vc, prm, ports, crd, obox, outq):
         outq.cr_next[P] = cs + 1
     carr = cs + ports.in_lat[P] + prm[PR_CHX] + (prm[PR_CD] if P - plo >= ports.n_epp[k]
                                                   else prm[PR_ECD])
-    s = ports.in_sender[P]
-    if s >= 0:
-        if not queue_credit(crd, ports.cr_deep, prm[PR_HOT], ports.cr_cap[s], s * prm[PR_NV] + vc,
-                            carr):
-            return ERR_CREDIT
-        return OK
-    cc = ports.in_cut[P]
-    cocap = prm[PR_COCAP]
-    n = obox.co_cnt[cc]
-    if n >= cocap:
-        return ERR_OUTBOX
-    obox.co_t[cc * cocap + n] = carr
-    obox.co_vc[cc * cocap + n] = vc
-    obox.co_cnt[cc] = n + 1
+    if not send_credit(crd, obox, ports, prm[PR_NV], prm[PR_HOT], prm[PR_COCAP], P, vc, carr):
+        return ERR_CREDIT if ports.in_sender[P] >= 0 else ERR_OUTBOX
     return OK
 
 

@@ -42,7 +42,7 @@ from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD
                                 PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD)
 from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
 from models.core.rings import absorb_credits, ring_slot
-from pdes.kernels.buffers import queue_credit, shared_free, shared_room
+from pdes.kernels.buffers import send_credit, shared_free, shared_room
 
 OV_DRAINING = -2     # ov_owner of an output VC whose tail left, waiting for its credits
 
@@ -262,20 +262,9 @@ def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq,
     if cs < outq.cr_next[P]:
         cs = outq.cr_next[P]
     outq.cr_next[P] = cs + 1
-    snd = ports.in_sender[P]
     carr = cs + ports.in_lat[P] + prm[PR_CHX] + (prm[PR_CD] if P - plo >= nepk else prm[PR_ECD])
-    if snd >= 0:
-        if not queue_credit(crd, ports.cr_deep, hot, ports.cr_cap[snd], snd * nv + vc, carr):
-            return ERR_CREDIT
-    else:
-        cc = ports.in_cut[P]
-        cocap = prm[PR_COCAP]
-        n = obox.co_cnt[cc]
-        if n >= cocap:
-            return ERR_OUTBOX
-        obox.co_t[cc * cocap + n] = carr
-        obox.co_vc[cc * cocap + n] = vc
-        obox.co_cnt[cc] = n + 1
+    if not send_credit(crd, obox, ports, nv, hot, prm[PR_COCAP], P, vc, carr):
+        return ERR_CREDIT if ports.in_sender[P] >= 0 else ERR_OUTBOX
     if tail:
         free = -1
         if prm[PR_WAITTAIL] != 0 and op - plo >= nepk:
