@@ -523,6 +523,7 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         prm[prm_slots.PR_MONO] = int(bool(kernel.monotone(plan)) and not vcs_any)
         prm[prm_slots.PR_VCANY] = int(vcs_any)
         prm[prm_slots.PR_E] = topo.n_endpoints
+        prm[prm_slots.PR_FAULT] = int(prep.failure is not None)   # pdes.failure sets 2
         if nh:
             ps.use_next_hop_table(prep.dist, max_degree=int(topo.degree.max()))
         out.append(ps)

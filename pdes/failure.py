@@ -94,7 +94,7 @@ def resume(part, prep) -> None:
 
 def _degraded_marks(part, topo) -> None:
     """The degraded network's drop rule: every port of a failed or cut-off router is down."""
-    part.prm[P.PR_FAULT] = 1
+    part.prm[P.PR_FAULT] = 2
     r = part.router_gid.astype(np.int64)[part.arrays["port_router"].astype(np.int64)]
     part.arrays["port_down"][...] = ~topo.up[r]
 
@@ -106,7 +106,7 @@ def mark(part, topo, failure: Failure) -> None:
     a["port_down"][...] = _down_ports(part, topo, failure)
     dead_ep = failure.failed_router[topo.endpoint_router[part.ep_gid]]
     a["ep_active"][dead_ep] = 0
-    part.prm[P.PR_FAULT] = 1
+    part.prm[P.PR_FAULT] = 2
 
 
 # --------------------------------------------------------------------------- packets

@@ -58,9 +58,11 @@ PR_SITERS = 44
 PR_HOLD = 45       # 1 = hold_switch_for_packet: a packet keeps its switch path until its tail
 PR_WAITTAIL = 46   # 1 = wait_for_tail_credit: an output VC is free once its tail's credit is back
 PR_VCANY = 47      # 1 = routing.vcs "any": every hop's class is 0 (PR_NCLS = 1: one class, every VC)
-PR_FAULT = 48      # 1 from faults.at_cycle on: a head routed to a failed port (ports.port_down)
-                   # or that no route, VC or class order fits is dropped with its packet
-                   # (iv_out = IV_DISCARD until its tail), instead of ERR_*
+PR_FAULT = 48      # faults.at_cycle: 1 before the failure (input VCs keep the id of the packet
+                   # routed through them, iv_psrc/iv_pseq); 2 from the failure on: a head
+                   # routed to a failed port (ports.port_down) or that no route, VC or class
+                   # order fits is dropped with its packet (iv_out = IV_DISCARD until its
+                   # tail), instead of ERR_*; 0 without a failure during the run
 NPRM = 49
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)

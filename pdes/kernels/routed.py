@@ -22,8 +22,9 @@ room for the whole packet (virtual cut-through); with shared buffers
 reserves the packet's flits.
 """
 from models.core.jit import njit, njit_borrow, njit_inline
-from models.core.params import (IV_DISCARD, NEVER, PR_ALLOC, PR_FAULT, PR_HOT, PR_MONO, PR_NCLS, PR_NHMIN, PR_NV, PR_PF,
-                                PR_PKT, PR_PRIV, PR_SX, PR_VAD, PR_VALG, PR_VCANY, PR_VITERS)
+from models.core.params import (IV_DISCARD, NEVER, PR_ALLOC, PR_FAULT, PR_HOT, PR_MONO, PR_NCLS,
+                                PR_NHMIN, PR_NV, PR_PF, PR_PKT, PR_PRIV, PR_SX, PR_VAD, PR_VALG,
+                                PR_VCANY, PR_VITERS)
 from models.core.rings import ring_slot
 from models.core.record import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, F_SEQ, F_SRC,
                                 OK)
@@ -183,9 +184,10 @@ def route_and_allocate_vc(t, k, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
             status, op, ovc = route_hop(site, eng, ctx, ap, fid)
             if vany != 0:
                 ovc = 0                  # routing.vcs = "any": one class spanning every VC
-            inb.iv_psrc[ivc] = rec[fid, F_SRC]
-            inb.iv_pseq[ivc] = rec[fid, F_SEQ]
-            if fault != 0 and unroutable(status, op, ovc, ncls, mono, P, plo, nepk, cls_of[vc],
+            if fault != 0:
+                inb.iv_psrc[ivc] = rec[fid, F_SRC]
+                inb.iv_pseq[ivc] = rec[fid, F_SEQ]
+            if fault == 2 and unroutable(status, op, ovc, ncls, mono, P, plo, nepk, cls_of[vc],
                                          ports.port_down):
                 status = discard_front(t, t, P, ivc, prm, ports, crd, pool, inb, outq, obox, stats)
                 if status != OK:
@@ -288,9 +290,10 @@ def route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats, scr, ctx, a
     status, op, ovc = route_hop(site, eng, ctx, ap, fid)
     if prm[PR_VCANY] != 0:
         ovc = 0                        # routing.vcs = "any": one class spanning every VC
-    inb.iv_psrc[ivc] = rec[fid, F_SRC]
-    inb.iv_pseq[ivc] = rec[fid, F_SEQ]
-    if prm[PR_FAULT] != 0 and unroutable(status, op, ovc, ncls, mono, P, plo, nepk, cls_of[vc],
+    if prm[PR_FAULT] != 0:
+        inb.iv_psrc[ivc] = rec[fid, F_SRC]
+        inb.iv_pseq[ivc] = rec[fid, F_SEQ]
+    if prm[PR_FAULT] == 2 and unroutable(status, op, ovc, ncls, mono, P, plo, nepk, cls_of[vc],
                                          ports.port_down):
         status = discard_front(tau, t, P, ivc, prm, ports, eng.crd, pool, inb, outq, obox, stats)
         return DROPPED if status == OK else status
