@@ -59,9 +59,10 @@ the wall time, the cycles simulated (BookSim's ``Time taken is N cycles``, pdes'
 its simulation after reading the config and building the network; pdes's ``kernel_s`` from
 the result file's ``/run``, the wall time inside the compiled kernel).  The table gives
 router-cycles per CPU-second of each whole process and per second of each loop, their ratios
-pdes / BookSim per pair, and per load the medians.  The CPU model (lscpu's), the number of CPUs
-and the load average at start and at end are printed with it.  Compare figures from one sitting
-only: on a shared machine runs vary.
+pdes / BookSim per pair, and per load the medians (a run its simulator calls unstable or
+saturated, or that fails, has no rate: choose loads below saturation).  The CPU model
+(lscpu's), the number of CPUs and the load average at start and at end are printed with it.
+Compare figures from one sitting only: on a shared machine runs vary.
 """
 from __future__ import annotations
 
