@@ -2,6 +2,7 @@
 
     python run_scripts/booksim_parity.py --booksim PATH [--booksim-src DIR] [--configs A,B]
                                          [--loads 0.1,0.3] [--jobs N] [--quick] [--workdir DIR]
+    python run_scripts/booksim_parity.py --speed --booksim PATH [...]   # time both (below)
 
 ``--booksim`` is a BookSim2 binary you built (this script never ships or downloads one;
 without it, it prints how to build one and exits with status 2).  The configs:
@@ -37,6 +38,31 @@ declare it unstable (BookSim: ``Simulation unstable``, its latency blow-up above
 ``latency_thres``; pdes: ``saturated`` in its summary, or a deadlock) and the accepted
 rate is at least 95% of the offered load.  ``< L0`` when the lowest load is already unstable; ``-`` when
 the side did not run.
+
+Speed, side by side (``--speed``)::
+
+    python run_scripts/booksim_parity.py --speed --booksim PATH [--q 13 --p 9] [--loads 0.1,0.5]
+        [--repeats 3] [--packet-size 1] [--speedup 2] [--cycles 2000] [--cpu N] [--workdir DIR]
+
+times both simulators on one network and config: Slim Fly q, p (exported by pdes as an
+anynet file) with the Slim Fly cases' keys above, ``packet_size`` and ``internal_speedup``
+from the options, and a fixed length: ``sample_period = cycles / 4; warmup_periods = 1;
+max_samples = 4;`` (BookSim stops after ``max_samples`` periods, warm-up included; pdes reads
+the same keys as a 1-period warm-up and 3 measured periods), then each drains as it does (BookSim
+until every packet has arrived, pdes to the sample boundary after every measured packet has).
+pdes runs once first, untimed, so that its compiled kernels are in the cache.  Then, per
+load, ``--repeats`` pairs, alternating BookSim, pdes, BookSim, pdes, ..., each a new process
+pinned to one CPU with ``taskset`` (the output says when there is no ``taskset``).  Per run
+it records the CPU time of the child (user + system, from ``getrusage(RUSAGE_CHILDREN)``) and
+the wall time, the cycles simulated (BookSim's ``Time taken is N cycles``, pdes's summary
+``cycles``) and the time of the simulation loop (BookSim's ``Total run time``, the wall time of
+its simulation after reading the config and building the network; pdes's ``kernel_s`` from
+the result file's ``/run``, the wall time inside the compiled kernel).  The table gives
+router-cycles per CPU-second of each whole process and per second of each loop, their ratios
+pdes / BookSim per pair, and per load the medians (a run its simulator calls unstable or
+saturated, or that fails, has no rate: choose loads below saturation).  The CPU model
+(lscpu's), the number of CPUs and the load average at start and at end are printed with it.
+Compare figures from one sitting only: on a shared machine runs vary.
 """
 from __future__ import annotations
 
@@ -44,10 +70,13 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,10 +92,7 @@ then run:  python run_scripts/booksim_parity.py --booksim booksim2/src/booksim -
 STABLE_FRACTION = 0.95
 """A run is stable when its accepted rate is at least this fraction of the offered load."""
 
-SF_BASE = """\
-// Slim Fly q=5 p=4 (exported by pdes), BookSim's anynet min
-topology = anynet;
-network_file = sf5.anynet;
+SF_KEYS = """\
 routing_function = min;
 traffic = uniform;
 num_vcs = 2;
@@ -83,6 +109,15 @@ warmup_periods = 3;
 max_samples = 10;
 seed = 1;
 """
+
+
+def sf_base(q: int, p: int, network_file: str) -> str:
+    """The Slim Fly config of the parity cases on the anynet file ``network_file``."""
+    return (f"// Slim Fly q={q} p={p} (exported by pdes), BookSim's anynet min\n"
+            f"topology = anynet;\nnetwork_file = {network_file};\n" + SF_KEYS)
+
+
+SF_BASE = sf_base(5, 4, "sf5.anynet")
 SF_CASES = {f"sf5_p{p}_s{s}": f"packet_size = {p};\ninternal_speedup = {s}.0;\n"
             for p in (1, 4) for s in (1, 2)}
 EXAMPLES = ("torus88", "mesh88_lat", "dragonflyconfig", "fattree_config", "flatflyconfig")
@@ -119,13 +154,18 @@ def last_line(text: str) -> str:
     return lines[-1] if lines else "(no output)"
 
 
-def run_booksim(binary: str, cfg: Path) -> dict:
-    p = subprocess.run([binary, cfg.name], cwd=cfg.parent, capture_output=True, text=True)
+def booksim_outcome(p: subprocess.CompletedProcess, cfg: Path) -> dict:
+    """:func:`parse_booksim` of a finished BookSim run of ``cfg``, with ``error`` when it failed."""
     out = parse_booksim(p.stdout, packet_size_of(cfg.read_text()))
     # BookSim's exit status says nothing (it returns -1 after a completed run): its output does
     if not out["unstable"] and (out["latency"] is None or out["accepted"] is None):
         out["error"] = f"failed (status {p.returncode}): {last_line(p.stderr or p.stdout)}"
     return out
+
+
+def run_booksim(binary: str, cfg: Path) -> dict:
+    p = subprocess.run([binary, cfg.name], cwd=cfg.parent, capture_output=True, text=True)
+    return booksim_outcome(p, cfg)
 
 
 def _env() -> dict:
@@ -134,9 +174,9 @@ def _env() -> dict:
     return env
 
 
-def run_pdes(cfg: Path) -> dict:
-    p = subprocess.run([sys.executable, "-m", "pdes", "run", cfg.name, "--quiet", "--json"],
-                       cwd=cfg.parent, capture_output=True, text=True, env=_env())
+def pdes_outcome(p: subprocess.CompletedProcess) -> dict:
+    """{"unstable", "latency", "accepted", "cycles"} of a finished ``pdes run --json``, or its
+    ``error`` (a refusal, a deadlock the watchdog stopped, any other failure)."""
     if p.returncode == 2:
         errors = [ln for ln in p.stderr.splitlines() if ln.startswith("pdes: error")]
         return {"error": "pdes refuses: " + (errors[0] if errors else last_line(p.stderr))}
@@ -146,7 +186,13 @@ def run_pdes(cfg: Path) -> dict:
         return {"error": f"failed (status {p.returncode}): {last_line(p.stderr)}"}
     s = json.loads(p.stdout.strip().splitlines()[-1])
     return {"unstable": bool(s["saturated"]), "latency": s["network_latency_mean"],
-            "accepted": s["accepted_load"]}
+            "accepted": s["accepted_load"], "cycles": s["cycles"]}
+
+
+def run_pdes(cfg: Path) -> dict:
+    p = subprocess.run([sys.executable, "-m", "pdes", "run", cfg.name, "--quiet", "--json"],
+                       cwd=cfg.parent, capture_output=True, text=True, env=_env())
+    return pdes_outcome(p)
 
 
 def stable(r: dict, load: float) -> bool:
@@ -166,16 +212,23 @@ def saturation(results: list[tuple[float, dict]]) -> str:
     return f"< {min(x for x, _ in results):g}" if best is None else f"{best:g}"
 
 
+def export_slimfly(work: Path, q: int, p: int | None, name: str) -> int:
+    """Write Slim Fly q (p endpoints per router; pdes's default when None), 1-cycle links, as
+    the anynet file ``work/name`` with ``pdes topo --export``; its number of routers."""
+    sets = ["--set", f"topology.q={q}"] + ([] if p is None else ["--set", f"topology.p={p}"])
+    r = subprocess.run([sys.executable, "-m", "pdes", "topo", "slimfly", *sets,
+                        "--set", "router.link_latency=1", "--export", "anynet", name, "--force"],
+                       cwd=work, capture_output=True, text=True, env=_env())
+    if r.returncode != 0:
+        raise SystemExit(f"booksim_parity: exporting SF q={q} failed: {last_line(r.stderr)}")
+    return sum(1 for ln in (work / name).read_text().splitlines() if ln.startswith("router "))
+
+
 def write_configs(work: Path, names, booksim_src: str | None, loads, quick: bool) -> dict:
     """{name: {load: config path}} (names without a source: {"skip": reason})."""
     out = {}
     if any(n in SF_CASES for n in names):
-        p = subprocess.run([sys.executable, "-m", "pdes", "topo", "slimfly", "--set", "topology.q=5",
-                            "--set", "router.link_latency=1", "--export", "anynet", "sf5.anynet",
-                            "--force"],
-                           cwd=work, capture_output=True, text=True, env=_env())
-        if p.returncode != 0:
-            raise SystemExit(f"booksim_parity: exporting SF q=5 failed: {last_line(p.stderr)}")
+        export_slimfly(work, 5, None, "sf5.anynet")
     for name in names:
         if name in SF_CASES:
             base = SF_BASE + SF_CASES[name]
@@ -243,17 +296,277 @@ def table(names, loads, cfgs, bs, pd) -> list[str]:
                         f"{STABLE_FRACTION:g} x offered):"] + sat
 
 
+# ------------------------------------------------------------------------------ --speed
+SPEED_LOADS = "0.1,0.5"
+SPEED_PERIODS = 4
+"""A --speed run: 1 warm-up and 3 measured sample periods of --cycles / 4 cycles each."""
+
+
+def speed_config(q: int, p: int, network_file: str, load: float, packet_size: int,
+                 speedup: int, period: int) -> str:
+    """The --speed config: the parity cases' Slim Fly keys on SF q, p, then a fixed run."""
+    return (sf_base(q, p, network_file)
+            + f"packet_size = {packet_size};\ninternal_speedup = {speedup}.0;\n"
+            + "\n// booksim_parity --speed: 1 warm-up + 3 measured sample periods, then the drain\n"
+            + f"injection_rate_uses_flits = 1;\ninjection_rate = {load:g};\n"
+            + f"sample_period = {period};\nwarmup_periods = 1;\nmax_samples = {SPEED_PERIODS};\n")
+
+
+def machine_name() -> str:
+    """The CPU's model name (lscpu's, else /proc/cpuinfo's), or ``unknown``."""
+    if shutil.which("lscpu"):
+        r = subprocess.run(["lscpu"], capture_output=True, text=True)
+        for ln in r.stdout.splitlines():
+            if ln.startswith("Model name:"):
+                return ln.split(":", 1)[1].strip()
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.startswith("model name"):
+                return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def load_average() -> str:
+    try:
+        return "{:.2f}, {:.2f}, {:.2f} (1, 5, 15 min)".format(*os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def timed(cmd: list[str], cwd: Path, env: dict | None = None):
+    """(finished process, CPU seconds (user + system), wall seconds) of ``cmd`` in a new process;
+    the CPU time is this process's children's usage before and after (one child at a time)."""
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    wall, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
+    return p, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), wall
+
+
+def speed_booksim(binary: str, cfg: Path, pin: list[str]) -> dict:
+    """One timed BookSim run: its outcome, ``cycles`` (its ``Time taken is N cycles``) and
+    ``loop_s`` (its ``Total run time``: the wall time of its simulation, without reading the
+    config and building the network)."""
+    p, cpu, wall = timed([*pin, binary, cfg.name], cfg.parent)
+    out = booksim_outcome(p, cfg)
+    cycles = re.findall(r"Time taken is (\d+) cycles", p.stdout)
+    loop = re.findall(r"Total run time\s+([0-9.eE+-]+)", p.stdout)
+    if "error" not in out and not out["unstable"] and not cycles:
+        out["error"] = "failed: no 'Time taken is N cycles' line in its output"
+    out.update(cpu_s=cpu, wall_s=wall, cycles=int(cycles[-1]) if cycles else None,
+               loop_s=float(loop[-1]) if loop else None)
+    return out
+
+
+def speed_pdes(cfg: Path, result: str, pin: list[str]) -> dict:
+    """One timed ``pdes run`` of ``cfg``: its outcome and ``loop_s``, the result file's
+    ``/run`` ``kernel_s`` (wall time inside the compiled kernel)."""
+    p, cpu, wall = timed([*pin, sys.executable, "-m", "pdes", "run", cfg.name, "--quiet",
+                          "--json", "-o", result], cfg.parent, _env())
+    out = pdes_outcome(p)
+    out.update(cpu_s=cpu, wall_s=wall, loop_s=None)
+    if "error" not in out:
+        import h5py
+        with h5py.File(cfg.parent / result, "r") as f:
+            out["loop_s"] = float(f["run"].attrs["kernel_s"])
+    return out
+
+
+def _rate(routers: int, r: dict, key: str) -> float | None:
+    """Router-cycles per second of ``r[key]`` (None without a completed run)."""
+    if "error" in r or r.get("unstable") or not r.get("cycles") or not r.get(key):
+        return None
+    return routers * r["cycles"] / r[key]
+
+
+def _ratio(a, b):
+    return None if a is None or b is None else a / b
+
+
+def _median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def _run_line(n: int, who: str, load: float, pair: int, r: dict) -> str:
+    """The line printed as each timed run ends."""
+    head = f"{n:4d}  {who:8s} load {load:<5g} pair {pair}: "
+    if "error" in r:
+        return head + r["error"]
+    if r.get("unstable"):
+        return head + f"unstable ({r['cpu_s']:.2f} s CPU, {r['wall_s']:.2f} s wall)"
+    loop = "run" if who == "BookSim" else "kernel"
+    return (head + f"{r['cycles']} cycles, {r['cpu_s']:.2f} s CPU, {r['wall_s']:.2f} s wall, "
+            f"{loop} {_fmt(r['loop_s'])} s, network latency {_fmt(r['latency'])}")
+
+
+SPEED_COLUMNS = (f"{'load':>5s} {'pair':>6s} | {'cycles':>6s} {'CPU s':>7s} {'wall s':>7s} "
+                 f"{'/CPU-s':>8s} {'/run-s':>8s} | {'cycles':>6s} {'CPU s':>6s} {'wall s':>6s} "
+                 f"{'kernel s':>8s} {'/CPU-s':>9s} {'/kernel-s':>9s} | {'process':>7s} {'loop':>6s}")
+_bar = [i for i, c in enumerate(SPEED_COLUMNS) if c == "|"]
+SPEED_HEAD = (f"{'':{_bar[0] + 2}s}{'BookSim2':{_bar[1] - _bar[0]}s}{'pdes':{_bar[2] - _bar[1]}s}"
+              "pdes / BookSim")
+"""The table's two header lines: the sides, then the columns."""
+
+
+def _speed_row(load, pair, b, p, routers) -> tuple[str, tuple]:
+    """A table row of one pair and its (BookSim CPU rate, BookSim run rate, pdes CPU rate,
+    pdes kernel rate, process ratio, loop ratio)."""
+    bc, bl = _rate(routers, b, "cpu_s"), _rate(routers, b, "loop_s")
+    pc, pk = _rate(routers, p, "cpu_s"), _rate(routers, p, "loop_s")
+    figs = (bc, bl, pc, pk, _ratio(pc, bc), _ratio(pk, bl))
+    return _figures_row(f"{load:5g} {pair:>6}", b, p, figs), figs
+
+
+def _figures_row(lead: str, b: dict | None, p: dict | None, figs) -> str:
+    """A table row: the runs' cycles and times (none for a median row), then ``figs``."""
+    rates = [_fmt(x, ",.0f") for x in figs[:4]]
+    ratios = [_fmt(x, ".3g") for x in figs[4:]]
+
+    def runs(r):
+        if r is None:
+            return ["", "", ""]
+        done = "error" not in r and not r.get("unstable") and r.get("cycles") is not None
+        return [str(r["cycles"]) if done else "-", _fmt(r.get("cpu_s")), _fmt(r.get("wall_s"))]
+
+    (bcyc, bcpu, bwall), (pcyc, pcpu, pwall) = runs(b), runs(p)
+    pker = "" if p is None else _fmt(p.get("loop_s"))
+    return (f"{lead} | {bcyc:>6s} {bcpu:>7s} {bwall:>7s} {rates[0]:>8s} {rates[1]:>8s} | "
+            f"{pcyc:>6s} {pcpu:>6s} {pwall:>6s} {pker:>8s} {rates[2]:>9s} {rates[3]:>9s} | "
+            f"{ratios[0]:>7s} {ratios[1]:>6s}")
+
+
+def speed(args, binary: str) -> int:
+    """--speed: BookSim2 and pdes timed on the same core, alternating (see the docstring)."""
+    loads = parse_loads(args.loads or SPEED_LOADS)
+    checks = [("q", args.q, 2), ("p", args.p, 1), ("repeats", args.repeats, 1),
+              ("packet-size", args.packet_size, 1), ("speedup", args.speedup, 1),
+              ("cycles", args.cycles, SPEED_PERIODS)]
+    for name, value, lo in checks:
+        if value < lo:
+            raise SystemExit(f"booksim_parity: --{name}: must be at least {lo}, got {value}")
+    if args.cycles % SPEED_PERIODS:
+        raise SystemExit(f"booksim_parity: --cycles: must be a multiple of {SPEED_PERIODS} (1 "
+                         f"warm-up and 3 measured sample periods), got {args.cycles}")
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    cpu = args.cpu if args.cpu is not None else (cpus[0] if cpus else 0)
+    if cpus and cpu not in cpus:
+        raise SystemExit(f"booksim_parity: --cpu: {cpu} is not one of this process's CPUs "
+                         f"({', '.join(map(str, cpus))})")
+    taskset = shutil.which("taskset")
+    pin = [taskset, "-c", str(cpu)] if taskset else []
+    period = args.cycles // SPEED_PERIODS
+    print(f"machine: {machine_name()}, {os.cpu_count()} CPUs", flush=True)
+    print(f"load average at start: {load_average()}", flush=True)
+    print(f"pinned to CPU {cpu} with taskset" if taskset else
+          "taskset not found: the runs are NOT pinned to a core", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(args.workdir or tmp).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+        net = f"sf{args.q}_p{args.p}.anynet"
+        routers = export_slimfly(work, args.q, args.p, net)
+        cfgs = {}
+        for load in loads:
+            cfgs[load] = work / f"speed_sf{args.q}_{load:g}.cfg"
+            cfgs[load].write_text(speed_config(args.q, args.p, net, load, args.packet_size,
+                                               args.speedup, period))
+        print(f"network: Slim Fly q={args.q} p={args.p}, {routers} routers (anynet file exported "
+              f"by pdes); BookSim anynet min, pdes table_min with routing.vcs = any and "
+              f"router.allocation = booksim (the same config file); uniform, {args.packet_size}-flit "
+              f"packets, 2 VCs x 32 flits, internal_speedup {args.speedup}, separable input-first "
+              f"allocators, link latency 1", flush=True)
+        print(f"each run: {SPEED_PERIODS} sample periods of {period} cycles (1 warm-up, 3 measured),"
+              f" then the simulator's drain; loads {', '.join(f'{x:g}' for x in loads)}; "
+              f"{args.repeats} pairs per load, alternating BookSim, pdes, BookSim, pdes, ..., each "
+              f"a new process", flush=True)
+        warm = speed_pdes(cfgs[loads[0]], "speed_warmup.h5", pin)
+        if "error" in warm:
+            print(f"booksim_parity: pdes's warm-up run failed: {warm['error']}", file=sys.stderr)
+            return 1
+        print(f"pdes: compiled-kernel cache warmed by one untimed run ({warm['wall_s']:.1f} s wall)",
+              flush=True)
+        pairs: dict[float, list] = {x: [] for x in loads}
+        n = 0
+        for load in loads:
+            for pair in range(1, args.repeats + 1):
+                b = speed_booksim(binary, cfgs[load], pin)
+                n += 1
+                print(_run_line(n, "BookSim", load, pair, b), flush=True)
+                p = speed_pdes(cfgs[load], f"speed_{load:g}_{pair}.h5", pin)
+                n += 1
+                print(_run_line(n, "pdes", load, pair, p), flush=True)
+                pairs[load].append((b, p))
+    print(f"load average at end: {load_average()}")
+    print()
+    print(f"router-cycles per second ({routers} routers x the cycles each simulator simulated):\n"
+          "  /CPU-s     per CPU-second of the whole process (user + system, start-up included)\n"
+          "  /run-s     per second of BookSim's 'Total run time' (wall time of its simulation)\n"
+          "  /kernel-s  per second of pdes's kernel_s in the result file (wall time inside the\n"
+          "             compiled kernel; the kernels were compiled or loaded before, untimed)\n"
+          "  process    pdes's /CPU-s over BookSim's; loop: pdes's /kernel-s over BookSim's /run-s")
+    print(SPEED_HEAD)
+    print(SPEED_COLUMNS)
+    print("-" * len(SPEED_COLUMNS))
+    for load in loads:
+        figs = []
+        for pair, (b, p) in enumerate(pairs[load], 1):
+            line, f = _speed_row(load, pair, b, p, routers)
+            print(line)
+            figs.append(f)
+        med = tuple(_median(col) for col in zip(*figs))
+        print(_figures_row(f"{load:5g} {'median':>6s}", None, None, med))
+    return 0
+
+
+def parse_loads(text: str) -> list[float]:
+    """The sorted loads of ``--loads`` (each in (0, 1])."""
+    try:
+        loads = sorted({float(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise SystemExit(f"booksim_parity: --loads: expected comma-separated numbers, got {text!r}")
+    if not loads or not all(0 < x <= 1 for x in loads):
+        raise SystemExit("booksim_parity: --loads: every load must be in (0, 1]")
+    return loads
+
+
+PARITY_ONLY = ("configs", "booksim_src", "jobs", "quick")
+SPEED_ONLY = ("q", "p", "repeats", "packet_size", "speedup", "cycles", "cpu")
+SPEED_DEFAULTS = {"q": 13, "p": 9, "repeats": 3, "packet_size": 1, "speedup": 2, "cycles": 2000}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--booksim", help="path of a BookSim2 binary you built")
     ap.add_argument("--booksim-src", help="BookSim2 source tree (for src/examples/*)")
-    ap.add_argument("--configs", default=",".join(CONFIGS),
-                    help=f"comma-separated subset of: {', '.join(CONFIGS)}")
-    ap.add_argument("--loads", default=DEFAULT_LOADS, help="offered loads, flits/cycle/node")
-    ap.add_argument("--jobs", type=int, default=1, help="runs at a time (default 1)")
-    ap.add_argument("--quick", action="store_true", help="fewer and shorter sample periods")
+    ap.add_argument("--configs", help=f"comma-separated subset of: {', '.join(CONFIGS)}")
+    ap.add_argument("--loads", help="offered loads, flits/cycle/node (default "
+                    f"{DEFAULT_LOADS}; with --speed {SPEED_LOADS})")
+    ap.add_argument("--jobs", type=int, help="runs at a time (default 1)")
+    ap.add_argument("--quick", action="store_true", default=None,
+                    help="fewer and shorter sample periods")
     ap.add_argument("--workdir", help="keep the configs here (default: a temporary directory)")
+    sp = ap.add_argument_group("--speed: both simulators timed on one core, alternating")
+    sp.add_argument("--speed", action="store_true", help="time BookSim2 and pdes side by side")
+    sp.add_argument("--q", type=int, help="Slim Fly q (default 13)")
+    sp.add_argument("--p", type=int, help="endpoints per router (default 9)")
+    sp.add_argument("--repeats", type=int, help="pairs of runs per load (default 3)")
+    sp.add_argument("--packet-size", type=int, help="flits per packet (default 1)")
+    sp.add_argument("--speedup", type=int, help="internal_speedup (default 2)")
+    sp.add_argument("--cycles", type=int, help="warm-up + measured cycles of a run, a multiple "
+                    "of 4 (default 2000)")
+    sp.add_argument("--cpu", type=int, help="the CPU to pin the runs to (default: the first "
+                    "this process may run on)")
     args = ap.parse_args(argv)
+    given = lambda names: [f"--{n.replace('_', '-')}" for n in names  # noqa: E731
+                           if getattr(args, n) is not None]
+    if args.speed and given(PARITY_ONLY):
+        print(f"booksim_parity: {', '.join(given(PARITY_ONLY))}: not used with --speed",
+              file=sys.stderr)
+        return 2
+    if not args.speed and given(SPEED_ONLY):
+        print(f"booksim_parity: {', '.join(given(SPEED_ONLY))}: only with --speed", file=sys.stderr)
+        return 2
     if not args.booksim:
         print(BUILD_HELP, file=sys.stderr)
         return 2
@@ -263,27 +576,34 @@ def main(argv=None) -> int:
         print(f"booksim_parity: --booksim {args.booksim}: not an executable file\n{BUILD_HELP}",
               file=sys.stderr)
         return 2
-    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    if args.speed:
+        for k, v in SPEED_DEFAULTS.items():
+            if getattr(args, k) is None:
+                setattr(args, k, v)
+        try:
+            return speed(args, binary)
+        except SystemExit as e:
+            if isinstance(e.code, str):
+                print(e.code, file=sys.stderr)
+                return 2
+            raise
+    names = [n.strip() for n in (args.configs or ",".join(CONFIGS)).split(",") if n.strip()]
     unknown = [n for n in names if n not in CONFIGS]
     if unknown:
         print(f"booksim_parity: --configs: unknown {', '.join(unknown)} (known: "
               f"{', '.join(CONFIGS)})", file=sys.stderr)
         return 2
     try:
-        loads = sorted({float(x) for x in args.loads.split(",") if x.strip()})
-    except ValueError:
-        print(f"booksim_parity: --loads: expected comma-separated numbers, got {args.loads!r}",
-              file=sys.stderr)
-        return 2
-    if not loads or not all(0 < x <= 1 for x in loads):
-        print("booksim_parity: --loads: every load must be in (0, 1]", file=sys.stderr)
+        loads = parse_loads(args.loads or DEFAULT_LOADS)
+    except SystemExit as e:
+        print(e.code, file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.workdir or tmp).resolve()
         work.mkdir(parents=True, exist_ok=True)
-        cfgs = write_configs(work, names, args.booksim_src, loads, args.quick)
+        cfgs = write_configs(work, names, args.booksim_src, loads, bool(args.quick))
         todo = [(n, x) for n in names if "skip" not in cfgs[n] for x in loads]
-        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        with ThreadPoolExecutor(max(1, args.jobs or 1)) as pool:
             bsf = {k: pool.submit(run_booksim, binary, cfgs[k[0]][k[1]]) for k in todo}
             pdf = {k: pool.submit(run_pdes, cfgs[k[0]][k[1]]) for k in todo}
             bs = {k: f.result() for k, f in bsf.items()}

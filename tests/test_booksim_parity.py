@@ -1,7 +1,10 @@
 """run_scripts/booksim_parity.py with a stand-in for BookSim (a script printing BookSim's
 statistics lines): BookSim's output is parsed (its last, overall lines), pdes runs the same
-file, a config pdes refuses is reported with pdes's error line, saturation is found."""
+file, a config pdes refuses is reported with pdes's error line, saturation is found; with
+--speed both are timed alternately and the table gives their rates and ratios."""
 import os
+import re
+import shutil
 import sys
 import textwrap
 
@@ -65,3 +68,88 @@ def test_table_with_a_stand_in_booksim(tmp_path):
     sat = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("sf5_p1_s2") and "BookSim" in ln]
     assert sat == [["sf5_p1_s2", "BookSim", "0.1", "pdes", "0.3"]]
     assert os.path.isfile(tmp_path / "work" / "sf5.anynet")
+
+
+SPEED_FAKE = textwrap.dedent("""\
+    import os, re, sys, time
+    text = open(sys.argv[1]).read()
+    keys = {k: v for k, v in re.findall(r"^(\\w+) = ([^;]+);", text, flags=re.M)}
+    with open("fake_calls.txt", "a") as log:      # the config read and the CPUs it may run on
+        log.write(f"{keys['sample_period']} {keys['warmup_periods']} {keys['max_samples']} "
+                  f"{keys['packet_size']} {sorted(os.sched_getaffinity(0))}\\n")
+    t = time.process_time()
+    while time.process_time() - t < 0.05:        # some CPU time to measure
+        pass
+    print("Warmed up ...Time used is 100 cycles")
+    print("====== Overall Traffic Statistics ======")
+    print("Network latency average = 12.5 (1 samples)")
+    print("Accepted flit rate average = %s (1 samples)" % keys["injection_rate"])
+    print("Time taken is %d cycles" % (int(keys["sample_period"]) * int(keys["max_samples"]) + 20))
+    print("Total run time 0.04")
+    sys.exit(255)
+    """)
+
+
+def test_speed_alternates_and_prints_ratios(tmp_path):
+    """--speed runs BookSim and pdes alternately on one pinned CPU with the same fixed-length
+    config, and prints per pair each side's cycles, times and router-cycles rates, the
+    pdes/BookSim ratios (process and loop) and per load their medians."""
+    fake = tmp_path / "fakebooksim"
+    fake.write_text(f"#!{sys.executable}\n" + SPEED_FAKE)
+    fake.chmod(0o755)
+    work = tmp_path / "work"
+    r = run_python(SCRIPT, "--speed", "--booksim", str(fake), "--q", "5", "--p", "4", "--loads",
+                   "0.2", "--repeats", "2", "--cycles", "400", "--workdir", str(work), cwd=ROOT,
+                   timeout=900)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0].startswith("machine: ") and "CPUs" in out[0]
+    assert out[1].startswith("load average at start: ")
+    assert any(ln.startswith("load average at end: ") for ln in out)
+    pinned = shutil.which("taskset") is not None
+    if pinned:
+        assert re.fullmatch(r"pinned to CPU \d+ with taskset", out[2]), out[2]
+    else:
+        assert out[2] == "taskset not found: the runs are NOT pinned to a core"
+    # the run lines, in the order the runs ended: BookSim, pdes, BookSim, pdes
+    runs = [ln.split() for ln in out if ln[:4].strip().isdigit()]
+    assert [(x[0], x[1], x[5]) for x in runs] == [("1", "BookSim", "1:"), ("2", "pdes", "1:"),
+                                                  ("3", "BookSim", "2:"), ("4", "pdes", "2:")]
+    assert all(x[6] == "420" for x in runs if x[1] == "BookSim")
+    assert all(int(x[6]) >= 400 and int(x[6]) % 100 == 0 for x in runs if x[1] == "pdes")
+    calls = (work / "fake_calls.txt").read_text().splitlines()
+    cpu = int(out[2].split()[3]) if pinned else None
+    assert len(calls) == 2 and all(c.startswith("100 1 4 1 ") for c in calls)
+    if pinned:
+        assert all(c.endswith(f"[{cpu}]") for c in calls)
+    rows = {tuple(ln.split()[:2]): ln.split() for ln in out if ln.startswith("  0.2 ")}
+    assert set(rows) == {("0.2", "1"), ("0.2", "2"), ("0.2", "median")}
+    ratios = []
+    for pair in ("1", "2"):
+        row = [x for x in rows[("0.2", pair)] if x != "|"]
+        # load pair | cycles CPU wall /CPU-s /run-s | cycles CPU wall kernel /CPU-s /kernel-s | ratios
+        b_cpu_rate = float(row[5].replace(",", ""))          # 50 routers x 420 cycles / CPU s
+        assert abs(b_cpu_rate * float(row[3]) - 50 * 420) <= 0.005 * b_cpu_rate + 1
+        assert float(row[6].replace(",", "")) == 50 * 420 / 0.04
+        p_cpu_rate = float(row[11].replace(",", ""))
+        assert abs(p_cpu_rate * float(row[8]) - 50 * int(row[7])) <= 0.005 * p_cpu_rate + 1
+        assert abs(float(row[13]) / (p_cpu_rate / b_cpu_rate) - 1) < 0.01
+        p_kernel_rate = float(row[12].replace(",", ""))
+        assert abs(float(row[14]) / (p_kernel_rate / (50 * 420 / 0.04)) - 1) < 0.01
+        ratios.append(float(row[13]))
+    med = [x for x in rows[("0.2", "median")] if x != "|"]
+    assert abs(float(med[-2]) / (sum(ratios) / 2) - 1) < 0.01
+
+
+def test_speed_options_checked_first(tmp_path):
+    """A --speed option without --speed, a parity option with it, or a --cycles that is not a
+    multiple of 4 is refused with one line and status 2, before any run."""
+    fake = fake_booksim(tmp_path)
+    for args, msg in ((["--q", "5"], "--q: only with --speed"),
+                      (["--speed", "--quick"], "--quick: not used with --speed"),
+                      (["--speed", "--cycles", "402"], "--cycles: must be a multiple of 4")):
+        r = run_python(SCRIPT, "--booksim", fake, "--workdir", str(tmp_path / "w"), *args, cwd=ROOT)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and r.stdout == "", r
+        assert len(lines) == 1 and lines[0].startswith(f"booksim_parity: {msg}"), lines
+    assert not (tmp_path / "w").exists()
