@@ -37,7 +37,6 @@ import json
 import math
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,19 +52,7 @@ ROUTER = ["router.link_latency=1", "router.num_vcs=0"]
 CANARIES = ("ring", "allreduce")
 CONGESTORS = ("alltoall", "incast", "outcast")
 
-
-def sets(items):
-    out = []
-    for s in items:
-        out += ["--set", s]
-    return out
-
-
-def pdes(args, ranks):
-    cmd = [sys.executable, "-m", "pdes", *args]
-    if ranks > 1:
-        cmd = [os.path.join(os.path.dirname(sys.executable), "mpiexec"), "-n", str(ranks), *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+from resiliency_perf import pdes, sets  # noqa: E402  (run as a script: run_scripts/ is on the path)
 
 
 def n_endpoints(net, extra):
