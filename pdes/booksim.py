@@ -61,6 +61,7 @@ MAPPED = {
     "output_buffer_size": -1,
     "hold_switch_for_packet": 0,
     "wait_for_tail_credit": 0,
+    "input_speedup": 1,
     "sample_period": 1000,
     "warmup_periods": 3,
     "max_samples": 10,
@@ -99,7 +100,6 @@ ONLY = {
     "arb_type": (("round_robin",), "pdes's allocators arbitrate round-robin"),
     "speculative": ((0,), "pdes has no speculative switch allocation"),
     "noq": ((0,), "pdes has no next-hop output queueing"),
-    "input_speedup": ((1,), "pdes's speedup is internal_speedup"),
     "output_speedup": ((1,), "pdes's speedup is internal_speedup"),
     "priority": (("none",), "pdes has no packet priorities"),
     "measure_stats": ((1,), "pdes measures its one class"),
@@ -746,6 +746,10 @@ def _map_allocation(m: _Mapping) -> None:
             raise _refuse(key, f"{key} = {name}: pdes has BookSim's " + ", ".join(ALLOCATORS))
         put(f"router.{key}", name, key)
     put("router.alloc_iters", _int("alloc_iters", get("alloc_iters"), 1), "alloc_iters")
+    isx = _int("input_speedup", get("input_speedup"), 1)
+    if isx > 64:
+        raise _error("input_speedup", f"must be in [1, 64], got {isx}")
+    put("router.input_speedup", isx, "input_speedup")
     for key in ("hold_switch_for_packet", "wait_for_tail_credit"):
         v = _int(key, get(key), 0)
         if v not in (0, 1):

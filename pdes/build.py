@@ -406,7 +406,8 @@ def booksim_allocation(r: dict) -> tuple:
     siters = iters if r["sw_allocator"] == "islip" else 1
     return (valg, salg, viters, siters, r["routing_delay"], r["vc_alloc_delay"],
             r["sw_alloc_delay"], r["st_delay"], max(1, int(math.floor(r["internal_speedup"]))),
-            int(r["hold_switch_for_packet"]), int(r["wait_for_tail_credit"]))
+            int(r["hold_switch_for_packet"]), int(r["wait_for_tail_credit"]),
+            int(r["input_speedup"]))
 
 
 TOPOLOGY_SHARED = ("degree", "port_offsets", "port_neighbor", "port_link", "port_out_channel",

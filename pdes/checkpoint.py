@@ -57,8 +57,10 @@ from pdes.state import ring_positions
 from pdes.workload import is_finite
 
 FORMAT = "pdes-checkpoint"
-FORMAT_VERSION = 2
-"""Version 2: the file carries its digests (:func:`seal`) and Fletcher-32 checksums."""
+FORMAT_VERSION = 3
+"""Version 2: the file carries its digests (:func:`seal`) and Fletcher-32 checksums.
+Version 3: the switch allocator's state is per switch input (``router.input_speedup``), in
+``/input_vcs`` (``rr_sw_in``, ``hold_vc``, ``hold_out``, ``sw_rr``)."""
 
 MANIFEST = "state_manifest"
 DIGEST = "state_sha256"
@@ -829,11 +831,15 @@ def _verify_entities(c: _Checks, ck: Checkpoint, prep, G: dict, geo: dict) -> No
     c.within("dataset /ports/oq_ready", G["ports/oq_ready"], 0, never)
     c.within("dataset /ports/rr_in", G["ports/rr_in"], 0, nv - 1)
     c.within("dataset /ports/rr_out", G["ports/rr_out"], 0, port_n * nv - 1)
-    c.within("dataset /ports/rr_sw_in", G["ports/rr_sw_in"], 0, port_n - 1)
+    c.within("dataset /input_vcs/rr_sw_in", G["input_vcs/rr_sw_in"], 0,
+             np.repeat(port_n, nv) - 1)
     c.within("dataset /ports/cr_next", G["ports/cr_next"], 0, never)
-    c.within("dataset /ports/hold_vc", G["ports/hold_vc"], -1, nv - 1)
-    c.within("dataset /ports/hold_out", G["ports/hold_out"], -1, port_n - 1)
-    c.within("dataset /ports/held_by", G["ports/held_by"], -1, port_n - 1)
+    c.within("dataset /ports/cr_step", G["ports/cr_step"], -1, never)
+    c.within("dataset /input_vcs/hold_vc", G["input_vcs/hold_vc"], -1, nv - 1)
+    c.within("dataset /input_vcs/sw_rr", G["input_vcs/sw_rr"], 0, nv - 1)
+    c.within("dataset /input_vcs/hold_out", G["input_vcs/hold_out"], -1,
+             np.repeat(port_n, nv) - 1)
+    c.within("dataset /ports/held_by", G["ports/held_by"], -1, port_n * nv - 1)
     c.within("dataset /ports/link_flits", G["ports/link_flits"], 0, np.iinfo(np.int64).max)
     st = G["stats/st"]
     created = int(st[S_CREATED_PKTS])

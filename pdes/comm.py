@@ -32,7 +32,8 @@ class Mailbox:
     send and receive block (int32 words, see :mod:`pdes.kernels.exchange`).
 
     Cut channels are symmetric, so what a part sends to ``q`` is bounded like
-    what ``q`` sends to it: one flit per cycle per channel and ``speedup``
+    what ``q`` sends to it: one flit per cycle per channel and ``speedup`` (internal
+    times input speedup)
     credits per cycle per channel.  :class:`LocalGroup` and :class:`MpiGroup`
     both move blocks built and read by :meth:`pack` and :meth:`unpack`, so an
     in-process split exercises exactly the path of an MPI run.
@@ -101,7 +102,7 @@ class LocalGroup:
         if len(self.parts) > 1:
             p0 = self.parts[0]
             window = window if window is not None else p0.window
-            speedup = speedup if speedup is not None else p0.rp.speedup
+            speedup = speedup if speedup is not None else p0.rp.credits_per_cycle
             self.boxes = {p.part: Mailbox(p, window, speedup) for p in self.parts}
 
     def exchange(self):

@@ -92,6 +92,10 @@ STATIC: dict[str, list[Param]] = {
               "allocators (BookSim's alloc_iters)", lo=1, hi=64),
         Param("hold_switch_for_packet", bool, False, "with allocation = booksim: a packet "
               "that won the switch keeps its input and output until its tail (BookSim's key)"),
+        Param("input_speedup", int, 1, "with allocation = booksim: switch inputs per input "
+              "port, VC v using input v mod input_speedup, so that VCs of one port on different "
+              "inputs may cross the switch in the same step (BookSim's input_speedup; values "
+              "above num_vcs act as num_vcs)", lo=1, hi=64),
         Param("wait_for_tail_credit", bool, False, "with allocation = booksim: an output VC "
               "is free again only when its tail's credit has come back (BookSim's key)"),
         Param("credit_delay", int, 2, "cycles for a credit to be processed (added to the link latency)",
@@ -448,6 +452,7 @@ def check_relations(cfg: dict) -> None:
         if r["allocation"] == "vct":
             for key, default in (("vc_allocator", "islip"), ("sw_allocator", "islip"),
                                  ("alloc_iters", 1), ("hold_switch_for_packet", False),
+                                 ("input_speedup", 1),
                                  ("wait_for_tail_credit", False)):
                 if r[key] != default:
                     raise ConfigError(f"router.{key}: only with router.allocation = \"booksim\" "

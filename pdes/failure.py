@@ -205,6 +205,7 @@ def _credit_back(part, t: int, Pt: int, vc: int, remote: list, peer) -> None:
     if prm[P.PR_ALLOC] != 0:
         cs = max(cs, int(a["cr_next"][Pt]))
         a["cr_next"][Pt] = cs + 1
+        a["cr_step"][Pt] = -1
     ep_port = Pt - int(a["port_off"][k]) < int(a["n_epp"][k])
     carr = cs + int(a["in_lat"][Pt]) + int(prm[P.PR_CHX]) + int(prm[P.PR_ECD] if ep_port
                                                                  else prm[P.PR_CD])
@@ -276,11 +277,15 @@ def _release(part, ivc: int) -> None:
             a["ov_owner"][o] = -1
         a["cr_res"][o] = 0
     Pt = ivc // nv
-    if a["hold_vc"][Pt] == ivc - Pt * nv:
-        k = int(a["port_router"][Pt])
-        a["held_by"][int(a["port_off"][k]) + int(a["hold_out"][Pt])] = -1
-        a["hold_vc"][Pt] = -1
-        a["hold_out"][Pt] = -1
+    vc = ivc - Pt * nv
+    k = int(a["port_router"][Pt])
+    plo = int(a["port_off"][k])
+    isx = int(part.prm[P.PR_ISX])
+    x = plo * nv + (Pt - plo) * isx + vc % isx      # its switch input (pdes.kernels.iq)
+    if a["hold_vc"][x] == vc:
+        a["held_by"][plo + int(a["hold_out"][x])] = -1
+        a["hold_vc"][x] = -1
+        a["hold_out"][x] = -1
     a["iv_alloc"][ivc] = 0
     a["iv_out"][ivc] = -1
     a["iv_sa_at"][ivc] = NEVER
@@ -397,8 +402,15 @@ def fail(group, topo, failure: Failure, t: int) -> None:
 # gone, routing tables and traffic are those of the degraded network), from the state of the
 # intact one carried over port by port.
 
-LOCAL_PORT = ("rr_out", "rr_sw_in", "hold_out", "held_by")
-"""Per-port arrays whose values are a port of the same router (local index; -1 = none)."""
+LOCAL_PORT = ("rr_sw_in", "hold_out")
+"""Arrays whose values are a port of the same router (local index; -1 = none)."""
+LOCAL_INPUT = ("rr_out", "held_by")
+"""Per-port arrays whose values are a switch input of the same router (local index l * s + r
+for its l-th port and input speedup s, :mod:`pdes.kernels.iq`; pdes's own allocation: the
+port, s = 1; -1 = none)."""
+SWITCH_INPUT = ("rr_sw_in", "hold_vc", "hold_out", "sw_rr")
+"""Per-switch-input arrays: router r's switch input x at entry ``po[r] * nv + x`` of the
+input-VC space (:mod:`pdes.kernels.state_table`)."""
 LOCAL_VC = ("rr_va", "rr_va_in")
 """Per-VC arrays whose values are a VC of the same router (local index port * nv + vc)."""
 
@@ -427,11 +439,12 @@ def port_map(intact, degraded, keep: np.ndarray) -> np.ndarray:
     return out
 
 
-def remap(G: dict, intact, degraded, keep: np.ndarray, nv: int) -> dict:
+def remap(G: dict, intact, degraded, keep: np.ndarray, nv: int, isx: int = 1) -> dict:
     """The global state ``G`` of the intact network (:func:`pdes.checkpoint.combine`) in the
     numbering of the degraded one.  Every entry of a failed link's port must be empty or
     idle (:func:`reroute` removed what it held) but its credits, which are dropped."""
     from pdes.checkpoint import RINGS, TABLES, port_offsets
+    from pdes.kernels.state_table import BY_NAME
     pmap = port_map(intact, degraded, keep)
     po1, po2 = port_offsets(intact), port_offsets(degraded)
     n1, n2 = int(po1[-1]), int(po2[-1])
@@ -446,16 +459,24 @@ def remap(G: dict, intact, degraded, keep: np.ndarray, nv: int) -> dict:
     sizes = {"vc": n2 * nv, "port": n2, "key": (n2 + E) * nv, "ep": E}
     router1 = np.searchsorted(po1, np.arange(n1), side="right") - 1
 
-    def local(values, owner_port, per_vc):
-        """Router-local indices (ports, or VCs port * nv + vc) in the degraded numbering; a
-        failed port's pointer restarts at the router's first port."""
+    def local(values, owner_port, stride):
+        """Router-local indices (port * stride + j: ports, switch inputs or VCs) in the
+        degraded numbering; a failed port's pointer restarts at the router's first port."""
         v = values.astype(np.int64)
         r = router1[owner_port]
-        p = v // nv if per_vc else v
+        p = v // stride
         g = pmap[po1[r] + np.maximum(p, 0)]
-        new = np.where(g >= 0, g - po2[r], 0)
-        new = new * nv + (v % nv) if per_vc else new
+        new = np.where(g >= 0, g - po2[r], 0) * stride + v % stride
         return np.where(v >= 0, new, v)
+    # switch inputs: router r's input x = l * isx + j (its l-th port) at po[r] * nv + x
+    slot = np.arange(n1 * nv, dtype=np.int64)
+    r_s = router1[slot // nv]
+    x_s = slot - po1[r_s] * nv
+    l_s = x_s // isx
+    used = l_s < po1[r_s + 1] - po1[r_s]
+    g_s = np.where(used, pmap[np.minimum(po1[r_s] + l_s, n1 - 1)], -1)
+    sw_alive = used & (g_s >= 0)
+    sw_dest = (po2[r_s] * nv + (g_s - po2[r_s]) * isx + x_s % isx)[sw_alive]
     out = {}
     for group, (space, names) in TABLES.items():
         m = maps[space]
@@ -463,16 +484,24 @@ def remap(G: dict, intact, degraded, keep: np.ndarray, nv: int) -> dict:
         for name in names:
             old = np.asarray(G[f"{group}/{name}"])
             new = np.zeros((sizes[space],) + old.shape[1:], dtype=old.dtype)
+            if name in SWITCH_INPUT:
+                new[:] = BY_NAME[name].fill
+                vals = old[sw_alive]
+                if name in LOCAL_PORT:
+                    vals = local(vals, slot[sw_alive] // nv, 1)
+                new[sw_dest] = vals
+                out[f"{group}/{name}"] = new
+                continue
             vals = old[alive]
             owner = np.nonzero(alive)[0] // (nv if space == "vc" else 1)
             if name == "iv_out":
                 vals = np.where(vals >= 0, pmap[np.maximum(vals, 0)], vals)
             elif name == "ov_owner":
                 vals = np.where(vals >= 0, vc_of(pmap)[np.maximum(vals, 0)], vals)
-            elif name in LOCAL_PORT:
-                vals = local(vals, owner, False)
+            elif name in LOCAL_INPUT:
+                vals = local(vals, owner, isx)
             elif name in LOCAL_VC:
-                vals = local(vals, owner, True)
+                vals = local(vals, owner, nv)
             new[m[alive]] = vals
             out[f"{group}/{name}"] = new
     for group, (space, ids, _, _, cnt) in RINGS.items():
@@ -542,7 +571,8 @@ def carry_over(prep, group, t: int):
         G["stats/st"] = st
         for n, h in hists.items():
             G[f"stats/{n}"] = h
-        G2 = remap(G, prep.topo, deg.topo, failure.fs.keep, prep.rp.num_vcs)
+        isx = min(prep.rp.booksim[-1], prep.rp.num_vcs) if prep.rp.booksim else 1
+        G2 = remap(G, prep.topo, deg.topo, failure.fs.keep, prep.rp.num_vcs, isx)
     G2 = group.bcast(G2)
     G2["routing/snap"] = np.zeros(2 * deg.topo.n_links if deg.plan.snapshot_every else 1, np.int32)
     return G2, smp

@@ -61,8 +61,20 @@ class RouterParams:
     endpoint_vc_flits: int = 0
     private_flits: int = 0
     # router.allocation = "booksim" (pdes.kernels.iq): (VC allocator, switch allocator, their
-    # iterations, routing/VC/switch/crossbar delays, steps per cycle); () = pdes's allocation
+    # iterations, routing/VC/switch/crossbar delays, steps per cycle, hold_switch_for_packet,
+    # wait_for_tail_credit, input speedup); () = pdes's allocation
     booksim: tuple = ()
+
+    @property
+    def input_speedup(self) -> int:
+        """Switch inputs per input port (BookSim's input_speedup, at most the VCs)."""
+        return min(self.booksim[-1], self.num_vcs) if self.booksim else 1
+
+    @property
+    def credits_per_cycle(self) -> int:
+        """The most credits an input port's flits may free in one cycle: one per switch
+        input and step."""
+        return self.speedup * self.input_speedup
 
     def port_flits(self, cap):
         """Flits a port holds, from its VCs' capacity ``cap`` (an array or a number)."""
@@ -153,7 +165,7 @@ class PartState:
         # every input VC and output queue slot full: the most records the part can hold
         self.max_records = int(rp.port_flits(self.in_cap).sum() + nP * rp.output_flits)
         self.records_per_cycle = nE + self.nC  # at most one new flit per endpoint and cut channel
-        S = rp.speedup
+        S = rp.credits_per_cycle
         maxp = int(np.diff(num["port_off"]).max()) if nR else 1
         self.sizes = {
             "nR": nR, "nP": nP, "nE": nE, "nS": nP + nE, "nC": self.nC, "nv": nv,
@@ -161,7 +173,7 @@ class PartState:
             "n_rec": min(self.max_records, 1024),   # grown by reserve_records
             "focap": max(self.window, 1), "cocap": max(self.window * (S + 1), 1),
             "n_hist": hist_max + HIST_SUB * HIST_OCTAVES, "n_hops": n_hop_bins,
-            "n_scr": cycle.scratch_size(maxp, nv, S)}
+            "n_scr": cycle.scratch_size(maxp, nv, rp.speedup)}
         self.prm = _params(rp, self.sizes, hot=caps.pop("hot"), hist_max=hist_max)
         ep_act = np.asarray(ep_active, dtype=np.int8)[self.ep_gid] if nE else np.zeros(0, np.int8)
         built = {k: v for k, v in {**num, **ports, **caps}.items() if k in ST.BY_NAME}
@@ -448,14 +460,16 @@ def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.nda
     # smaller one they cost more than they save); they never change a result
     prm[P.PR_PF] = 1 if sizes["nP"] * rp.num_vcs >= cycle.PF_MIN_VCS else 0
     prm[P.PR_SX] = 1
+    prm[P.PR_ISX] = 1
     prm[P.PR_HRDY] = t.head
     if rp.booksim:
         from pdes.kernels.iq import head_offset
-        valg, salg, viters, siters, rdel, vdel, sdel, xdel, sx, hold, waittail = rp.booksim
+        valg, salg, viters, siters, rdel, vdel, sdel, xdel, sx, hold, waittail, isx = rp.booksim
         for slot, value in ((P.PR_ALLOC, 1), (P.PR_VALG, valg), (P.PR_SALG, salg),
                             (P.PR_VITERS, viters), (P.PR_SITERS, siters), (P.PR_RDEL, rdel),
                             (P.PR_VDEL, vdel), (P.PR_SDEL, sdel), (P.PR_XDEL, xdel),
                             (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)), (P.PR_PF, 0),
-                            (P.PR_HOLD, hold), (P.PR_WAITTAIL, waittail)):
+                            (P.PR_HOLD, hold), (P.PR_WAITTAIL, waittail),
+                            (P.PR_ISX, rp.input_speedup)):
             prm[slot] = value
     return prm

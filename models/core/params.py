@@ -63,7 +63,9 @@ PR_FAULT = 48      # faults.at_cycle: 1 before the failure (input VCs keep the i
                    # routed to a failed port (ports.port_down) or that no route, VC or class
                    # order fits is dropped with its packet (iv_out = IV_DISCARD until its
                    # tail), instead of ERR_*; 0 without a failure during the run
-NPRM = 49
+PR_ISX = 49        # router.input_speedup (booksim allocation): switch inputs per input port,
+                   # VC v uses input v mod PR_ISX (<= PR_NV); 1 otherwise
+NPRM = 50
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 IV_DISCARD = -2     # iv_out of an input VC that drops the rest of its packet (PR_FAULT)

@@ -16,9 +16,10 @@ its allocators (``src/allocators/separable_input_first.cpp``,
   set) on its output that no packet holds, whatever its credits; an ejection port's
   VCs are all requestable.  Switch allocation: an input VC that holds an output VC
   and has a flit requests its output when that VC has a credit (and the output
-  queue room, BookSim's ``output_buffer_size``); per (input port, output port) only
-  the VC first in round-robin order from the port's pointer (``outq.rr_in``)
-  requests.  One flit per input and per output per step.
+  queue room, BookSim's ``output_buffer_size``); per (switch input, output port) only
+  the VC first in round-robin order from the port's pointer (``outq.sw_rr``)
+  requests.  One flit per switch input and per output per step; a port has
+  ``input_speedup`` switch inputs (``PR_ISX``), VC v on input ``v mod PR_ISX``.
 * Both allocators match requests with the same rules (:func:`match`):
   separable input-first, or iSLIP (``alloc_iters`` iterations; BookSim's
   separable output-first is iSLIP's first iteration).  Round-robin pointers move
@@ -26,7 +27,8 @@ its allocators (``src/allocators/separable_input_first.cpp``,
   iteration).
 * A tail frees its output VC when it wins the switch; credits are consumed when a
   flit wins the switch and one credit per input port and cycle goes back (BookSim's
-  credit queue, ``outq.cr_next``); a flit reaches its output queue when the crossbar
+  credit queue, ``outq.cr_next``; the flits of a port that cross in one step share one:
+  ``outq.cr_step``); a flit reaches its output queue when the crossbar
   completes and leaves in that cycle, one flit per output and cycle.
 
 Everything here is per router: the results do not depend on the order in which
@@ -39,7 +41,7 @@ import numpy as np
 from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD, PR_HOT,
                                 PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
-                                PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD)
+                                PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD, PR_ISX)
 from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
 from models.core.rings import absorb_credits, ring_slot
 from pdes.kernels.buffers import send_credit, shared_free, shared_room
@@ -257,11 +259,16 @@ def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq,
             inb.iv_sa_at[ivc] = r if r > tu + 1 else tu + 1
     if op - plo >= nepk:
         crd.cred[op * nv + ovc] -= 1
-    # the credit: one per input port and cycle leaves the router (BookSim's credit queue)
-    cs = tu // s
-    if cs < outq.cr_next[P]:
-        cs = outq.cr_next[P]
-    outq.cr_next[P] = cs + 1
+    # the credit: one per input port and cycle leaves the router (BookSim's credit queue);
+    # flits of one port that cross in the same step (several switch inputs) share it
+    if outq.cr_step[P] == tu:
+        cs = outq.cr_next[P] - 1
+    else:
+        cs = tu // s
+        if cs < outq.cr_next[P]:
+            cs = outq.cr_next[P]
+        outq.cr_next[P] = cs + 1
+        outq.cr_step[P] = tu
     carr = cs + ports.in_lat[P] + prm[PR_CHX] + (prm[PR_CD] if P - plo >= nepk else prm[PR_ECD])
     if not send_credit(crd, obox, ports, nv, hot, prm[PR_COCAP], P, vc, carr):
         return ERR_CREDIT if ports.in_sender[P] >= 0 else ERR_OUTBOX
@@ -272,7 +279,6 @@ def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq,
         outq.ov_owner[op * nv + ovc] = free
         inb.iv_alloc[ivc] = 0
         inb.iv_out[ivc] = -1
-    outq.rr_in[P] = vc + 1 if vc + 1 < nv else 0
     return OK
 
 
@@ -345,30 +351,36 @@ def next_flit_here(tau, ivc, P, prm, ports, inb):
 
 @njit_borrow
 def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
-    """Switch allocation at router ``k`` in step ``tau``: requests (one VC per input and
-    output port, round-robin from the input's pointer; its output VC must have a credit
-    and the output queue room), the allocator's match, and the winners' moves.  With
-    ``PR_HOLD`` (BookSim's hold_switch_for_packet) a packet that won the switch keeps its
-    input and output until its tail, or until its VC has no flit or credit to send."""
-    nv, oqcap, hold = prm[PR_NV], prm[PR_OQCAP], prm[PR_HOLD]
+    """Switch allocation at router ``k`` in step ``tau``: requests (per switch input and
+    output one VC, first in round-robin order from the input's pointer ``sw_rr``; its output
+    VC must have a credit and the output queue room), the allocator's match, and the
+    winners' moves.  A port has ``PR_ISX`` switch inputs (BookSim's input_speedup): VC v
+    uses input ``v mod PR_ISX``; the router's switch inputs are the first entries of its
+    block of input-VC slots (``plo * nv + x``).  With ``PR_HOLD`` (BookSim's
+    hold_switch_for_packet) a packet that won the switch keeps its switch input and output
+    until its tail, or until its VC has no flit or credit to send."""
+    nv, oqcap, hold, isx = prm[PR_NV], prm[PR_OQCAP], prm[PR_HOLD], prm[PR_ISX]
     iv_alloc, ib_cnt, iv_sa_at, iv_out, iv_ovc = (inb.iv_alloc, inb.ib_cnt, inb.iv_sa_at,
                                                  inb.iv_out, inb.iv_ovc)
-    hold_vc, hold_out, held_by = outq.hold_vc, outq.hold_out, outq.held_by
+    hold_vc, hold_out, held_by, sw_rr = outq.hold_vc, outq.hold_out, outq.held_by, outq.sw_rr
     rq_in, rq_out, rq_lab, stamp = iqs.rq_in, iqs.rq_out, iqs.rq_lab, iqs.stamp
     plo = ports.port_off[k]
     phi = ports.port_off[k + 1]
     npk = phi - plo
     nepk = ports.n_epp[k]
-    rel = iqs.tin           # input ports whose held path ends in this step
+    xb = plo * nv           # the router's switch inputs: slots xb .. xb + npk * isx - 1
+    nx = npk * isx
+    rel = iqs.tin           # switch inputs whose held path ends in this step
     n_rel = 0
     if hold != 0:
         # held paths first: no allocation, in the step the flit is due
-        for P in range(plo, phi):
-            vc = hold_vc[P]
+        for x in range(nx):
+            vc = hold_vc[xb + x]
             if vc < 0:
                 continue
+            P = plo + x // isx
             ivc = P * nv + vc
-            op = plo + hold_out[P]
+            op = plo + hold_out[xb + x]
             if iv_sa_at[ivc] > tau:
                 continue
             ok = outq.oq_cnt[op] < oqcap
@@ -377,7 +389,7 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
             if not ok:
                 # the path is given up (after this step's requests, which it still blocks);
                 # the VC asks the allocator from the next step
-                rel[n_rel] = P
+                rel[n_rel] = x
                 n_rel += 1
                 iv_sa_at[ivc] = tau + 1
                 continue
@@ -388,18 +400,23 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
             stats.smp[C_MOVES] += 1
             stats.st[S_LAST_MOVE] = t
             if iv_alloc[ivc] == 0 or not next_flit_here(tau, ivc, P, prm, ports, inb):
-                rel[n_rel] = P
+                rel[n_rel] = x
                 n_rel += 1
     nreq = 0
-    for P in range(plo, phi):
-        if hold_vc[P] >= 0:
+    for x in range(nx):
+        if hold_vc[xb + x] >= 0:
             continue
+        l = x // isx
+        r = x - l * isx
+        P = plo + l
         first = nreq
-        start = outq.rr_in[P]
+        start = sw_rr[xb + x]
         for j in range(nv):
             vc = start + j
             if vc >= nv:
                 vc -= nv
+            if isx > 1 and vc % isx != r:
+                continue
             ivc = P * nv + vc
             if iv_sa_at[ivc] > tau or iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0:
                 continue
@@ -410,26 +427,31 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
             if ol >= nepk and not has_credit(t, op, iv_ovc[ivc], prm, ports, crd):
                 continue
             stamp[ol] = 1
-            rq_in[nreq] = P - plo
+            rq_in[nreq] = x
             rq_out[nreq] = ol
             rq_lab[nreq] = ivc
             nreq += 1
         for j in range(first, nreq):
             stamp[rq_out[j]] = -1
     for i in range(n_rel):
-        P = rel[i]
-        held_by[plo + hold_out[P]] = -1
-        hold_vc[P] = -1
-        hold_out[P] = -1
+        x = rel[i]
+        held_by[plo + hold_out[xb + x]] = -1
+        hold_vc[xb + x] = -1
+        hold_out[xb + x] = -1
     if nreq == 0:
         return OK
-    nm = match(nreq, rq_in, rq_out, prm[PR_SALG], prm[PR_SITERS], outq.rr_sw_in, plo, npk,
+    nm = match(nreq, rq_in, rq_out, prm[PR_SALG], prm[PR_SITERS], outq.rr_sw_in, xb, nx,
                outq.rr_out, plo, npk, iqs)
     for q in range(nm):
         j = iqs.m_req[q]
-        P = plo + rq_in[j]
+        x = rq_in[j]
+        P = plo + x // isx
         ivc = rq_lab[j]
+        vc = ivc - P * nv
         op = plo + rq_out[j]
+        # the input's round-robin offset moves past the granted VC (BookSim: vc + speedup)
+        nxt = vc + isx
+        sw_rr[xb + x] = nxt - nv if nxt >= nv else nxt
         status = move_flit_step(t, tau, prm[PR_SDEL], k, P, ivc, op, prm, ports, crd,
                                 pool.rec, inb, outq, obox)
         if status != OK:
@@ -437,7 +459,7 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
         stats.smp[C_MOVES] += 1
         stats.st[S_LAST_MOVE] = t
         if hold != 0 and iv_alloc[ivc] != 0 and next_flit_here(tau, ivc, P, prm, ports, inb):
-            hold_vc[P] = ivc - P * nv
-            hold_out[P] = op - plo
-            held_by[op] = P - plo
+            hold_vc[xb + x] = vc
+            hold_out[xb + x] = op - plo
+            held_by[op] = x
     return OK

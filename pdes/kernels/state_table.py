@@ -243,19 +243,28 @@ GROUP_ROWS = {
         ("rr_out",      "nP",              I16, 0,      saved("ports"),           STATE),  # < input VCs of a router
         ("rr_va",       "nP * nv",         I16, 0,      saved("output_vcs"),      STATE),  # < input VCs of a router
         # router.allocation = "booksim" (pdes.kernels.iq): the VC allocator's input arbiter
-        # per input VC, the switch allocator's per input port (pointers), and the first
-        # cycle each input port's credit queue may send a credit
+        # per input VC, the switch allocator's per switch input (pointers), and the first
+        # cycle each input port's credit queue may send a credit.  A router's switch inputs
+        # (router.input_speedup = s per input port: input l*s + v mod s takes VC v of its
+        # l-th port) are the first slots of its block of input-VC entries: router k's
+        # switch input x at plo*nv + x (plo = its first port)
         ("rr_va_in",    "nP * nv",         I16, 0,      saved("input_vcs"),       STATE),  # < output VCs of a router
-        ("rr_sw_in",    "nP",              I16, 0,      saved("ports"),           STATE),  # < ports of a router
+        ("rr_sw_in",    "nP * nv",         I16, 0,      saved("input_vcs"),       STATE),  # < ports of a router
         ("cr_next",     "nP",              I32, 0,      saved("ports"),           STATE),
-        # hold_switch_for_packet: an input port's held VC and output (router-local), and
-        # the input (router-local) holding an output; -1 = none
-        ("hold_vc",     "nP",              I8,  -1,     saved("ports"),           STATE),  # a VC index
-        ("hold_out",    "nP",              I16, -1,     saved("ports"),           STATE),  # < ports of a router
-        ("held_by",     "nP",              I16, -1,     saved("ports"),           STATE),  # < ports of a router
+        # hold_switch_for_packet: a switch input's held VC and output (router-local), and
+        # the switch input (router-local) holding an output; -1 = none
+        ("hold_vc",     "nP * nv",         I8,  -1,     saved("input_vcs"),       STATE),  # a VC index
+        ("hold_out",    "nP * nv",         I16, -1,     saved("input_vcs"),       STATE),  # < ports of a router
+        ("held_by",     "nP",              I16, -1,     saved("ports"),           STATE),  # < input VCs of a router
         # after a failure (pdes.kernels.cycle.discard_front): the first cycle an input port
         # may drop a flit of a packet that found no route
         ("dr_next",     "nP",              I32, 0,      saved("ports"),           STATE),
+        # router.allocation = "booksim": the VC of a switch input first in round-robin order
+        # (BookSim's _sw_rr_offset), in the switch-input slots above
+        ("sw_rr",       "nP * nv",         I8,  0,      saved("input_vcs"),       STATE),  # a VC index
+        # ... and the step of the last credit an input port's credit queue took: the flits
+        # of one port that cross in the same step (router.input_speedup) send one credit
+        ("cr_step",     "nP",              I32, -1,     saved("ports"),           STATE),
     ]),
     "Sources": ("endpoint source queues, the packet being injected and the on/off state", [
         ("ep_pending",  "nE",              I64, 0,      saved("endpoints"),       STATE),

@@ -35,6 +35,7 @@ watch_out = "-";
 vc_allocator = separable_input_first;
 sw_allocator = separable_output_first;
 alloc_iters = 2;
+input_speedup = 2;
 output_buffer_size = -1;
 hold_switch_for_packet = 1;
 wait_for_tail_credit = 1;
@@ -86,6 +87,7 @@ def test_every_mapped_key_resolves(tmp_path):
         ("separable_input_first", "separable_output_first", 2)
     assert r["output_buffer_flits"] == 4 * 32  # unlimited: never refuses a flit with a credit
     assert r["hold_switch_for_packet"] and r["wait_for_tail_credit"]
+    assert r["input_speedup"] == 2
     m = cfg["measure"]
     assert (m["sample_period"], m["warmup"], m["warmup_cycles"]) == (500, "fixed", 2 * 500)
     assert m["measure_cycles"] == (8 - 2) * 500 and m["seed"] == 7
@@ -374,8 +376,7 @@ def test_shared_buf_size_gives_each_vc_its_share(tmp_path):
 
 
 # ----------------------------------------------------------------------------- BookSim's networks
-# BookSim2's example configs (src/examples), comments left out.  Changed so that pdes runs them:
-# mesh88_lat says `input_speedup = 2;`, here 1 (pdes's crossbar has one input per port).
+# BookSim2's example configs (src/examples), comments left out.
 EXAMPLES = {
     "torus88": """\
 topology = torus;
@@ -401,7 +402,7 @@ credit_delay   = 2;
 routing_delay  = 0;
 vc_alloc_delay = 1;
 sw_alloc_delay = 1;
-input_speedup     = 1;
+input_speedup     = 2;
 output_speedup    = 1;
 internal_speedup  = 1.0;
 traffic = transpose;

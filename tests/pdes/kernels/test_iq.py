@@ -151,19 +151,23 @@ def test_two_flit_packets_speedup_2_hand_derived(tmp_path):
     assert got == [6, 6, 9, 9, 10, 10]
 
 
-@pytest.mark.parametrize("alloc", ["islip", "separable_input_first", "separable_output_first"])
-def test_booksim_allocation_exact_on_any_part_count_and_after_restart(tmp_path, alloc):
-    """The arbiters' pointers and the credit queues are per router: 1, 2 and 3 parts give
-    the same results, also continuing from a checkpoint written on 2 parts."""
+@pytest.mark.parametrize("alloc,isx,hold", [("islip", 1, 0), ("separable_input_first", 2, 1),
+                                             ("separable_output_first", 4, 0)])
+def test_booksim_allocation_exact_on_any_part_count_and_after_restart(tmp_path, alloc, isx,
+                                                                      hold):
+    """The arbiters' pointers, the switch inputs' state (input speedup 1, 2 and 4 over 4 VCs,
+    switch holding) and the credit queues are per router: 1, 2 and 3 parts give the same
+    results, also continuing from a checkpoint written on 2 parts."""
     from pdes.build import prepare
     from tests.helpers import make_cfg, restarted_on_other_part_counts
     cfg = make_cfg("router.allocation=booksim", f"router.vc_allocator={alloc}",
                    f"router.sw_allocator={alloc}", "router.alloc_iters=2",
+                   f"router.input_speedup={isx}", f"router.hold_switch_for_packet={bool(hold)}".lower(),
                    "router.packet_size=3", "router.num_vcs=4", "routing.algorithm=ugal_l",
                    "traffic.load=0.7", "router.link_latency=2", preset="restart")
     with restarted_on_other_part_counts(cfg, prepare(cfg), tmp_path / "ck.h5") as f:
-        for name in ("input_vcs/rr_va_in", "ports/rr_sw_in", "ports/cr_next",
-                     "endpoints/ep_last_vc"):
+        for name in ("input_vcs/rr_va_in", "input_vcs/rr_sw_in", "input_vcs/sw_rr",
+                     "input_vcs/hold_vc", "ports/cr_next", "endpoints/ep_last_vc"):
             assert name in f
 
 
