@@ -50,6 +50,21 @@ STATIC: dict[str, list[Param]] = {
         Param("cycle_ns", float, 1.0, "router clock period in ns", lo=0.0, lo_open=True, hi=1e6),
         Param("fixed_cycles", int, 0, "SerDes/pipeline cycles added to every link latency",
               lo=0, hi=10 ** 6),
+        Param("cabinets", int, 0, "fixed cabinet layout: the routers, in group order, cut into "
+              "this many cabinets of equal size (+-1 router) instead of one rack per group; "
+              "0 = one rack per group (docs/layout.md#fixed-cabinets)", lo=0, hi=2 ** 26),
+        Param("cabinet_routers", int, 0, "fixed cabinet layout: cabinets of at most this many "
+              "routers, filled with whole groups (a larger group is split); 0 = not used; "
+              "not with cabinets", lo=0, hi=2 ** 26),
+        Param("electric_cycles", int, 0, "latency in cycles of every intra-rack (electric) "
+              "link; 0 = from the cable (docs/layout.md#latency-per-link-class)",
+              lo=0, hi=10 ** 6),
+        Param("optical_cycles", int, 0, "latency in cycles of every inter-rack (optical) "
+              "link; 0 = from the cable", lo=0, hi=10 ** 6),
+        Param("class_cycles", str, "", "latency in cycles of every link of the named "
+              "topology link classes, 'class:cycles' pairs separated by commas or spaces "
+              "(e.g. \"local:50,global:100\"); before electric_cycles/optical_cycles; "
+              "empty = none"),
     ],
     "router": [
         Param("num_vcs", int, 0, "virtual channels per port; 0 = the minimum the routing needs",
@@ -434,6 +449,14 @@ def job_pattern_params(job: dict) -> dict:
 
 def check_relations(cfg: dict) -> None:
     """Rules between keys (each key's own range is declared with it)."""
+    if "layout" in cfg:
+        from models.layout import parse_class_cycles
+        lay = cfg["layout"]
+        parse_class_cycles(lay["class_cycles"])      # the syntax; the classes once built
+        if lay["cabinets"] and lay["cabinet_routers"]:
+            raise ConfigError(f"layout.cabinet_routers: give layout.cabinets or "
+                              f"layout.cabinet_routers, not both (got {lay['cabinets']} and "
+                              f"{lay['cabinet_routers']})")
     if "router" in cfg and cfg["router"]["pipeline"] == "booksim":
         r = cfg["router"]
         for key, what in (("vc_alloc_delay", "VC allocation"), ("sw_alloc_delay", "switch allocation"),

@@ -15,7 +15,9 @@ delay of every cable.  A link's latency is the one a simulation gives it
 ``fastest`` routing): from the layout,
 ``max(1, ceil(cable_m * ns_per_m / cycle_ns) + fixed_cycles)`` cycles of
 ``cycle_ns`` each, or the latencies the topology carries (file topologies,
-Dragonfly ``local_latency``/``global_latency``, HyperX ``grid_latency``).
+Dragonfly ``local_latency``/``global_latency``, HyperX ``grid_latency``), or the cycles the
+layout's latency keys (``electric_cycles``, ``optical_cycles``, ``class_cycles``) give
+whole sets of links, which take precedence over both.
 With the layout's default 5 ns/m that is 002's cable delay, rounded up to
 whole cycles; ``model.link_rounding_ns_max`` reports the largest rounding
 (0 when every cable delay is a whole number of cycles, e.g. the ``skywalk``
@@ -265,22 +267,27 @@ def _ps(ns) -> np.ndarray:
 
 def link_latency_ns(topo, layout) -> tuple[np.ndarray, dict]:
     """(latency of each link in ns, description): the cycles a simulation gives the link
-    (:func:`models.topologies.file.link_latency_of` without ``router.link_latency``) times
-    ``layout.cycle_ns``."""
+    (:func:`models.topologies.file.link_latency_of` without ``router.link_latency``, the
+    layout's latency keys included) times ``layout.cycle_ns``.  ``latency_keys_links``
+    counts the links a layout latency key set; ``link_rounding_ns_max`` is over the
+    links whose latency comes from the cable formula (None when there are none)."""
     from ..topologies.file import file_link_latency, link_latency_of
     cycles, cable_m = link_latency_of(topo, layout, 0)
     ns = np.asarray(cycles, dtype=np.float64) * layout.cycle_ns
     carried = file_link_latency(topo) is not None
+    keyed = layout.latency_set if layout.latency_set is not None else np.zeros(ns.shape, bool)
     info = {"source": "topology" if carried else "layout",
             "ns_per_m": layout.ns_per_m, "cycle_ns": layout.cycle_ns,
             "fixed_cycles": layout.fixed_cycles,
+            "latency_keys_links": int(np.count_nonzero(keyed)),
             "link_ns_min": float(ns.min()) if ns.size else 0.0,
             "link_ns_max": float(ns.max()) if ns.size else 0.0,
             "link_ns_mean": float(ns.mean()) if ns.size else 0.0}
-    if not carried and ns.size:
-        exact = np.asarray(cable_m, np.float64) * layout.ns_per_m \
+    cabled = ~keyed
+    if not carried and cabled.any():      # rounding of the cable formula, where it is used
+        exact = np.asarray(cable_m, np.float64)[cabled] * layout.ns_per_m \
             + layout.fixed_cycles * layout.cycle_ns
-        info["link_rounding_ns_max"] = float(np.round((ns - exact).max(), 9))
+        info["link_rounding_ns_max"] = float(np.round((ns[cabled] - exact).max(), 9))
     else:
         info["link_rounding_ns_max"] = None
     return ns, info

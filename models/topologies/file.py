@@ -659,15 +659,20 @@ def export_topology(topo, fmt: str, path: str, latency=None, cable_m=None) -> li
 def link_latency_of(topo, layout, fixed: int = 0):
     """(latency in cycles, cable metres) per link as a run uses them.
 
-    ``fixed`` (``router.link_latency``) when > 0; else the latencies a file
-    topology carries (:func:`file_link_latency`), if any; else the layout's.
+    ``fixed`` (``router.link_latency``) when > 0; else the layout's latency keys
+    (``layout.class_cycles``, ``electric_cycles``, ``optical_cycles``) on the links they
+    set (``layout.latency_set``); else the latencies the topology carries
+    (:func:`file_link_latency`), if any; else the layout's cable latencies.
     Cable lengths are the file's when it gives them, else the layout's.
     """
     carried = file_link_latency(topo)
     if fixed > 0:
         lat = np.full(topo.n_links, fixed, np.int64)
     elif carried is not None:
-        lat = carried[0]
+        lat = np.array(carried[0], dtype=np.int64)
+        keyed = layout.latency_set
+        if keyed is not None and keyed.any():
+            lat[keyed] = layout.latency[keyed]
     else:
         lat = np.asarray(layout.latency, dtype=np.int64)
     cable = layout.cable_m if carried is None or carried[1] is None else np.asarray(carried[1])

@@ -399,7 +399,9 @@ def table(rep: dict) -> str:
         m = la["model"]
         rows.append(("latency model", f"{_fmt(m['endpoint_delay_ns'])} ns endpoints + switch "
                      f"delay per switch + links of {_fmt(m['link_ns_min'])}-"
-                     f"{_fmt(m['link_ns_max'])} ns ({m['source']})"
+                     f"{_fmt(m['link_ns_max'])} ns ({m['source']}"
+                     + (f"; {m['latency_keys_links']} links from layout latency keys"
+                        if m.get("latency_keys_links") else "") + ")"
                      + (f"  (sampled {la['sampled']} sources)" if la["sampled"] else "")))
         for sw, x in la["switch_delay"].items():
             n, f = x["nearest"], x["fastest"]

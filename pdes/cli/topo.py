@@ -130,6 +130,8 @@ def _report(args, cfg, name, params) -> dict:
     lat, cable = link_latency_of(topo, layout, cfg["router"]["link_latency"])
     source = "router.link_latency" if cfg["router"]["link_latency"] > 0 else \
         "file" if file_link_latency(topo) is not None else "layout"
+    if source == "file" and layout.latency_set.any():
+        source = "file and layout latency keys"
     out["link_latency_source"] = source
     if source != "layout" and "layout" in out and lat.size:
         out["layout"]["latency_cycles"] = {"min": int(lat.min()), "max": int(lat.max()),
@@ -167,6 +169,10 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _span(mm: dict) -> str:
+    return str(mm["min"]) if mm["min"] == mm["max"] else f"{mm['min']}..{mm['max']}"
+
+
 def _table(rep: dict) -> str:
     mp = rep["min_paths"]
     cab = rep.get("cables", {})
@@ -194,14 +200,24 @@ def _table(rep: dict) -> str:
     if cab:
         lay = rep["layout"]
         rows += [
-            ("layout", f"{lay['preset']}: {lay['racks']} racks in {lay['rows']} rows of "
-                       f"{lay['racks_per_row']}"),
+            ("layout", f"{lay['preset']}: {lay['racks']} "
+                       + ("racks" if lay["racks_from"] == "groups" else "cabinets")
+                       + f" in {lay['rows']} rows of {lay['racks_per_row']}"),
             ("cable total", f"{_fmt(rep['cable_m_total'])} m in {cab['count']} cables "
                             f"(max {_fmt(cab['m_max'])} m)"),
             ("  intra-rack (electric)", f"{cab['intra_rack']['count']} / {_fmt(cab['intra_rack']['m'])} m"),
             ("  inter-rack (optical)", f"{cab['inter_rack']['count']} / {_fmt(cab['inter_rack']['m'])} m"),
         ]
         rows += [(f"  class {k}", f"{v['count']} / {_fmt(v['m'])} m") for k, v in cab["by_class"].items()]
+        if lay["racks_from"] == "cabinets":
+            rr, re_ = lay["rack_routers"], lay["rack_endpoints"]
+            rows.append(("per cabinet", f"{_span(rr)} routers, {_span(re_)} endpoints"))
+        keys = [f"{k} {lay[k]}" for k in ("electric_cycles", "optical_cycles") if lay[k]]
+        if lay["class_cycles"]:
+            keys.append("class_cycles " + ",".join(f"{c}:{v}" for c, v in lay["class_cycles"].items()))
+        if keys:
+            rows.append(("latency keys", f"{', '.join(keys)} cycles "
+                                         f"({lay['latency_set_links']} links)"))
         lat = lay["latency_cycles"]
         src = rep.get("link_latency_source", "layout")
         rows.append(("link latency (cycles)", f"{lat['min']}..{lat['max']} (mean {_fmt(lat['mean'])})"
