@@ -59,6 +59,9 @@ hyperx    L >= 1 dimensions of equal size S >= 2; p = S (the family's default, F
           000 Sec. VI-B3 for L = 3)
 fattree   k even; 2 levels (leaf-spine) and 3 levels, full bisection (oversub 1), k pods
 hypercube n >= 1 dimensions, p = 1
+lhhc      3 <= n <= 20 dimensions, m = the fewest long hops with 2^m >= n + m + 1 (a
+          distance-3 code), p = 1; the diameter and bisection of the long hops the family
+          chooses by default (its search, cached per process)
 mlfm      h >= 1 (h = l = p, 001 Sec. 2.2.3); router-graph diameter min(h+1, 4)
 oft       k >= 3, k - 1 a prime power (001 Sec. 2.2.4)
 torus     n >= 2 dimensions of equal size D >= 3, p = 1; its size is not bounded by the
@@ -252,6 +255,19 @@ def _hypercube(k: int, max_endpoints: int | None) -> Iterator[Config]:
     n = 1
     while n + 1 <= k and (1 << n) <= MAX_ROUTERS:
         yield Config({"n": n, "p": 1}, n + 1, n, 1, n, n, "n (000 Sec. III)")
+        n += 1
+
+
+@enumerator("lhhc", "3 <= n <= 20 dimensions, m fewest with 2^m >= n+m+1, p = 1")
+def _lhhc(k: int, max_endpoints: int | None) -> Iterator[Config]:
+    from models.topologies.lhhc import MAX_N, choose_long_hops, default_long_hops_count
+    n = 3
+    while n <= MAX_N and n + default_long_hops_count(n) + 1 <= k:
+        m = default_long_hops_count(n)
+        _, diameter, d = choose_long_hops(n, m)
+        yield Config({"n": n, "m": m, "p": 1}, n + m + 1, n + m, 1, diameter, diameter,
+                     "BFS of the Cayley graph with the default long hops",
+                     hook_params={"min_distance": d})
         n += 1
 
 

@@ -102,6 +102,7 @@ def _accepted(name, params):
     ("oft", "k", range(3, 40), lambda k: 2 * k),
     ("mlfm", "h", range(1, 40), lambda h: 2 * h),
     ("hypercube", "n", range(1, 30), lambda n: n + 1),
+    ("lhhc", "n", range(1, 30), lambda n: n + min(m for m in range(8) if 2 ** m >= n + m + 1) + 1),
 ])
 def test_every_value_the_family_accepts_is_listed(name, key, values, radix_of):
     """Each value of the family's size parameter that the family accepts, with its default

@@ -121,7 +121,7 @@ PEAK = [   # (family, parameters): some ten thousand links each
     ("dln", {"routers": 300, "shortcuts": 250}), ("dragonfly", {"h": 6}),
     ("dragonfly_plus", {"h": 9}), ("fattree", {"k": 36, "levels": 2, "parallel": 3}),
     ("fattree", {"k": 24}), ("galaxyfly", {"n": 12, "q": 13, "a": 6}), ("hypercube", {"n": 12}),
-    ("hyperx", {"sizes": [12, 12, 8]}), ("mlfm", {"h": 24}), ("oft", {"k": 18}),
+    ("hyperx", {"sizes": [12, 12, 8]}), ("lhhc", {"n": 11}), ("mlfm", {"h": 24}), ("oft", {"k": 18}),
     ("random_regular", {"routers": 3000, "degree": 8}),
     ("random_regular", {"routers": 300, "degree": 250}),
     ("skywalk", {"z": 8, "c": 128, "d_i": 7, "d_o": 4, "tries": 2}), ("slimfly", {"q": 17}),

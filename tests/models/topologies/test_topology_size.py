@@ -19,6 +19,7 @@ SIZES = {   # family: parameter sets besides the registry's defaults ({})
     "galaxyfly": [{"n": 3, "q": 1, "a": 4}, {"n": 2, "q": 4, "a": 2, "h": 3}, {"n": 1, "q": 5, "a": 1}],
     "hypercube": [{"n": 1}, {"n": 4, "p": 3}],
     "hyperx": [{"sizes": [5]}, {"sizes": [2, 3, 1, 4], "p": 2}],
+    "lhhc": [{"n": 3}, {"n": 6, "m": 2, "p": 2}, {"n": 5, "long_hops": [31, 7]}],
     "mlfm": [{"h": 1}, {"h": 3}],
     "oft": [{"k": 3}, {"k": 5}],
     "random_regular": [{"routers": 10, "degree": 7}, {"routers": 2, "degree": 1}],
@@ -81,6 +82,8 @@ REFUSED = [   # (family, parameters, the key the generator's error names)
     ("skywalk", {"z": 4, "d_i": 4}, "topology.d_i"),
     ("skywalk", {"z": 4, "c": 4, "d_i": 3, "d_o": 9}, "topology.d_o"),
     ("hypercube", {"n": 27, "p": 1}, "topology.n"),
+    ("lhhc", {"n": 4, "m": 12}, "topology.m"),
+    ("lhhc", {"n": 4, "long_hops": [3, 8]}, "topology.long_hops"),
     ("torus", {"dims": [4096, 4096, 8]}, "topology.dims"),
 ]
 
