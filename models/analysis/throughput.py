@@ -32,7 +32,9 @@ Restricted LP
     ``min`` every shortest path, enumerated depth first in port order and capped at
     :data:`MAX_PATHS_PER_PAIR` per pair (the report counts the capped pairs);
     ``layered`` the minimal paths (layer 0) and the path of every layer ``1..L-1`` of
-    :func:`models.routing.layered.build_layers` (003 Sec. 4.3), duplicates merged.
+    :func:`models.routing.layered.build_layers` (003 Sec. 4.3), duplicates merged;
+    ``rues`` and ``fatpaths`` the same with the layers of those routings (their default
+    parameters; a pair its layer does not reach has only layer 0's paths there).
 
 Both LPs are sparse (``scipy.sparse``) and solved by HiGHS (``scipy.optimize.linprog``).
 Above ``max_variables`` (default :data:`MAX_LP_VARIABLES`) variables an LP is refused
@@ -52,8 +54,14 @@ MAX_LP_VARIABLES = 2_000_000
 MAX_PATHS_PER_PAIR = 64
 """Shortest paths enumerated per router pair for the ``min`` path set."""
 
-RESTRICTIONS = ("min", "layered")
+RESTRICTIONS = ("min", "layered", "rues", "fatpaths")
 """Path sets the restricted LP can use."""
+
+DEFAULT_RESTRICT = ("min", "layered")
+"""Path sets of the restricted LPs when ``--restrict`` is not given."""
+
+LAYER_ROUTINGS = ("layered", "rues", "fatpaths")
+"""Path sets built from a layered routing's tables, one per ``--layers`` count."""
 
 DEFAULT_FRACTIONS = (0.2, 0.55, 1.0)
 """Fractions of communicating endpoint pairs (003 Fig. 9 plots three; its text gives no
@@ -273,8 +281,8 @@ def restricted(topo, D, paths: dict, max_variables: int = MAX_LP_VARIABLES) -> d
 
 def path_sets(topo, dist, D, restrict, layers=(4,), seed: int = 0,
               cap: int = MAX_PATHS_PER_PAIR) -> dict:
-    """Path set per restriction name (``min``, ``layered-L`` per layer count) for the router
-    pairs with demand, and the number of pairs the ``cap`` cut."""
+    """Path set per restriction name (``min``; ``layered-L``, ``rues-L``, ``fatpaths-L`` per
+    layer count) for the router pairs with demand, and the number of pairs the ``cap`` cut."""
     pairs = [(int(s), int(d)) for s, d in zip(*np.nonzero(D))]
     mins, capped = {}, 0
     for s, d in pairs:
@@ -284,18 +292,30 @@ def path_sets(topo, dist, D, restrict, layers=(4,), seed: int = 0,
     out = {}
     if "min" in restrict:
         out["min"] = (mins, capped)
-    if "layered" in restrict:
-        from models.routing.layered import build_layers
+    for name in (n for n in LAYER_ROUTINGS if n in restrict):
         for L in layers:
-            tab, _ = build_layers(topo, dist, int(L), seed)
+            tab = _layer_tables(name, topo, dist, int(L), seed)
             sets = {}
             for s, d in pairs:
                 seen = dict.fromkeys(mins[(s, d)])
                 if L > 1:
                     seen.update(dict.fromkeys(layer_paths(topo, tab, s, d)))
                 sets[(s, d)] = list(seen)
-            out[f"layered-{L}"] = (sets, capped)
+            out[f"{name}-{L}"] = (sets, capped)
     return out
+
+
+def _layer_tables(name: str, topo, dist, layers: int, seed: int) -> np.ndarray:
+    """Next-hop tables ``(L-1, R, R)`` of layers 1..L-1 of a layered routing (its default
+    parameters, ``seed`` as ``measure.seed``)."""
+    if name == "layered":
+        from models.routing.layered import build_layers
+        return build_layers(topo, dist, layers, seed)[0]
+    if name == "rues":
+        from models.routing.layered import rues
+        return rues(topo, dist, layers=layers, seed=seed).tables["lay_port"]
+    from models.routing.fatpaths import fatpaths
+    return fatpaths(topo, dist, layers=layers, seed=seed).tables["lay_port"]
 
 
 # ----------------------------------------------------------------------------- options
@@ -320,7 +340,7 @@ def parse_restrict(text) -> tuple[str, ...]:
     """``--restrict``: comma-separated path sets of :data:`RESTRICTIONS` (``none``: only the
     unrestricted LP)."""
     if text is None:
-        return RESTRICTIONS
+        return DEFAULT_RESTRICT
     names = [p.strip() for p in str(text).split(",") if p.strip()]
     if names == ["none"]:
         return ()
@@ -356,7 +376,7 @@ def check_throughput(topo, max_variables: int = MAX_LP_VARIABLES) -> None:
 
 
 # ----------------------------------------------------------------------------- report
-def throughput_report(topo, plan, fractions=DEFAULT_FRACTIONS, restrict=RESTRICTIONS,
+def throughput_report(topo, plan, fractions=DEFAULT_FRACTIONS, restrict=DEFAULT_RESTRICT,
                       layers=(4,), seed: int = 0, max_variables: int = MAX_LP_VARIABLES,
                       dist=None) -> dict:
     """Maximum achievable throughput of ``plan`` (a :class:`TrafficPlan`) at each fraction of

@@ -77,10 +77,10 @@ def add_arguments(parser) -> None:
                    help="fractions of the pattern's communicating endpoint pairs, drawn with "
                         "--seed (default 0.2,0.55,1)")
     g.add_argument("--restrict", metavar="LIST",
-                   help="path sets of the restricted LPs: min, layered, or none "
-                        "(default: min,layered)")
+                   help="path sets of the restricted LPs: min, layered, rues, fatpaths, or "
+                        "none (default: min,layered)")
     g.add_argument("--layers", metavar="N[,N...]",
-                   help="layer counts of the layered path set (default 4)")
+                   help="layer counts of the layered, rues and fatpaths path sets (default 4)")
     g.add_argument("--max-lp-variables", metavar="N",
                    help="refuse an LP with more variables, before building it (default "
                         "2000000)")

@@ -121,6 +121,21 @@ def test_slimfly_unrestricted_bounds_restricted():
     assert a["unrestricted"]["throughput"] >= b["unrestricted"]["throughput"] - 1e-7
 
 
+def test_slimfly_rues_and_fatpaths_path_sets_lie_between_min_and_unrestricted():
+    """SF q=5 worst case, 40 pairs: the rues-L and fatpaths-L path sets contain the minimal
+    paths, so min <= rues-L, fatpaths-L <= unrestricted (L = 1: exactly min)."""
+    topo = build("slimfly", {"q": 5})
+    plan = TRAFFIC.get("worst_case").func(topo, 0)
+    row = throughput_report(topo, plan, fractions=(0.2,), restrict=("min", "rues", "fatpaths"),
+                            layers=(1, 4))["fractions"][0]
+    t = {k: v["throughput"] for k, v in row.items() if isinstance(v, dict)}
+    assert sorted(t) == ["fatpaths-1", "fatpaths-4", "min", "rues-1", "rues-4", "unrestricted"]
+    for name in ("rues", "fatpaths"):
+        assert t[f"{name}-1"] == pytest.approx(t["min"], rel=1e-7)
+        assert t["min"] - 1e-7 <= t[f"{name}-4"] <= t["unrestricted"] + 1e-7
+        assert row[f"{name}-4"]["paths"] > row["min"]["paths"]
+
+
 def test_slimfly_min_lp_at_least_the_even_split():
     """SF q=5 uniform: the minimal-path LP carries at least 1 / (largest channel load of the
     even split over minimal paths), the saturation bound of the load section."""
