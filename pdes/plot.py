@@ -20,6 +20,10 @@ file's numbers (the tests read them back).  ``python -m pdes plot`` saves one.
   resiliency --curve -o FILE``), average path length and diameter against the
   share of failed links, one line per file (004 Fig. 5), read by
   :func:`resiliency_curve` and drawn by :func:`resiliency_figure`.
+* ``path-sets``: of one or more analysis files (``pdes analyze --only path-sets -o
+  FILE``), the per-pair average and longest path length, the paths crossing each link and
+  the link-disjoint paths per pair, one line per path set (003 Figs. 6-8), read by
+  :func:`path_sets_data` and drawn by :func:`path_sets_figure`.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ import numpy as np
 from models.core.errors import ParameterError
 
 KINDS = ("latency", "throughput", "hops", "links", "series", "completion", "timeline",
-         "resiliency")
+         "resiliency", "path-sets")
 
 ANALYSIS_FORMAT = "pdes-analysis"
 """The ``format`` attribute of ``pdes analyze -o`` files (the resiliency kind reads them)."""
@@ -463,8 +467,8 @@ def figure(res, kind: str, *, point=None, logy=False, network=False, ymax=None, 
         return series_figure(res, point)
     if kind == "timeline":
         return timeline_figure(res, point)
-    if kind == "resiliency":
-        raise ParameterError(f"--kind: resiliency plots 'pdes analyze -o' files, {res.path} is "
+    if kind in ("resiliency", "path-sets"):
+        raise ParameterError(f"--kind: {kind} plots 'pdes analyze -o' files, {res.path} is "
                              f"a {res.kind} file")
     raise ParameterError(f"--kind: unknown kind '{kind}' (known: {', '.join(KINDS)})")
 
@@ -483,14 +487,10 @@ def is_analysis(path: str) -> bool:
     return (fmt.decode() if isinstance(fmt, bytes) else fmt) == ANALYSIS_FORMAT
 
 
-def resiliency_curve(path: str) -> dict:
-    """The ``/resiliency/curve/paths`` arrays of an analysis file (:data:`CURVE_KEYS`) and a
-    ``label`` (topology name, its non-zero numeric config parameters -- defaults included, strings
-    and zero-valued options such as latencies left out -- and router count); a file that is not
-    a complete analysis file with such a curve raises :class:`ParameterError` naming it."""
-    import json
+def _open_analysis(path: str, kind: str):
+    """``path`` opened with h5py after checking it is a complete analysis file (else a
+    :class:`ParameterError` naming it and ``--kind``)."""
     import os
-    import tomllib
 
     import h5py
     if not os.path.isfile(path):
@@ -499,15 +499,45 @@ def resiliency_curve(path: str) -> dict:
         f = h5py.File(path, "r")
     except OSError:
         raise ParameterError(f"{path}: not an HDF5 file") from None
-    with f:
+    try:
         fmt = f.attrs.get("format")
         fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
         if fmt != ANALYSIS_FORMAT:
-            raise ParameterError(f"{path}: --kind resiliency plots 'pdes analyze -o' files, not "
+            raise ParameterError(f"{path}: --kind {kind} plots 'pdes analyze -o' files, not "
                                  + (f"format {fmt!r}" if fmt else "a file without a format "
                                     "attribute"))
         if not f.attrs.get("complete"):
             raise ParameterError(f"{path}: incomplete analysis file (no 'complete' attribute)")
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def _analysis_label(path: str, f) -> tuple[str, dict]:
+    """(topology name, its non-zero numeric config parameters and router count; the report)
+    of an open analysis file."""
+    import json
+    import tomllib
+    try:
+        topo = tomllib.loads(f.attrs["config_toml"])["topology"]
+        report = json.loads(f.attrs["report_json"])
+        routers = report["summary"]["routers"]
+    except (KeyError, TypeError, ValueError):
+        raise ParameterError(f"{path}: config_toml or report_json attribute missing or "
+                             "malformed") from None
+    params = "".join(f" {k}={v}" for k, v in topo.items() if k != "name" and
+                     isinstance(v, (int, float)) and not isinstance(v, bool) and v != 0)
+    return f"{topo.get('name', '?')}{params} ({routers} routers)", report
+
+
+def resiliency_curve(path: str) -> dict:
+    """The ``/resiliency/curve/paths`` arrays of an analysis file (:data:`CURVE_KEYS`) and a
+    ``label`` (topology name, its non-zero numeric config parameters -- defaults included, strings
+    and zero-valued options such as latencies left out -- and router count); a file that is not
+    a complete analysis file with such a curve raises :class:`ParameterError` naming it."""
+    import h5py
+    with _open_analysis(path, "resiliency") as f:
         g = f.get("resiliency/curve/paths")
         if not isinstance(g, h5py.Group):
             raise ParameterError(f"{path}: no resiliency curve (write one with 'pdes analyze "
@@ -523,15 +553,7 @@ def resiliency_curve(path: str) -> dict:
             if not np.all(np.isfinite(out[key])) or out[key].size != out["fraction"].size:
                 raise ParameterError(f"{path}: /resiliency/curve/paths/{key} not finite or not "
                                      "as long as fraction")
-        try:
-            topo = tomllib.loads(f.attrs["config_toml"])["topology"]
-            routers = json.loads(f.attrs["report_json"])["summary"]["routers"]
-        except (KeyError, TypeError, ValueError):
-            raise ParameterError(f"{path}: config_toml or report_json attribute missing or "
-                                 "malformed") from None
-    params = "".join(f" {k}={v}" for k, v in topo.items() if k != "name" and
-                     isinstance(v, (int, float)) and not isinstance(v, bool) and v != 0)
-    out["label"] = f"{topo.get('name', '?')}{params} ({routers} routers)"
+        out["label"] = _analysis_label(path, f)[0]
     return out
 
 
@@ -561,5 +583,72 @@ def resiliency_figure(curves: list):
     axes[0].legend(fontsize=8)
     fig.suptitle("resiliency to random link failures (mean over connected samples; dotted: "
                  "some samples disconnected)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------- path sets
+LINK_BIN = 20
+"""Width of the bins of paths per link in the path-sets figure (003 Fig. 7's bin size)."""
+
+
+def path_sets_data(path: str) -> list[dict]:
+    """The ``path-sets`` results of an analysis file (``pdes analyze --only path-sets -o``),
+    in report order, each with ``label`` (the result's name, prefixed by the topology when
+    needed by the caller) and its histograms; a file without the section raises
+    :class:`ParameterError` naming it."""
+    with _open_analysis(path, "path-sets") as f:
+        topo, report = _analysis_label(path, f)
+    ps = report.get("path-sets")
+    if not isinstance(ps, dict) or not isinstance(ps.get("results"), dict):
+        raise ParameterError(f"{path}: no path-sets section (write one with 'pdes analyze ... "
+                             "--only path-sets -o FILE')")
+    out = []
+    for label, x in ps["results"].items():
+        try:
+            rec = {"label": label, "topology": topo, "pairs": int(x["pairs"]),
+                   "avg_bin": float(x["length"]["avg_bin"]),
+                   "avg": np.asarray(x["length"]["avg_histogram"], dtype=np.float64),
+                   "max": np.asarray(x["length"]["max_histogram"], dtype=np.float64),
+                   "links": np.asarray(x["links"]["histogram"], dtype=np.float64),
+                   "disjoint": np.asarray(x["disjoint"]["histogram"], dtype=np.float64)}
+        except (KeyError, TypeError, ValueError):
+            raise ParameterError(f"{path}: path-sets result {label!r} malformed") from None
+        out.append(rec)
+    return out
+
+
+def path_sets_figure(results: list[dict]):
+    """003 Figs. 6-8, one step line per path set: (a) the per-pair average and (b) longest
+    path length, as shares of the pairs with a path; (c) the links crossed by a number of
+    paths, in bins of :data:`LINK_BIN` paths (the line's x is the bin's lower edge); (d) the
+    link-disjoint paths per pair, as shares of the pairs."""
+    plt = _plt()
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    (a, b), (c, d) = axes
+    for i, r in enumerate(results):
+        kw = {"where": "post", "color": f"C{i % 10}", "label": r["label"]}
+        n = r["max"].sum()
+        if n:
+            a.step(np.arange(r["avg"].size) * r["avg_bin"], r["avg"] / n, **kw)
+            b.step(np.arange(r["max"].size), r["max"] / n, **kw)
+            d.step(np.arange(r["disjoint"].size), r["disjoint"] / n, **kw)
+        h = r["links"]
+        nb = -(-h.size // LINK_BIN)
+        binned = np.zeros(nb)
+        np.add.at(binned, np.arange(h.size) // LINK_BIN, h)
+        c.step(np.arange(nb) * LINK_BIN, binned, **kw)
+    for ax, title, xl, yl in (
+            (a, "(a) average path length per pair", "router hops (bins of 1/8)", "share of pairs"),
+            (b, "(b) longest path per pair", "router hops", "share of pairs"),
+            (c, f"(c) paths crossing each link (bins of {LINK_BIN})", "paths", "links"),
+            (d, "(d) link-disjoint paths per pair", "disjoint paths", "share of pairs")):
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.grid(alpha=0.3)
+    a.legend(fontsize=7)
+    topos = sorted({r["topology"] for r in results})
+    fig.suptitle(f"path sets of {', '.join(topos)} (003 Figs. 6-8)", fontsize=10)
     fig.tight_layout()
     return fig

@@ -34,6 +34,10 @@ Sections (select with ``only``; :data:`ANALYSES` lists them in report order):
     unrestricted and restricted to the routings' paths, at several fractions of
     communicating pairs (003 Sec. 6.4, Fig. 9; :mod:`.throughput`).  Only when
     asked for (``only``): it is not part of the default sections.
+``path-sets``
+    The paths multipath routings give each router pair: their lengths, the paths
+    crossing each link and the link-disjoint paths per pair (003 Sec. 6, Figs. 6-8;
+    :mod:`.path_sets`).  Only when asked for, like ``throughput``.
 
 Path metrics (definitions)
 --------------------------
@@ -75,11 +79,12 @@ from .throughput import MAX_LP_VARIABLES
 __all__ = ["ANALYSES", "analyze", "path_metrics", "moore_report", "parse_only"]
 
 ANALYSES = ("paths", "moore", "shortest-paths", "latency", "bisection", "resiliency", "cables",
-            "cost", "power", "load", "throughput")
+            "cost", "power", "load", "throughput", "path-sets")
 """Names of the report sections, in report order."""
 
-DEFAULT_ANALYSES = ANALYSES[:-1]
-"""The sections computed when ``only`` is not given (``throughput`` only when asked for)."""
+DEFAULT_ANALYSES = tuple(a for a in ANALYSES if a not in ("throughput", "path-sets"))
+"""The sections computed when ``only`` is not given (``throughput`` and ``path-sets`` only
+when asked for)."""
 
 
 def parse_only(only) -> tuple[str, ...]:
@@ -174,7 +179,8 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
             comm=None, *, sample: int | None = None, threads: int | None = None,
             bisection_seeds: int = 16, resiliency_opts: dict | None = None,
             cost_opts: dict | None = None, power_model: str = "slimfly",
-            latency_opts: dict | None = None, throughput_opts: dict | None = None) -> dict:
+            latency_opts: dict | None = None, throughput_opts: dict | None = None,
+            path_sets_opts: dict | None = None) -> dict:
     """Run the selected analyses of ``topo`` and return one JSON-ready dict.
 
     Parameters
@@ -209,6 +215,10 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         ``plan`` (the :class:`~models.traffic.TrafficPlan`, required by ``throughput``) and the
         keyword arguments of :func:`.throughput.throughput_report` (``seed`` defaults to
         ``seed``).
+    path_sets_opts : dict, optional
+        Keyword arguments of :func:`.path_sets.path_sets_report` (``routings``, ``layers``,
+        ``preserve``, prebuilt ``sets``); its ``seed`` and ``sample`` are ``seed`` and
+        ``sample``.
 
     Returns
     -------
@@ -235,6 +245,17 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         if throughput_opts.get("plan") is None:
             raise ParameterError("--only: throughput needs a traffic pattern (--traffic)")
         check_throughput(topo, throughput_opts.get("max_variables", MAX_LP_VARIABLES))
+    path_sets_opts = dict(path_sets_opts or {})
+    if "path-sets" in names and path_sets_opts.get("sets") is None:
+        # the routings' tables first: a routing without a path set is refused before the
+        # (collective) resiliency step
+        from ..metrics import distance_matrix
+        from .path_sets import build_sets
+        path_sets_opts["dist"] = distance_matrix(topo, threads=threads)
+        path_sets_opts["sets"] = build_sets(
+            topo, path_sets_opts["dist"], **{k: path_sets_opts[k] for k in
+                                             ("routings", "layers", "preserve")
+                                             if k in path_sets_opts}, seed=seed)
     sec = {}
     secs = {}
     if "resiliency" in names:
@@ -286,6 +307,11 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         kw.setdefault("seed", seed)
         sec["throughput"] = throughput_report(topo, kw.pop("plan"), **kw)
         secs["throughput"] = time.perf_counter() - t
+    if "path-sets" in names:
+        from .path_sets import path_sets_report
+        t = time.perf_counter()
+        sec["path-sets"] = path_sets_report(topo, seed=seed, sample=sample, **path_sets_opts)
+        secs["path-sets"] = time.perf_counter() - t
     out = {"summary": topo.summary(), "analyses": list(names)}
     out.update((k, sec[k]) for k in ANALYSES if k in sec)
     out["seconds"] = {k: round(v, 4) for k, v in secs.items()}

@@ -47,6 +47,7 @@ import time
 import numpy as np
 
 from models.core.errors import ParameterError
+from .routing_paths import buffers, csr, paths_of_pair
 
 MAX_LP_VARIABLES = 2_000_000
 """Default largest LP (variables) :func:`throughput_report` builds (``--max-lp-variables``)."""
@@ -139,50 +140,9 @@ def _arcs(topo):
 
 def minimal_paths(topo, dist, s: int, d: int, cap: int = MAX_PATHS_PER_PAIR):
     """Up to ``cap`` shortest paths from router ``s`` to ``d`` as tuples of channel ids
-    (depth first, neighbours in port order) and whether the cap cut the enumeration."""
-    off = topo.port_offsets
-    nbr = topo.port_neighbor
-    chan = topo.port_out_channel
-    out: list[tuple] = []
-    if dist[d, s] == 255:
-        return out, False
-    stack = [(s, ())]
-    while stack:
-        u, path = stack.pop()
-        if u == d:
-            out.append(path)
-            if len(out) == cap:
-                return out, bool(stack)
-            continue
-        du = int(dist[d, u])
-        nxt = [(int(nbr[j]), int(chan[j])) for j in range(off[u], off[u + 1])
-               if int(dist[d, nbr[j]]) == du - 1]
-        for v, c in reversed(nxt):          # port order when popped
-            stack.append((v, path + (c,)))
-    return out, False
-
-
-def layer_paths(topo, tab, s: int, d: int) -> list[tuple]:
-    """The path from router ``s`` to ``d`` of every layer ``1..L-1`` of the layered routing's
-    next-hop tables ``tab`` (``(L-1, R, R)`` neighbour indices, -1 = the pair uses layer 0)."""
-    off = topo.port_offsets
-    nbr = topo.port_neighbor
-    chan = topo.port_out_channel
-    out = []
-    for T in tab:
-        if T[s, d] < 0:
-            continue
-        u, path = s, []
-        while u != d and len(path) <= topo.n_routers:
-            i = int(T[u, d])
-            if i < 0:
-                break
-            j = off[u] + i
-            path.append(int(chan[j]))
-            u = int(nbr[j])
-        if u == d:
-            out.append(tuple(path))
-    return out
+    (depth first, neighbours in port order) and whether the cap cut the enumeration
+    (:func:`.routing_paths.paths_of_pair` without tables)."""
+    return paths_of_pair(topo, dist, None, s, d, True, cap)
 
 
 # ----------------------------------------------------------------------------- the LPs
@@ -282,26 +242,24 @@ def restricted(topo, D, paths: dict, max_variables: int = MAX_LP_VARIABLES) -> d
 def path_sets(topo, dist, D, restrict, layers=(4,), seed: int = 0,
               cap: int = MAX_PATHS_PER_PAIR) -> dict:
     """Path set per restriction name (``min``; ``layered-L``, ``rues-L``, ``fatpaths-L`` per
-    layer count) for the router pairs with demand, and the number of pairs the ``cap`` cut."""
+    layer count) for the router pairs with demand, and the number of pairs the ``cap`` cut:
+    the paths of :func:`.routing_paths.paths_of_pair` (a layered routing: the minimal paths
+    and the path of each layer ``1..L-1``, duplicates once)."""
     pairs = [(int(s), int(d)) for s, d in zip(*np.nonzero(D))]
-    mins, capped = {}, 0
-    for s, d in pairs:
-        ps, cut = minimal_paths(topo, dist, s, d, cap)
-        mins[(s, d)] = ps
-        capped += cut
-    out = {}
+    tables = {}
     if "min" in restrict:
-        out["min"] = (mins, capped)
+        tables["min"] = None
     for name in (n for n in LAYER_ROUTINGS if n in restrict):
         for L in layers:
-            tab = _layer_tables(name, topo, dist, int(L), seed)
-            sets = {}
-            for s, d in pairs:
-                seen = dict.fromkeys(mins[(s, d)])
-                if L > 1:
-                    seen.update(dict.fromkeys(layer_paths(topo, tab, s, d)))
-                sets[(s, d)] = list(seen)
-            out[f"{name}-{L}"] = (sets, capped)
+            tables[f"{name}-{L}"] = _layer_tables(name, topo, dist, int(L), seed)
+    out = {}
+    for name, tab in tables.items():
+        arrays = (csr(topo), buffers(topo.n_routers, 0 if tab is None else tab.shape[0], cap))
+        sets, capped = {}, 0
+        for s, d in pairs:
+            sets[(s, d)], cut = paths_of_pair(topo, dist, tab, s, d, True, cap, arrays)
+            capped += cut
+        out[name] = (sets, capped)
     return out
 
 

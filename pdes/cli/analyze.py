@@ -7,11 +7,12 @@
     python -m pdes analyze slimfly --set topology.q=5 --only resiliency --curve -o sf.h5
     python -m pdes analyze skywalk --set topology.c=256 --set layout.preset=skywalk --only latency
     python -m pdes analyze slimfly --set topology.q=5 --only throughput --traffic worst_case
+    python -m pdes analyze slimfly --set topology.q=5 --only path-sets --layers 4,8
 
 The positional argument is a TOML config (its ``[topology]`` and ``[layout]``
 sections are used) or a registered topology name.  Sections: paths, moore,
 shortest-paths, latency, bisection, resiliency, cables, cost, power, load, and
-throughput when asked for (see ``models.analysis``); throughput also reads the
+throughput and path-sets when asked for (see ``models.analysis``); throughput also reads the
 ``[traffic]`` section (``--traffic`` sets its pattern).  Under ``mpiexec`` the
 resiliency samples are split over the ranks (identical answer for any rank count);
 rank 0 prints and writes the file.  The ``-o`` file follows the rules of every output (docs/output.md, "Output files"), checked
@@ -33,7 +34,7 @@ from pdes.cli.topo import _jsonable
 from pdes.files import replaced_when_whole
 
 HELP = ("structural analysis: distances, Moore bound, shortest paths, latency, bisection, "
-        "resiliency, cables, cost, power, LP throughput")
+        "resiliency, cables, cost, power, LP throughput, path sets of multipath routings")
 
 FORMAT = "pdes-analysis"
 FORMAT_VERSION = 1
@@ -49,15 +50,16 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--only", metavar="LIST",
                         help="comma-separated sections: paths, moore, shortest-paths, latency, "
-                             "bisection, resiliency, cables, cost, power, load, throughput "
-                             "(default: all but throughput; load only up to 20,000 routers)")
+                             "bisection, resiliency, cables, cost, power, load, throughput, "
+                             "path-sets (default: all but throughput and path-sets; load only "
+                             "up to 20,000 routers)")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="also write the report to this HDF5 file")
     parser.add_argument("--seed", default="0", help="seed of the resiliency samples, the first "
-                        "METIS seed and --sample (default 0)")
+                        "METIS seed, --sample and the routings' tables (default 0)")
     parser.add_argument("--sample", metavar="N",
-                        help="paths, shortest-paths and latency from N random source routers "
-                             "(required above 20000 routers)")
+                        help="paths, shortest-paths, latency and path-sets from N random source "
+                             "routers (required above 20000 routers)")
     parser.add_argument("--threads", metavar="N", help="threads of the distance searches "
                         "(default: all CPUs; 1 per rank under mpiexec)")
     g = parser.add_argument_group("latency")
@@ -80,10 +82,19 @@ def add_arguments(parser) -> None:
                    help="path sets of the restricted LPs: min, layered, rues, fatpaths, or "
                         "none (default: min,layered)")
     g.add_argument("--layers", metavar="N[,N...]",
-                   help="layer counts of the layered, rues and fatpaths path sets (default 4)")
+                   help="layer counts of the layered, rues and fatpaths path sets, and of the "
+                        "path-sets routings that take layers (default 4)")
     g.add_argument("--max-lp-variables", metavar="N",
                    help="refuse an LP with more variables, before building it (default "
                         "2000000)")
+    g = parser.add_argument_group("path sets of multipath routings")
+    g.add_argument("--routing", metavar="LIST",
+                   help="path-sets: min (every shortest path) and routings with next-hop tables "
+                        "(layered, rues, table_min, dfsssp, ...) (default: min,layered,rues)")
+    g.add_argument("--preserve", metavar="F[,F...]",
+                   help="path-sets: fractions of links kept per layer, one result each, for "
+                        "the routings that take preserve (rues; default: the routing's 0.6; "
+                        "003 Sec. 6 uses 0.4,0.6,0.8)")
     g = parser.add_argument_group("bisection")
     g.add_argument("--bisection-seeds", default="16", metavar="N",
                    help="METIS runs with consecutive seeds; the smallest cut wins (default 16)")
@@ -164,6 +175,7 @@ def _floats(name: str, text, n: int):
 def options(args) -> dict:
     """Keyword arguments of :func:`models.analysis.analyze` from the parsed arguments."""
     from models.analysis import latency_options, parse_only
+    from models.analysis.path_sets import parse_preserve, parse_routings
     from models.analysis.throughput import (MAX_LP_VARIABLES, parse_fractions, parse_layers,
                                             parse_restrict)
     radix = str(args.router_radix).strip()
@@ -199,6 +211,9 @@ def options(args) -> dict:
             "layers": parse_layers(args.layers),
             "max_variables": (MAX_LP_VARIABLES if args.max_lp_variables is None else
                               _int("--max-lp-variables", args.max_lp_variables, 1))},
+        "path_sets_opts": {"routings": parse_routings(args.routing),
+                           "layers": parse_layers(args.layers),
+                           "preserve": parse_preserve(args.preserve)},
     }
 
 
@@ -450,6 +465,23 @@ def table(rep: dict) -> str:
             parts = [f"{k} {_fmt(v['throughput'])}" for k, v in row.items()
                      if isinstance(v, dict)]
             rows.append((f"  {100 * row['fraction']:.0f}% of pairs", ", ".join(parts)))
+    if "path-sets" in rep:
+        ps = rep["path-sets"]
+        rows.append(("path sets", f"{ps['sources']} source routers x {ps['routers']} routers "
+                     f"with endpoints (seed {ps['seed']})"
+                     + (f"  (sampled {ps['sampled']} sources)" if ps["sampled"] else "")))
+        for label, x in ps["results"].items():
+            ln, dj, lk = x["length"], x["disjoint"], x["links"]
+            if not x["pairs"] or ln["mean"] is None:
+                rows.append((f"  {label}", "no pair has a path"))
+                continue
+            rows.append((f"  {label}", f"paths/pair {x['paths']['mean']:.2f}, length avg "
+                         f"{ln['avg_mean']:.2f} max {ln['max_mean']:.2f} (longest {ln['max']}), "
+                         f">=3 disjoint {100 * dj['share_ge_3']:.1f}% (mean {dj['mean']:.2f}), "
+                         f"paths per link {lk['mean']:.1f} sd {lk['std']:.1f} [{lk['min']}, "
+                         f"{lk['max']}]"
+                         + (f", {x['pairs_without_path']} pairs without a path"
+                            if x["pairs_without_path"] else "")))
     if "load" in rep:
         for split, what in (("hop", "per-hop split"), ("path", "per-path split")):
             x = rep["load"][split]
@@ -531,6 +563,17 @@ def _notice_work(topo, kw) -> None:
                       f"BFS + Dijkstra searches ({n} switch delay{'s' * (n > 1)})"))
     if "resiliency" in names and kw["resiliency_opts"].get("curve"):
         works.append(("resiliency", _curve_work(topo, kw), "BFS"))
+    if "path-sets" in names:
+        from models.analysis.path_sets import NOTICE_PAIRS, path_sets_work
+        p = kw["path_sets_opts"]
+        w = path_sets_work(topo, sample, len(p["sets"]) if p.get("sets") is not None else 1)
+        if w["pairs"] * w["sets"] > NOTICE_PAIRS:
+            how = (f"{w['sources']} random sources (--sample {sample}, --seed {kw['seed']})"
+                   if w["sources"] < w["routers"] else
+                   f"all {w['sources']} sources (exact; --sample N takes N random sources)")
+            print(f"pdes: note: path-sets: {how} to {w['routers']} routers with endpoints: "
+                  f"{w['pairs']:,} router pairs x {w['sets']} path sets", file=sys.stderr,
+                  flush=True)
     for name, w, what in works:
         if name == "resiliency":
             if w["source_link_steps"] > NOTICE_STEPS:
@@ -591,8 +634,8 @@ def _analyze(args, opts, comm, world, cfg) -> int:
 
     name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building
-    if size is not None and (opts["only"] is None or
-                             {"paths", "moore", "shortest-paths", "latency"} & set(opts["only"])):
+    if size is not None and (opts["only"] is None or {"paths", "moore", "shortest-paths",
+                                                      "latency", "path-sets"} & set(opts["only"])):
         check_exact(size.routers, opts["sample"])
     lp = opts["only"] is not None and "throughput" in opts["only"]
     if lp:
@@ -610,6 +653,15 @@ def _analyze(args, opts, comm, world, cfg) -> int:
         kw["throughput_opts"] = dict(opts["throughput_opts"], plan=plan)
     if comm is not None and kw["threads"] is None:
         kw["threads"] = 1
+    if opts["only"] is not None and "path-sets" in opts["only"]:
+        # every rank builds the routings' tables: a routing without a path set is refused
+        # on every rank before any (collective) work
+        from models.analysis.path_sets import build_sets
+        from models.metrics import distance_matrix
+        p = opts["path_sets_opts"]
+        dist = distance_matrix(topo, threads=kw["threads"])
+        kw["path_sets_opts"] = dict(p, dist=dist, sets=build_sets(
+            topo, dist, p["routings"], p["layers"], p["preserve"], opts["seed"]))
     if comm is not None and rank != 0:
         # the other ranks only help with the resiliency samples
         kw["only"] = ("resiliency",)

@@ -1,9 +1,11 @@
 """``python -m pdes plot FILE.h5 [--kind latency|throughput|hops|links|series|completion] [-o fig.png|fig.pdf]``.
 
     python -m pdes plot sf.h5 df.h5 gf.h5 --kind resiliency -o fig5.png
+    python -m pdes plot sf.h5 --kind path-sets -o fig6-8.png
 
 Saves a figure of a run or study file, or the resiliency curves of one or more analysis files
 (``pdes analyze --only resiliency --curve -o FILE``; the default kind for an analysis file),
+or the path sets of analysis files (``--kind path-sets``: ``pdes analyze --only path-sets -o FILE``),
 see :mod:`pdes.plot`.  The default output is ``<FILE stem>-<kind>.png`` next to (the first)
 FILE.  The figure file follows the rules of
 every output (docs/output.md, "Output files"): checked and claimed before FILE is read
@@ -22,13 +24,15 @@ FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 """Figure file extensions and the matplotlib format each names."""
 
 HELP = ("plot a run or study file: latency/throughput vs load, hops, link load, time series, "
-        "completion time of finite workloads; or resiliency curves of analysis files")
+        "completion time of finite workloads; or resiliency curves or path sets of analysis "
+        "files")
 
 
 def add_arguments(p):
     from pdes.plot import KINDS
     p.add_argument("file", nargs="+", help="HDF5 file written by 'pdes run' or 'pdes sweep'; "
-                   "with --kind resiliency one or more written by 'pdes analyze --curve -o'")
+                   "with --kind resiliency one or more written by 'pdes analyze --curve -o', "
+                   "with --kind path-sets by 'pdes analyze --only path-sets -o'")
     p.add_argument("--kind", choices=KINDS, default=None,
                    help="what to plot (default: latency for a study, completion for a study of "
                         "finite workloads, series for a run, resiliency for an analysis file)")
@@ -45,31 +49,46 @@ def add_arguments(p):
                         "numeric varied key)")
 
 
-def _check_resiliency_options(args) -> None:
-    """The options of the run and study kinds have no meaning for the resiliency kind."""
+ANALYSIS_KINDS = ("resiliency", "path-sets")
+"""The kinds that plot analysis files (one or more)."""
+
+
+def _check_resiliency_options(args, kind: str = "resiliency") -> None:
+    """The options of the run and study kinds have no meaning for the analysis kinds."""
     for flag, given in (("--point", args.point is not None), ("--logy", args.logy),
                         ("--ymax", args.ymax is not None), ("--network", args.network),
                         ("--x", args.x is not None)):
         if given:
-            raise ParameterError(f"{flag}: not an option of --kind resiliency")
+            raise ParameterError(f"{flag}: not an option of --kind {kind}")
 
 
 def main(args) -> int:
-    from pdes.plot import figure, is_analysis, resiliency_curve, resiliency_figure
+    from pdes.plot import (figure, is_analysis, path_sets_data, path_sets_figure,
+                           resiliency_curve, resiliency_figure)
     from pdes.results import open_results
     if args.ymax is not None and not (args.ymax > 0 and args.ymax < float("inf")):
         raise ParameterError(f"--ymax: must be a positive number of cycles (got {args.ymax})")
-    if args.kind == "resiliency":
-        _check_resiliency_options(args)
+    if args.kind in ANALYSIS_KINDS:
+        _check_resiliency_options(args, args.kind)
     elif len(args.file) > 1 and args.kind is not None:
-        raise ParameterError(f"file: only --kind resiliency plots several files (got "
-                             f"{len(args.file)} for --kind {args.kind})")
+        raise ParameterError(f"file: only --kind resiliency and path-sets plot several files "
+                             f"(got {len(args.file)} for --kind {args.kind})")
     claim = Claim()
     try:
         out = None
         if args.output or args.kind:       # the figure's name is known before reading FILE
             out = output_path(args, args.kind)
             claim = claim_output(args, out)
+        if args.kind == "path-sets":
+            results = []
+            for path in args.file:
+                for r in path_sets_data(path):
+                    if len(args.file) > 1:
+                        r["label"] = f"{os.path.basename(path)}: {r['label']}"
+                    results.append(r)
+            save(path_sets_figure(results), out)
+            print(out)
+            return 0
         if args.kind == "resiliency" or (args.kind is None and is_analysis(args.file[0])):
             _check_resiliency_options(args)
             curves = [resiliency_curve(path) for path in args.file]
@@ -80,8 +99,8 @@ def main(args) -> int:
             print(out)
             return 0
         if len(args.file) > 1:
-            raise ParameterError(f"file: only --kind resiliency plots several files (got "
-                                 f"{len(args.file)})")
+            raise ParameterError(f"file: only --kind resiliency and path-sets plot several "
+                                 f"files (got {len(args.file)})")
         with open_results(args.file[0]) as res:
             kind = args.kind or ("series" if res.kind == "run" else
                                  "completion" if res.finite else "latency")

@@ -193,7 +193,7 @@ def test_plot_resiliency_of_several_files(analysis_files, capsys):
 
 @pytest.mark.parametrize("case, text", [
     ("plain", "no resiliency curve"),
-    ("latency", "only --kind resiliency plots several files"),
+    ("latency", "only --kind resiliency and path-sets plot several files"),
     ("point", "--point: not an option of --kind resiliency"),
     ("study", "--kind resiliency plots 'pdes analyze -o' files, not a file without a format"),
 ])
