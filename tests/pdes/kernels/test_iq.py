@@ -151,6 +151,35 @@ def test_two_flit_packets_speedup_2_hand_derived(tmp_path):
     assert got == [6, 6, 9, 9, 10, 10]
 
 
+def test_wait_for_tail_credit_frees_the_output_vc_when_the_tail_credit_is_back(tmp_path):
+    """The case above with wait_for_tail_credit: a packet that waits for a link's only output
+    VC behind another packet gets it, without the key, in the cycle after that packet's tail
+    won the switch; with it only once the tail's credit is back (the tail crosses the link
+    and the next router's switch, its credit comes back over the link after credit_delay):
+    the two packets that queued so (the fifth and sixth latency) arrive 7 cycles later.  hold_switch_for_packet changes nothing here:
+    a 2-flit packet's body is never in the buffer yet when its head wins the switch."""
+    base = ["router.allocation=booksim", "router.internal_speedup=1"]
+    assert latencies(tmp_path, base) == [8, 10, 13, 15, 15, 17]
+    assert latencies(tmp_path, base + ["router.wait_for_tail_credit=true"]) == \
+        [8, 10, 13, 15, 22, 24]
+    assert latencies(tmp_path, base + ["router.hold_switch_for_packet=true"]) == \
+        [8, 10, 13, 15, 15, 17]
+
+
+def test_input_speedup_lets_two_vcs_of_a_port_cross_in_one_step(tmp_path):
+    """4-flit packets over 2 VCs, speedup 1: node 2's packets to nodes 0 and 1 reach router 0's
+    link input on the two VCs.  With input_speedup 1 the VCs take turns at the port's one
+    switch input (one flit per cycle between them); with 2 each VC has its own switch input
+    and the two packets, bound for different ejection ports, cross side by side:
+    the second and the last packet arrive a cycle earlier and the fifth two cycles earlier;
+    input_speedup above num_vcs acts as num_vcs."""
+    base = ["router.allocation=booksim", "router.internal_speedup=1", "router.packet_size=4",
+            "router.num_vcs=2"]
+    assert latencies(tmp_path, base) == [10, 14, 15, 15, 17, 19]
+    assert latencies(tmp_path, base + ["router.input_speedup=2"]) == [10, 13, 15, 15, 15, 18]
+    assert latencies(tmp_path, base + ["router.input_speedup=9"]) == [10, 13, 15, 15, 15, 18]
+
+
 @pytest.mark.parametrize("alloc,isx,hold", [("islip", 1, 0), ("separable_input_first", 2, 1),
                                              ("separable_output_first", 4, 0)])
 def test_booksim_allocation_exact_on_any_part_count_and_after_restart(tmp_path, alloc, isx,
