@@ -24,6 +24,11 @@ file's numbers (the tests read them back).  ``python -m pdes plot`` saves one.
   FILE``), the per-pair average and longest path length, the paths crossing each link and
   the link-disjoint paths per pair, one line per path set (003 Figs. 6-8), read by
   :func:`path_sets_data` and drawn by :func:`path_sets_figure`.
+* ``design``: of a *design table* (``pdes design -o TABLE.h5|TABLE.csv``), one numeric
+  column against another (default: routers against the network radix ``k'``), one series per
+  family, with the Moore bounds of diameter 2 and 3 when routers are plotted against ``k'``
+  (000 Fig. 5, 001 Fig. 3, 004 Figs. 2-4), read by :func:`design_data` and
+  :func:`design_series` and drawn by :func:`design_figure`.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ import numpy as np
 from models.core.errors import ParameterError
 
 KINDS = ("latency", "throughput", "hops", "links", "series", "completion", "timeline",
-         "resiliency", "path-sets")
+         "resiliency", "path-sets", "design")
 
 ANALYSIS_FORMAT = "pdes-analysis"
 """The ``format`` attribute of ``pdes analyze -o`` files (the resiliency kind reads them)."""
@@ -650,5 +655,242 @@ def path_sets_figure(results: list[dict]):
     a.legend(fontsize=7)
     topos = sorted({r["topology"] for r in results})
     fig.suptitle(f"path sets of {', '.join(topos)} (003 Figs. 6-8)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+
+# --------------------------------------------------------------------------- design tables
+DESIGN_FORMAT = "pdes-design"
+"""The ``format`` attribute of ``pdes design -o TABLE.h5`` files."""
+DESIGN_FORMAT_VERSION = 1
+"""The ``format_version`` of the design tables this module reads."""
+DESIGN_TEXT = ("family", "params", "diameter_source", "bisection")
+"""The text columns of a design table."""
+DESIGN_BOOL = ("bisection_exact",)
+"""The true/false columns of a design table (int8 with -1 where not given in HDF5)."""
+DESIGN_X = "network_radix"
+DESIGN_Y = "routers"
+DESIGN_LABELS = {"network_radix": "network radix k' (network ports per router)",
+                 "radix": "router radix k (ports per router)",
+                 "routers": "routers", "endpoints": "endpoints",
+                 "p": "endpoints per router p", "diameter": "diameter (router hops)",
+                 "links_per_endpoint": "links per endpoint",
+                 "ports_per_endpoint": "router ports per endpoint",
+                 "moore_ratio": "routers / Moore bound",
+                 "bisection_links": "bisection (links)",
+                 "router_cost_per_endpoint": "router cost per endpoint ($)",
+                 "power_per_endpoint_w": "power per endpoint (W)"}
+"""Axis labels of some design columns (the others are labelled by their name)."""
+MOORE_DIAMETERS = (2, 3)
+"""The diameters whose Moore bound the design figure draws when it plots routers against k'."""
+
+
+def design_numeric() -> tuple[str, ...]:
+    """The numeric columns of a design table (every column but the text and true/false ones),
+    in table order."""
+    from models.design import COLUMNS
+    return tuple(c for c in COLUMNS if c not in DESIGN_TEXT and c not in DESIGN_BOOL)
+
+
+def check_design_column(key: str, column: str) -> str:
+    """``column`` if it is a numeric column of a design table, else a :class:`ParameterError`
+    naming ``key`` (``--x`` or ``--y``)."""
+    from models.design import COLUMNS
+    numeric = design_numeric()
+    if column in numeric:
+        return column
+    if column in COLUMNS:
+        what = "text" if column in DESIGN_TEXT else "true/false"
+        raise ParameterError(f"{key}: column {column} is not numeric ({what}); the axis needs "
+                             f"a number (numeric columns: {', '.join(numeric)})")
+    raise ParameterError(f"{key}: unknown column {column!r} of a design table (numeric "
+                         f"columns: {', '.join(numeric)})")
+
+
+def _is_design_csv(path: str) -> bool:
+    import csv
+
+    from models.design import COLUMNS
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            header = next(csv.reader(fh), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return header is not None and tuple(header) == COLUMNS
+
+
+def is_design(path: str) -> bool:
+    """Whether ``path`` is a design table: an HDF5 file whose ``format`` is
+    :data:`DESIGN_FORMAT`, or a ``.csv`` file whose header line is the design columns (False
+    for anything else, including a missing or unreadable file)."""
+    import os
+
+    import h5py
+    if os.path.splitext(path)[1].lower() == ".csv":
+        return os.path.isfile(path) and _is_design_csv(path)
+    try:
+        with h5py.File(path, "r") as f:
+            fmt = f.attrs.get("format")
+    except (OSError, ValueError):
+        return False
+    return (fmt.decode() if isinstance(fmt, bytes) else fmt) == DESIGN_FORMAT
+
+
+def _design_hdf5(path: str) -> dict:
+    import h5py
+
+    from models.design import COLUMNS
+    try:
+        f = h5py.File(path, "r")
+    except OSError:
+        raise ParameterError(f"{path}: not an HDF5 file (nor a .csv design table)") from None
+    with f:
+        fmt = f.attrs.get("format")
+        fmt = fmt.decode() if isinstance(fmt, bytes) else fmt
+        if fmt != DESIGN_FORMAT:
+            raise ParameterError(f"{path}: --kind design plots 'pdes design -o' tables, not "
+                                 + (f"format {fmt!r}" if fmt else "a file without a format "
+                                    "attribute"))
+        version = f.attrs.get("format_version")
+        if version != DESIGN_FORMAT_VERSION:
+            raise ParameterError(f"{path}: design table format_version {version!r}, this pdes "
+                                 f"reads {DESIGN_FORMAT_VERSION}")
+        if not f.attrs.get("complete"):
+            raise ParameterError(f"{path}: incomplete design table (no 'complete' attribute)")
+        g = f.get("table")
+        if not isinstance(g, h5py.Group):
+            raise ParameterError(f"{path}: no /table group")
+        out = {}
+        for c in COLUMNS:
+            d = g.get(c)
+            text = c in DESIGN_TEXT
+            if not isinstance(d, h5py.Dataset) or d.ndim != 1 or \
+                    (d.dtype.kind not in "OSU" if text else d.dtype.kind not in "iuf"):
+                raise ParameterError(f"{path}: /table/{c} missing or not a list of "
+                                     + ("text" if text else "numbers"))
+            if text:
+                out[c] = [v.decode() if isinstance(v, bytes) else str(v) for v in d[()]]
+            else:
+                v = np.asarray(d[()], dtype=np.float64)
+                if d.dtype.kind in "iu":
+                    v[v == -1] = np.nan        # -1: not given
+                out[c] = v
+            if len(out[c]) != len(out["family"]):
+                raise ParameterError(f"{path}: /table/{c} is not as long as /table/family")
+    return out
+
+
+def _design_csv(path: str) -> dict:
+    import csv
+
+    from models.design import COLUMNS
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ParameterError(f"{path}: not a readable CSV file ({exc})") from None
+    if not rows or tuple(rows[0]) != COLUMNS:
+        raise ParameterError(f"{path}: --kind design plots 'pdes design -o' tables, and this "
+                             f"CSV file's header is not the design columns ({', '.join(COLUMNS)})")
+    out = {c: [] for c in COLUMNS}
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(COLUMNS):
+            raise ParameterError(f"{path}: line {line} has {len(row)} cells, not {len(COLUMNS)}")
+        for c, cell in zip(COLUMNS, row):
+            if c in DESIGN_TEXT or c in DESIGN_BOOL:
+                out[c].append(cell)
+                continue
+            try:
+                v = float(cell) if cell != "" else np.nan      # empty: not given
+            except ValueError:
+                raise ParameterError(f"{path}: line {line}: {c} {cell!r} is not a number") \
+                    from None
+            if cell != "" and not np.isfinite(v):
+                raise ParameterError(f"{path}: line {line}: {c} {cell!r} is not finite")
+            out[c].append(v)
+    return {c: (v if c in DESIGN_TEXT or c in DESIGN_BOOL else np.asarray(v, dtype=np.float64))
+            for c, v in out.items()}
+
+
+def design_data(path: str) -> dict:
+    """The columns of a design table (``pdes design -o``; CSV for a ``.csv`` file, else HDF5):
+    the text columns as lists of strings, the numeric ones (:func:`design_numeric`) as float
+    arrays with NaN where a value is not given.  A file that is not a complete design table
+    (missing, another format, a missing or mistyped column, a bad cell) raises
+    :class:`ParameterError` naming it."""
+    import os
+    if not os.path.isfile(path):
+        raise ParameterError(f"{path}: does not exist or is not a regular file")
+    data = _design_csv(path) if os.path.splitext(path)[1].lower() == ".csv" \
+        else _design_hdf5(path)
+    if not data["family"]:
+        raise ParameterError(f"{path}: the design table has no rows (nothing to plot)")
+    return data
+
+
+def design_series(data: dict, x: str = DESIGN_X, y: str = DESIGN_Y,
+                  families: list[str] | None = None) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """[(family, xs, ys)] of a table of :func:`design_data`: one series per family (those of
+    ``families`` in that order, else every family in table order), its rows with both values
+    given, sorted by x (rows of equal x keep their table order).  ``x``, ``y`` and
+    ``families`` are checked (:func:`check_design_column`; a family not in the table is a
+    :class:`ParameterError` naming ``--families``)."""
+    check_design_column("--x", x)
+    check_design_column("--y", y)
+    fam = np.asarray(data["family"], dtype=object)
+    present = list(dict.fromkeys(data["family"]))
+    if families is None:
+        families = present
+    for name in families:
+        if name not in present:
+            raise ParameterError(f"--families: {name!r} is not in the table (its families: "
+                                 f"{', '.join(present)})")
+    xs_all, ys_all = data[x], data[y]
+    out = []
+    for name in families:
+        keep = (fam == name) & np.isfinite(xs_all) & np.isfinite(ys_all)
+        xs, ys = xs_all[keep], ys_all[keep]
+        order = np.argsort(xs, kind="stable")
+        out.append((name, xs[order], ys[order]))
+    return out
+
+
+def moore_curves(ks) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """[(diameter, k', Moore bound)] for each of :data:`MOORE_DIAMETERS`, over every integer
+    ``k'`` from the smallest to the largest of ``ks`` (:func:`models.metrics.moore_bound`)."""
+    from models.metrics import moore_bound
+    ks = np.asarray(ks, dtype=np.float64)
+    ks = ks[np.isfinite(ks)]
+    if not ks.size:
+        return []
+    grid = np.arange(int(ks.min()), int(ks.max()) + 1)
+    return [(d, grid.astype(np.float64),
+             np.array([float(moore_bound(int(k), d)) for k in grid])) for d in MOORE_DIAMETERS]
+
+
+def design_figure(series, x: str = DESIGN_X, y: str = DESIGN_Y, logy: bool = False,
+                  title: str = ""):
+    """One line with markers per family of :func:`design_series` (labelled with the family
+    and its number of points), and, when ``y`` is routers and ``x`` the network radix, the
+    Moore bounds of diameter 2 and 3 (:func:`moore_curves`) as dashed gray reference lines
+    (000 Fig. 5a/b); ``logy`` for a logarithmic y axis."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (name, xs, ys) in enumerate(series):
+        ax.plot(xs, ys, "-o", ms=4, color=f"C{i % 10}", label=f"{name} ({xs.size})")
+    if x == "network_radix" and y == "routers":
+        ks = np.concatenate([s[1] for s in series]) if series else np.zeros(0)
+        for j, (d, k, bound) in enumerate(moore_curves(ks)):
+            ax.plot(k, bound, linestyle=("--", ":")[j % 2], color="gray", linewidth=1,
+                    label=f"Moore bound, diameter {d}")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(DESIGN_LABELS.get(x, x))
+    ax.set_ylabel(DESIGN_LABELS.get(y, y))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig

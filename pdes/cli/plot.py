@@ -2,11 +2,14 @@
 
     python -m pdes plot sf.h5 df.h5 gf.h5 --kind resiliency -o fig5.png
     python -m pdes plot sf.h5 --kind path-sets -o fig6-8.png
+    python -m pdes plot table.h5 --logy -o fig5a.png                  # a 'pdes design -o' table
+    python -m pdes plot table.csv --x endpoints --y ports_per_endpoint -o fig3.png
 
 Saves a figure of a run or study file, or the resiliency curves of one or more analysis files
 (``pdes analyze --only resiliency --curve -o FILE``; the default kind for an analysis file),
 or the path sets of analysis files (``--kind path-sets``: ``pdes analyze --only path-sets -o FILE``),
-see :mod:`pdes.plot`.  The default output is ``<FILE stem>-<kind>.png`` next to (the first)
+or one column of a design table against another (``--kind design``, the default kind for a
+``pdes design -o`` file, HDF5 or CSV), see :mod:`pdes.plot`.  The default output is ``<FILE stem>-<kind>.png`` next to (the first)
 FILE.  The figure file follows the rules of
 every output (docs/output.md, "Output files"): checked and claimed before FILE is read
 (when its name does not depend on FILE's kind), never FILE itself, written to
@@ -25,28 +28,39 @@ FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 
 HELP = ("plot a run or study file: latency/throughput vs load, hops, link load, time series, "
         "completion time of finite workloads; or resiliency curves or path sets of analysis "
-        "files")
+        "files; or a design table's columns")
 
 
 def add_arguments(p):
     from pdes.plot import KINDS
     p.add_argument("file", nargs="+", help="HDF5 file written by 'pdes run' or 'pdes sweep'; "
                    "with --kind resiliency one or more written by 'pdes analyze --curve -o', "
-                   "with --kind path-sets by 'pdes analyze --only path-sets -o'")
+                   "with --kind path-sets by 'pdes analyze --only path-sets -o', "
+                   "with --kind design a table (.h5 or .csv) written by 'pdes design -o'")
     p.add_argument("--kind", choices=KINDS, default=None,
                    help="what to plot (default: latency for a study, completion for a study of "
-                        "finite workloads, series for a run, resiliency for an analysis file)")
+                        "finite workloads, series for a run, resiliency for an analysis file, "
+                        "design for a design table)")
     p.add_argument("-o", "--output", help="figure file, .png, .pdf or .svg (default: FILE-KIND.png)")
     p.add_argument("--point", help="a study's point (its name in 'pdes show --wide') for hops, "
                    "links and series (default: each series at its lowest load)")
-    p.add_argument("--logy", action="store_true", help="latency on a logarithmic axis")
+    p.add_argument("--logy", action="store_true",
+                   help="latency (--kind design: the y column) on a logarithmic axis")
     p.add_argument("--ymax", type=float, metavar="CYCLES",
                    help="latency axis limit (default: 4x the lowest latency, when points exceed it)")
     p.add_argument("--network", action="store_true",
                    help="network latency (from injection into the network) instead of packet latency")
     p.add_argument("--x", metavar="KEY",
                    help="--kind completion: the varied key on the x axis (default: the first "
-                        "numeric varied key)")
+                        "numeric varied key); --kind design: the column on the x axis "
+                        "(default: network_radix)")
+    p.add_argument("--y", metavar="COLUMN",
+                   help="--kind design: the column on the y axis (default: routers; the Moore "
+                        "bounds of diameter 2 and 3 are drawn when it is routers against "
+                        "network_radix)")
+    p.add_argument("--families", metavar="LIST",
+                   help="--kind design: the comma-separated families to plot (default: every "
+                        "family of the table)")
 
 
 ANALYSIS_KINDS = ("resiliency", "path-sets")
@@ -54,16 +68,51 @@ ANALYSIS_KINDS = ("resiliency", "path-sets")
 
 
 def _check_resiliency_options(args, kind: str = "resiliency") -> None:
-    """The options of the run and study kinds have no meaning for the analysis kinds."""
+    """The options of the run, study and design kinds have no meaning for the analysis kinds."""
     for flag, given in (("--point", args.point is not None), ("--logy", args.logy),
                         ("--ymax", args.ymax is not None), ("--network", args.network),
-                        ("--x", args.x is not None)):
+                        ("--x", args.x is not None), ("--y", args.y is not None),
+                        ("--families", args.families is not None)):
         if given:
             raise ParameterError(f"{flag}: not an option of --kind {kind}")
 
 
+def _check_design_options(args) -> tuple[str, str, list | None]:
+    """(x column, y column, families or None) of --kind design, checked before any file is
+    read; the options of the run and study kinds have no meaning for a design table."""
+    from pdes.plot import DESIGN_X, DESIGN_Y, check_design_column
+    for flag, given in (("--point", args.point is not None), ("--ymax", args.ymax is not None),
+                        ("--network", args.network)):
+        if given:
+            raise ParameterError(f"{flag}: not an option of --kind design")
+    x = check_design_column("--x", DESIGN_X if args.x is None else args.x)
+    y = check_design_column("--y", DESIGN_Y if args.y is None else args.y)
+    families = None
+    if args.families is not None:
+        families = list(dict.fromkeys(s.strip() for s in args.families.split(",") if s.strip()))
+        if not families:
+            raise ParameterError(f"--families: no family named in {args.families!r}")
+    return x, y, families
+
+
+def _check_not_design_options(args, kind: str) -> None:
+    """--y and --families belong to --kind design."""
+    for flag, given in (("--y", args.y is not None), ("--families", args.families is not None)):
+        if given:
+            raise ParameterError(f"{flag}: only --kind design takes {flag} (got --kind {kind})")
+
+
+def _design(args, x: str, y: str, families, out: str) -> None:
+    """Plot the design table ``args.file[0]`` (its columns ``x`` and ``y``) to ``out``."""
+    from pdes.plot import design_data, design_figure, design_series
+    path = args.file[0]
+    series = design_series(design_data(path), x, y, families)
+    save(design_figure(series, x, y, logy=args.logy,
+                       title=f"{os.path.basename(path)}: {y} against {x}"), out)
+
+
 def main(args) -> int:
-    from pdes.plot import (figure, is_analysis, path_sets_data, path_sets_figure,
+    from pdes.plot import (figure, is_analysis, is_design, path_sets_data, path_sets_figure,
                            resiliency_curve, resiliency_figure)
     from pdes.results import open_results
     if args.ymax is not None and not (args.ymax > 0 and args.ymax < float("inf")):
@@ -73,6 +122,10 @@ def main(args) -> int:
     elif len(args.file) > 1 and args.kind is not None:
         raise ParameterError(f"file: only --kind resiliency and path-sets plot several files "
                              f"(got {len(args.file)} for --kind {args.kind})")
+    elif args.kind == "design":
+        _check_design_options(args)
+    elif args.kind is not None:
+        _check_not_design_options(args, args.kind)
     claim = Claim()
     try:
         out = None
@@ -87,6 +140,15 @@ def main(args) -> int:
                         r["label"] = f"{os.path.basename(path)}: {r['label']}"
                     results.append(r)
             save(path_sets_figure(results), out)
+            print(out)
+            return 0
+        if args.kind == "design" or (args.kind is None and len(args.file) == 1
+                                     and is_design(args.file[0])):
+            x, y, families = _check_design_options(args)
+            if out is None:
+                out = output_path(args, "design")
+                claim = claim_output(args, out)
+            _design(args, x, y, families, out)
             print(out)
             return 0
         if args.kind == "resiliency" or (args.kind is None and is_analysis(args.file[0])):
@@ -104,6 +166,7 @@ def main(args) -> int:
         with open_results(args.file[0]) as res:
             kind = args.kind or ("series" if res.kind == "run" else
                                  "completion" if res.finite else "latency")
+            _check_not_design_options(args, kind)
             if out is None:
                 out = output_path(args, kind)
                 claim = claim_output(args, out)
