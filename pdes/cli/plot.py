@@ -9,8 +9,8 @@ Saves a figure of a run or study file, or the resiliency curves of one or more a
 (``pdes analyze --only resiliency --curve -o FILE``; the default kind for an analysis file),
 or the path sets of analysis files (``--kind path-sets``: ``pdes analyze --only path-sets -o FILE``),
 or one column of a design table against another (``--kind design``, the default kind for a
-``pdes design -o`` file, HDF5 or CSV), see :mod:`pdes.plot`.  The default output is ``<FILE stem>-<kind>.png`` next to (the first)
-FILE.  The figure file follows the rules of
+``pdes design -o`` file, HDF5 or CSV), see :mod:`pdes.plot`.  The default output is
+``<FILE stem>-<kind>.png`` next to (the first) FILE.  The figure file follows the rules of
 every output (docs/output.md, "Output files"): checked and claimed before FILE is read
 (when its name does not depend on FILE's kind), never FILE itself, written to
 ``<name>.tmp-<pid>`` and renamed; an existing figure is replaced.
