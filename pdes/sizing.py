@@ -184,11 +184,13 @@ def check_memory(cfg: dict, key: str, nbytes: float, what: str) -> None:
                              f"{limit / 1e9:.3g} GB ({source})")
 
 
-LINK_BYTES = 192
+LINK_BYTES = 200
 """Bytes per link of building a network: the edge arrays of the construction and of
 :func:`models.topology.from_edges` (sorting, the link table), the port tables the engine
-reads (:data:`pdes.build.TOPOLOGY_SHARED`) and the layout's latencies and cable lengths, at
-their peak together (measured: 165 to 185 for the families without a random repair)."""
+reads (:data:`pdes.build.TOPOLOGY_SHARED`) and the layout's latencies, cable lengths and
+latency-key mask, at their peak together (measured: 165 to 185 for the families without a
+random repair; a fat tree of 216 links, whose fixed costs weigh more, peaked at 46,600
+bytes in all, 216 per link)."""
 ROUTER_BYTES = 64
 """Bytes per router of a built network: endpoint counts, groups, port and endpoint offsets,
 degrees, rack positions."""
