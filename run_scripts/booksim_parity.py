@@ -1,7 +1,8 @@
 """Run BookSim configs on BookSim2 and on pdes at a grid of offered loads; print one table.
 
     python run_scripts/booksim_parity.py --booksim PATH [--booksim-src DIR] [--configs A,B]
-                                         [--loads 0.1,0.3] [--jobs N] [--quick] [--workdir DIR]
+                                         [--loads 0.1,0.3] [--seeds N] [--jobs N] [--quick]
+                                         [--workdir DIR]
     python run_scripts/booksim_parity.py --speed --booksim PATH [...]   # time both (below)
 
 ``--booksim`` is a BookSim2 binary you built (this script never ships or downloads one;
@@ -19,18 +20,26 @@ For every load L of ``--loads`` (offered flits per cycle per node) both simulato
 the same file: the config with ``injection_rate_uses_flits = 1; injection_rate = L;``
 appended (both keep the last value of a key given twice); ``--quick`` also appends
 ``sample_period = 500; max_samples = 6;``.  BookSim runs as ``BOOKSIM FILE`` in the work
-directory, pdes as ``python -m pdes run FILE --quiet --json``.
+directory, pdes as ``python -m pdes run FILE --quiet --json``.  With ``--seeds N`` every
+(config, load) runs N times on each side, with ``seed = 1;`` .. ``seed = N;`` appended.
+
+Near saturation one seed's mean rests on a few hundred packets of the slowest flows and
+differs from another seed's by far more than the two simulators differ (``mesh88_lat`` at
+0.14: BookSim 105.5 to 126.0 cycles over four seeds, pdes 103.6 to 122.1), so compare there
+with ``--seeds 4`` or more and full sample periods, not with one ``--quick`` run.
 
 Columns: BookSim's ``Network latency average`` and pdes's ``network_latency_mean``
 (cycles from a packet's injection into the network to its tail's delivery), their
 difference (pdes - BookSim, in cycles and in % of BookSim's; only where both runs are
-stable), BookSim's ``Accepted flit
+stable; with ``--seeds`` the means over the seeds), BookSim's ``Accepted flit
 rate average`` (its packet rate times the packet size where the flit line is missing;
 an unstable run prints no overall figures) and pdes's ``accepted_load`` (flits per cycle
 per node).  A run BookSim ends with ``Simulation unstable`` shows ``unstable``; a
 config pdes refuses shows ``pdes refuses:`` and pdes's one error line; a pdes run its watchdog stops shows ``deadlock`` (BookSim's
 ``min`` and pdes's mapping of it let every hop use every VC, which can deadlock); any
-other failure shows ``failed`` and the last line of the simulator's error output.
+other failure shows ``failed`` and the last line of the simulator's error output.  With
+``--seeds`` two more columns give each side's lowest and highest latency over the seeds, and
+a load is stable on a side only when every seed's run is.
 
 Saturation throughput, per config and side: the highest load L of the grid such that
 at L and at every lower load of the grid the run is stable, i.e. the simulator did not
@@ -224,8 +233,9 @@ def export_slimfly(work: Path, q: int, p: int | None, name: str) -> int:
     return sum(1 for ln in (work / name).read_text().splitlines() if ln.startswith("router "))
 
 
-def write_configs(work: Path, names, booksim_src: str | None, loads, quick: bool) -> dict:
-    """{name: {load: config path}} (names without a source: {"skip": reason})."""
+def write_configs(work: Path, names, booksim_src: str | None, loads, quick: bool,
+                  seeds: int = 1) -> dict:
+    """{name: {load: [config path per seed]}} (names without a source: {"skip": reason})."""
     out = {}
     if any(n in SF_CASES for n in names):
         export_slimfly(work, 5, None, "sf5.anynet")
@@ -243,10 +253,30 @@ def write_configs(work: Path, names, booksim_src: str | None, loads, quick: bool
             base = src.read_text()
         out[name] = {}
         for load in loads:
-            path = work / f"{name}_{load:g}.cfg"
-            path.write_text(base + "\n// booksim_parity\ninjection_rate_uses_flits = 1;\n"
-                            f"injection_rate = {load:g};\n" + (QUICK if quick else ""))
-            out[name][load] = path
+            out[name][load] = []
+            for seed in range(1, seeds + 1):
+                path = work / (f"{name}_{load:g}.cfg" if seeds == 1 else f"{name}_{load:g}_s{seed}.cfg")
+                path.write_text(base + "\n// booksim_parity\ninjection_rate_uses_flits = 1;\n"
+                                f"injection_rate = {load:g};\n" + (QUICK if quick else "")
+                                + (f"seed = {seed};\n" if seeds > 1 else ""))
+                out[name][load].append(path)
+    return out
+
+
+def combine(runs: list[dict]) -> dict:
+    """One side's outcome of a (config, load) over its seeds: the first error if any run
+    failed; unstable (or deadlocked) when any run was; else the mean latency and accepted
+    rate, with ``range`` the lowest and highest latency of the seeds."""
+    for r in runs:
+        if "error" in r:
+            return r
+    out = {"unstable": any(r.get("unstable") for r in runs),
+           "deadlock": any(r.get("deadlock") for r in runs)}
+    acc = [r["accepted"] for r in runs if r.get("accepted") is not None]
+    out["accepted"] = sum(acc) / len(acc) if acc else None
+    lat = [r["latency"] for r in runs if r.get("latency") is not None]
+    out["latency"] = None if out["unstable"] or not lat else sum(lat) / len(lat)
+    out["range"] = None if out["latency"] is None else (min(lat), max(lat))
     return out
 
 
@@ -262,11 +292,17 @@ def _latency(r: dict) -> str:
     return "-" if "error" in r else _fmt(r["latency"])
 
 
-def table(names, loads, cfgs, bs, pd) -> list[str]:
+def _range(r: dict) -> str:
+    lo_hi = r.get("range")
+    return "-" if not lo_hi else f"{lo_hi[0]:.2f}..{lo_hi[1]:.2f}"
+
+
+def table(names, loads, cfgs, bs, pd, seeds: int = 1) -> list[str]:
     """The report's lines: a row per (config, load), then each side's errors of the config
     once with the loads they occurred at, then the saturation throughputs."""
     head = (f"{'config':16s} {'load':>5s} {'BookSim lat':>11s} {'pdes lat':>9s} {'diff':>7s} "
-            f"{'diff %':>7s} {'BookSim acc':>11s} {'pdes acc':>9s}")
+            f"{'diff %':>7s} {'BookSim acc':>11s} {'pdes acc':>9s}"
+            + (f" {'BookSim seeds':>15s} {'pdes seeds':>15s}" if seeds > 1 else ""))
     lines = [head, "-" * len(head)]
     sat = []
     for name in names:
@@ -283,7 +319,8 @@ def table(names, loads, cfgs, bs, pd) -> list[str]:
             ba = "-" if "error" in b or b.get("unstable") else _fmt(b.get("accepted"), ".4f")
             pa = "-" if "error" in p or p.get("deadlock") else _fmt(p.get("accepted"), ".4f")
             lines.append(f"{name:16s} {load:5g} {_latency(b):>11s} {_latency(p):>9s} {diff:>7s} "
-                         f"{pct:>7s} {ba:>11s} {pa:>9s}")
+                         f"{pct:>7s} {ba:>11s} {pa:>9s}"
+                         + (f" {_range(b):>15s} {_range(p):>15s}" if seeds > 1 else ""))
             for who, r in (("BookSim", b), ("pdes", p)):
                 if "error" in r:
                     errors.setdefault((who, r["error"]), []).append(f"{load:g}")
@@ -530,7 +567,7 @@ def parse_loads(text: str) -> list[float]:
     return loads
 
 
-PARITY_ONLY = ("configs", "booksim_src", "jobs", "quick")
+PARITY_ONLY = ("configs", "booksim_src", "jobs", "quick", "seeds")
 SPEED_ONLY = ("q", "p", "repeats", "packet_size", "speedup", "cycles", "cpu")
 SPEED_DEFAULTS = {"q": 13, "p": 9, "repeats": 3, "packet_size": 1, "speedup": 2, "cycles": 2000}
 
@@ -545,6 +582,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, help="runs at a time (default 1)")
     ap.add_argument("--quick", action="store_true", default=None,
                     help="fewer and shorter sample periods")
+    ap.add_argument("--seeds", type=int, help="runs per config and load on each side, with "
+                    "seed = 1..N; the table gives their means and ranges (default 1)")
     ap.add_argument("--workdir", help="keep the configs here (default: a temporary directory)")
     sp = ap.add_argument_group("--speed: both simulators timed on one core, alternating")
     sp.add_argument("--speed", action="store_true", help="time BookSim2 and pdes side by side")
@@ -598,17 +637,21 @@ def main(argv=None) -> int:
     except SystemExit as e:
         print(e.code, file=sys.stderr)
         return 2
+    seeds = 1 if args.seeds is None else args.seeds
+    if not 1 <= seeds <= 100:
+        print("booksim_parity: --seeds: must be in 1..100", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.workdir or tmp).resolve()
         work.mkdir(parents=True, exist_ok=True)
-        cfgs = write_configs(work, names, args.booksim_src, loads, bool(args.quick))
+        cfgs = write_configs(work, names, args.booksim_src, loads, bool(args.quick), seeds)
         todo = [(n, x) for n in names if "skip" not in cfgs[n] for x in loads]
         with ThreadPoolExecutor(max(1, args.jobs or 1)) as pool:
-            bsf = {k: pool.submit(run_booksim, binary, cfgs[k[0]][k[1]]) for k in todo}
-            pdf = {k: pool.submit(run_pdes, cfgs[k[0]][k[1]]) for k in todo}
-            bs = {k: f.result() for k, f in bsf.items()}
-            pd = {k: f.result() for k, f in pdf.items()}
-        print("\n".join(table(names, loads, cfgs, bs, pd)))
+            bsf = {k: [pool.submit(run_booksim, binary, c) for c in cfgs[k[0]][k[1]]] for k in todo}
+            pdf = {k: [pool.submit(run_pdes, c) for c in cfgs[k[0]][k[1]]] for k in todo}
+            bs = {k: combine([f.result() for f in fs]) for k, fs in bsf.items()}
+            pd = {k: combine([f.result() for f in fs]) for k, fs in pdf.items()}
+        print("\n".join(table(names, loads, cfgs, bs, pd, seeds)))
     return 0
 
 

@@ -153,3 +153,38 @@ def test_speed_options_checked_first(tmp_path):
         assert r.returncode == 2 and r.stdout == "", r
         assert len(lines) == 1 and lines[0].startswith(f"booksim_parity: {msg}"), lines
     assert not (tmp_path / "w").exists()
+
+
+SEEDED_FAKE = FAKE.replace('print("Network latency average = 12.5 (1 samples)")',
+                           'seed = int(re.findall(r"^seed\\s*=\\s*(\\d+)", text, flags=re.M)[-1])\n'
+                           'print("Network latency average = %g (1 samples)" % (10 + seed))')
+
+
+def test_seeds_give_means_and_ranges(tmp_path):
+    """--seeds 2 runs every (config, load) with seed = 1 and seed = 2 on each side: the
+    latency column is the mean over the seeds, two more columns give each side's range, a
+    load is unstable when a seed's run is; --seeds 0 is refused before any run."""
+    assert SEEDED_FAKE != FAKE
+    fake = tmp_path / "seededbooksim"
+    fake.write_text(f"#!{sys.executable}\n" + SEEDED_FAKE)
+    fake.chmod(0o755)
+    r = run_python(SCRIPT, "--booksim", str(fake), "--configs", "sf5_p1_s2", "--loads", "0.1,0.3",
+                   "--seeds", "2", "--quick", "--workdir", str(tmp_path / "work"), cwd=ROOT,
+                   timeout=900)
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.splitlines()[0]
+    assert head.split()[-4:] == ["BookSim", "seeds", "pdes", "seeds"]
+    rows = {ln.split()[1]: ln.split() for ln in r.stdout.splitlines() if ln.startswith("sf5_p1_s2 ")
+            and "BookSim" not in ln}
+    low = rows["0.1"]
+    assert low[2] == "11.50" and low[8] == "11.00..12.00"
+    lo, hi = (float(x) for x in low[9].split(".."))
+    assert lo <= float(low[3]) <= hi
+    assert rows["0.3"][2] == "unstable" and rows["0.3"][8] == "-"
+    for seed in (1, 2):
+        text = (tmp_path / "work" / f"sf5_p1_s2_0.1_s{seed}.cfg").read_text()
+        assert text.rstrip().endswith(f"seed = {seed};")
+    bad = run_python(SCRIPT, "--booksim", str(fake), "--seeds", "0", "--workdir",
+                     str(tmp_path / "w2"), cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr.strip() == "booksim_parity: --seeds: must be in 1..100"
+    assert not (tmp_path / "w2").exists()

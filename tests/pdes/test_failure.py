@@ -70,10 +70,14 @@ def test_failed_links_carry_nothing_after_the_failure():
     assert res["counters"]["dropped_packets"] > 0
 
 
-@pytest.mark.parametrize("sets", [[], ["router.allocation=booksim", "routing.algorithm=ugal_l"]],
-                         ids=["pdes", "booksim-ugal_l"])
+@pytest.mark.parametrize("sets", [[], ["router.allocation=booksim", "routing.algorithm=ugal_l"],
+                                  ["router.allocation=booksim", "routing.algorithm=ugal_l",
+                                   "router.input_speedup=2", "router.hold_switch_for_packet=true"]],
+                         ids=["pdes", "booksim-ugal_l", "booksim-input_speedup"])
 def test_failure_is_the_same_on_any_part_count(sets, mid):
-    """The same drops and results on 1, 2, 3 and 4 parts (BookSim's allocation too)."""
+    """The same drops and results on 1, 2, 3 and 4 parts (BookSim's allocation too, also with
+    two switch inputs per port holding the switch for a packet: the reroute remaps their
+    per-input state)."""
     cfg = cfg_of(*sets)
     prep = prepare(cfg)
     one = mid[2] if not sets else run_local(cfg, prep=prep)
@@ -91,6 +95,16 @@ def test_checkpoint_across_the_failure_restarts_on_other_part_counts(reroute, tm
     with restarted_on_other_part_counts(cfg, prep, tmp_path / "c.h5") as f:
         degraded = f.attrs["n_channels"] < 2 * 175
     assert degraded == (reroute == 100)
+
+
+def test_checkpoint_across_the_reroute_with_two_switch_inputs(tmp_path):
+    """BookSim's allocation with two switch inputs per port: a checkpoint at cycle 500, after
+    the reroute remapped the per-input state, continues bit-identically on 1 and 3 parts."""
+    cfg = cfg_of("faults.reroute_cycles=100", "router.allocation=booksim",
+                 "routing.algorithm=ugal_l", "router.input_speedup=2")
+    prep = prepare(cfg)
+    with restarted_on_other_part_counts(cfg, prep, tmp_path / "c.h5") as f:
+        assert f.attrs["n_channels"] < 2 * 175
 
 
 def test_no_failure_configured_changes_no_result():
