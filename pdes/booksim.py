@@ -461,7 +461,7 @@ NETWORKS = {
              {"dim_order": ("dor", {}), "dor": ("dor", {}), "valiant": ("valiant", {}),
               "min_adapt": ("min_adaptive", {})}),
     "flatfly": ("FlatFlyOnChip", ("k", "n", "c", "x", "y", "xr", "yr", "use_noc_latency"),
-                {"ran_min": ("min", {}), "xyyx": ("min", {}), "valiant": ("valiant", {}),
+                {"ran_min": ("dor", {}), "xyyx": ("min", {}), "valiant": ("valiant", {}),
                  "ugal": ("ugal_l", {"n_indirect": 1})}),
     # BookSim's ugal: minimal unless its queue exceeds 2 x the non-minimal one + 30 flits
     "dragonflynew": ("DragonFlyNew", ("k", "n"),

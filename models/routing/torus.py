@@ -1,4 +1,4 @@
-"""Dimension-order routing on the torus and mesh, with dateline VC classes on the torus.
+"""Dimension-order routing on the torus, mesh and HyperX, with dateline VC classes on the torus.
 
 ``dor``: a packet corrects its coordinates one dimension after the other,
 dimension 0 first, taking the shorter way around each ring (a mesh has one
@@ -22,6 +22,12 @@ two classes.  Classes decrease when a packet turns from a crossing segment
 into one that does not cross, so the engine's class-order check is off for
 this scheme.  A mesh needs one class (``vc_scheme = "dor"``: dimension order
 alone is acyclic on a mesh).
+
+On a HyperX (a flattened butterfly: every dimension fully connected) a
+packet corrects each coordinate in one hop, dimension 0 first: BookSim2's
+``ran_min`` on its ``flatfly`` (``min_flatfly``).  Dependencies go from a
+dimension to a later one only, so one class is acyclic (``vc_scheme =
+"dor"``) and every VC of the port is open to every hop, as in BookSim.
 """
 from collections import namedtuple
 
@@ -42,20 +48,28 @@ DorTables = namedtuple("DorTables", ["dims"])
 
 
 def dim_order(topo, dist):
-    """Plan for dimension-order routing on a ``torus`` topology (or its mesh, ``wrap=false``).
+    """Plan for dimension-order routing on a ``torus`` topology (or its mesh, ``wrap=false``)
+    or a ``hyperx``.
 
     Raises
     ------
     ParameterError
-        On a topology other than ``torus``.
+        On a topology other than ``torus`` and ``hyperx``.
     """
-    if topo.name != "torus":
+    if topo.name not in ("torus", "hyperx"):
         raise ParameterError(f"routing.algorithm: 'dor' is for the torus family (with wrap = false "
-                             f"a mesh); topology is '{topo.name}'")
+                             f"a mesh) and hyperx; topology is '{topo.name}'")
     if topo.is_degraded:
         from models.faults import unroutable
         raise unroutable("'dor'", "dimension order gives every pair one path, and the paths of "
                          "some pairs cross a failed link or router")
+    if topo.name == "hyperx":
+        sizes = [int(s) for s in topo.meta["sizes"]]
+        return RoutingPlan(kernel="dor", max_hops=sum(1 for s in sizes if s > 1), vcs_needed=1,
+                           scheme="dor", vc_scheme="dor: one class (dimension order is acyclic "
+                                                   "on a HyperX)",
+                           tables={"dims": np.asarray(sizes, dtype=np.int64)},
+                           kernel_params={"wrap": 0, "jump": 1})
     dims = [int(s) for s in topo.meta["dims"]]
     wrap = bool(topo.params.get("wrap", True))
     longest = sum(s // 2 if wrap else s - 1 for s in dims)
@@ -64,14 +78,15 @@ def dim_order(topo, dist):
         return RoutingPlan(kernel="dor", max_hops=longest, vcs_needed=2, scheme="dateline",
                            vc_scheme="dateline: class 1 on a ring segment that crosses the "
                                      "wraparound link, class 0 otherwise",
-                           tables=tables, kernel_params={"wrap": 1})
+                           tables=tables, kernel_params={"wrap": 1, "jump": 0})
     return RoutingPlan(kernel="dor", max_hops=longest, vcs_needed=1, scheme="dor",
                        vc_scheme="dor: one class (dimension order is acyclic on a mesh)",
-                       tables=tables, kernel_params={"wrap": 0})
+                       tables=tables, kernel_params={"wrap": 0, "jump": 0})
 
 
 ROUTINGS.register("dor", dim_order, params=[],
-                  summary="dimension-order routing on the torus (dateline VC classes) and mesh",
+                  summary="dimension-order routing on the torus (dateline VC classes), mesh "
+                          "and HyperX (one hop per dimension)",
                   reference="Dally & Towles 2004; Dally & Seitz 1987 (dateline); BookSim2's "
                             "dim_order")
 
@@ -81,7 +96,8 @@ ROUTINGS.register("dor", dim_order, params=[],
 def dor_hop(site, eng, ctx, ap, fid):
     """The next hop of dimension order: the first dimension (from 0) in which the router's
     coordinate differs from the destination's, the shorter way round (the draw of the packet
-    and dimension on a tie); class 1 on a torus segment that crosses the wraparound link."""
+    and dimension on a tie); class 1 on a torus segment that crosses the wraparound link.
+    On a HyperX (``jump``) straight to the destination's coordinate."""
     rg, plo, nepk, phi = site.rg, site.plo, site.nepk, site.phi
     prm, ports, rec = eng.prm, eng.ports, eng.rec
     dr = np.int64(rec[fid, F_DSTR])
@@ -89,6 +105,7 @@ def dor_hop(site, eng, ctx, ap, fid):
         return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
     dims = ctx.dims
     wrap = ap[0]
+    jump = ap[1]
     cur = np.int64(rg)
     dst = dr
     src = np.int64(ports.ep_router[rec[fid, F_SRC]])
@@ -112,6 +129,8 @@ def dor_hop(site, eng, ctx, ap, fid):
                 if (up and sc > t) or ((not up) and sc < t):
                     cls = 1
             nxt = (c + 1) % s if up else (c - 1 + s) % s
+            if jump != 0:
+                nxt = t
             target = np.int64(rg) + (nxt - c) * stride
             for Q in range(plo + nepk, phi):
                 if np.int64(ports.out_nbr[Q]) == target:
@@ -125,5 +144,5 @@ def dor_hop(site, eng, ctx, ap, fid):
 
 
 register_kernel("dor", RoutingKernel(module=__name__, hop="dor_hop", tables=DorTables,
-                                     schemes=("dateline", "dor"), params=("wrap",),
+                                     schemes=("dateline", "dor"), params=("wrap", "jump"),
                                      monotone=lambda plan: plan.scheme != "dateline"))

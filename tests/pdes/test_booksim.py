@@ -546,7 +546,7 @@ EXPECT = {
                                       "global_latency": 100}, "min", {}, 1056, 0),
     "fattree_config": ("fattree", {"k": 8, "levels": 3, "pods": 4}, "min",
                        {"vc_scheme": "phase"}, 64, 1),
-    "flatflyconfig": ("hyperx", {"sizes": [4, 4], "p": 4, "grid_latency": [2, 2]}, "min", {}, 64,
+    "flatflyconfig": ("hyperx", {"sizes": [4, 4], "p": 4, "grid_latency": [2, 2]}, "dor", {}, 64,
                       0),
     "anynet_config": ("file", {"format": "anynet"}, "table_min", {"vcs": "any"}, 9, 1),
 }

@@ -1,4 +1,4 @@
-"""Dimension-order routing (``dor``) on the torus and mesh: paths, VC classes, runs."""
+"""Dimension-order routing (``dor``) on the torus, mesh and HyperX: paths, VC classes, runs."""
 from collections import namedtuple
 
 import numpy as np
@@ -40,7 +40,7 @@ def walk(topo, src, dst, seq=0):
     rec[0, F_SRC], rec[0, F_DST], rec[0, F_DSTR], rec[0, F_SEQ] = src, dst, dst, seq
     eng = EngineView(prm, ports, None, None, rec, rec)
     ctx = DorTables(plan.tables["dims"])
-    ap = np.array([plan.kernel_params["wrap"]], np.int64)
+    ap = np.array([plan.kernel_params["wrap"], plan.kernel_params["jump"]], np.int64)
     path, classes, r = [src], [], src
     while True:
         site = Site(0, r, r, off[r], 1, off[r + 1], 0, 0)
@@ -100,9 +100,32 @@ def test_dor_plan_and_static_check():
     assert (dim_order(t, None).max_hops, dim_order(m, None).max_hops) == (8, 14)
     assert check(t, None, dim_order(t, None), 2)["ok"] and not check(t, None, dim_order(t, None), 1)["ok"]
     assert check(m, None, dim_order(m, None), 1)["ok"]
-    from models.topologies.hyperx import hyperx
+    from models.topologies.slimfly import slim_fly
     with pytest.raises(ParameterError, match="routing.algorithm: 'dor' is for the torus"):
-        dim_order(hyperx([3, 3]), None)
+        dim_order(slim_fly(5), None)
+
+
+def test_dor_on_hyperx_corrects_each_dimension_in_one_hop():
+    """HyperX 3x4x2: every pair's dor path takes one hop per differing coordinate, dimension 0
+    first, straight to the destination's coordinate, all in class 0 (one class; the static
+    check accepts one VC)."""
+    from models.topologies.hyperx import hyperx
+    dims = [3, 4, 2]
+    topo = hyperx(dims)
+    plan = dim_order(topo, None)
+    assert (plan.vcs_needed, plan.max_hops, plan.scheme) == (1, 3, "dor")
+    assert check(topo, None, plan, 1)["ok"]
+    for src in range(topo.n_routers):
+        for dst in range(topo.n_routers):
+            path, classes = walk(topo, src, dst)
+            a, b = coords(src, dims), coords(dst, dims)
+            differ = [d for d in range(3) if a[d] != b[d]]
+            assert len(path) - 1 == len(differ) and classes == [0] * len(differ)
+            assert path[-1] == dst
+            for h, d in enumerate(differ):     # hop h sets coordinate d to the destination's
+                before, after = coords(path[h], dims), coords(path[h + 1], dims)
+                assert after[d] == b[d] and [after[i] for i in range(3) if i != d] == \
+                    [before[i] for i in range(3) if i != d]
 
 
 @pytest.mark.parametrize("wrap", ["true", "false"])
