@@ -29,6 +29,9 @@ file's numbers (the tests read them back).  ``python -m pdes plot`` saves one.
   family, with the Moore bounds of diameter 2 and 3 when routers are plotted against ``k'``
   (000 Fig. 5, 001 Fig. 3, 004 Figs. 2-4), read by :func:`design_data` and
   :func:`design_series` and drawn by :func:`design_figure`.
+* ``cost-model``: no file; the cable price against length (electric and optical) and the
+  router price against radix of the cost model of ``pdes analyze --only cost`` (004 Figs.
+  12a/b), drawn by :func:`cost_model_figure` from the functions that price networks.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ import numpy as np
 from models.core.errors import ParameterError
 
 KINDS = ("latency", "throughput", "hops", "links", "series", "completion", "timeline",
-         "resiliency", "path-sets", "design")
+         "resiliency", "path-sets", "design", "cost-model")
 
 ANALYSIS_FORMAT = "pdes-analysis"
 """The ``format`` attribute of ``pdes analyze -o`` files (the resiliency kind reads them)."""
@@ -892,5 +895,68 @@ def design_figure(series, x: str = DESIGN_X, y: str = DESIGN_Y, logy: bool = Fal
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+COST_MODEL_MAX_M = 30.0
+"""Default longest cable of ``--kind cost-model`` (metres)."""
+COST_MODEL_MAX_RADIX = 80
+"""Default largest router radix of ``--kind cost-model`` (004 Table 6 goes up to 72)."""
+
+
+def _affine(coeffs, var: str) -> str:
+    """``a var + b`` as text, with the sign of ``b``."""
+    a, b = coeffs
+    return f"{a:g} {var} {'-' if b < 0 else '+'} {abs(b):g}"
+
+
+def cost_model_figure(cables: str = "fdr10", cable_coeffs=None, cable_gbps=None,
+                      routers: str = "fdr10", router_coeffs=None,
+                      max_m: float = COST_MODEL_MAX_M, max_radix: int = COST_MODEL_MAX_RADIX):
+    """The cost model of ``pdes analyze --only cost`` (004 Figs. 12a and 12b): the price of an
+    electric and an optical cable in $/Gb/s against its length from 0 to ``max_m`` metres
+    (left), and the price of a router against its radix from the smallest radix with a
+    non-negative price to ``max_radix`` (right).  The numbers come from
+    :func:`models.analysis.cost.cable_model`, :func:`~models.analysis.cost.cable_cost_per_gbps`,
+    :func:`~models.analysis.cost.router_model` and :func:`~models.analysis.cost.router_prices`,
+    the functions :func:`models.analysis.cost.cost` prices a network with.
+
+    Raises
+    ------
+    ParameterError
+        What those functions refuse; ``max_m`` not a positive finite number, ``max_radix``
+        not an integer >= 1, or no radix up to it with a non-negative price.
+    """
+    from models.analysis.cost import (cable_cost_per_gbps, cable_model, cheapest_priced_radix,
+                                      router_model, router_prices)
+    if not (isinstance(max_m, (int, float)) and np.isfinite(max_m) and max_m > 0):
+        raise ParameterError(f"--max-m: must be a positive number of metres (got {max_m})")
+    if isinstance(max_radix, bool) or not isinstance(max_radix, (int, np.integer)) or max_radix < 1:
+        raise ParameterError(f"--max-radix: must be an integer >= 1 (got {max_radix})")
+    el, op, gbps = cable_model(cables, cable_coeffs, cable_gbps)
+    ra, rb = router_model(routers, router_coeffs)
+    k0 = cheapest_priced_radix((ra, rb), max_radix)
+    if k0 is None:
+        raise ParameterError(f"--max-radix: the router price {ra:g} k + {rb:g} is negative "
+                             f"for every radix up to {max_radix}")
+    x = np.linspace(0.0, float(max_m), 61)
+    k = np.arange(k0, int(max_radix) + 1)
+    plt = _plt()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for name, coeffs, color in (("electric", el, "C0"), ("optical", op, "C1")):
+        ax1.plot(x, cable_cost_per_gbps(x, coeffs), color=color,
+                 label=f"{name}: {_affine(coeffs, 'x')}")
+    ax1.set_xlabel("cable length x (m)")
+    ax1.set_ylabel(f"cable price ($/Gb/s; x {gbps:g} Gb/s per cable)")
+    ax1.set_title(f"(a) cables: {cables if cable_coeffs is None else 'custom'}", fontsize=10)
+    ax1.grid(True, alpha=0.3)
+    ax1.legend(fontsize=8)
+    ax2.plot(k, router_prices(k, (ra, rb)), "-", color="C2", label=_affine((ra, rb), "k"))
+    ax2.set_xlabel("router radix k (ports)")
+    ax2.set_ylabel("router price ($)")
+    ax2.set_title(f"(b) routers: {routers if router_coeffs is None else 'custom'}", fontsize=10)
+    ax2.grid(True, alpha=0.3)
+    ax2.legend(fontsize=8)
     fig.tight_layout()
     return fig

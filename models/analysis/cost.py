@@ -55,7 +55,8 @@ import numpy as np
 from models.core.errors import ParameterError
 
 __all__ = ["CABLE_PRESETS", "ROUTER_PRESETS", "POWER_MODELS", "cost", "power", "router_radix",
-           "cable_cost_per_gbps", "router_prices", "power_of_ports"]
+           "cable_cost_per_gbps", "router_prices", "power_of_ports", "cable_model", "router_model",
+           "cheapest_priced_radix"]
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,58 @@ def _positive(key, value, allow_zero=False):
     return out
 
 
+def cable_model(cables: str = "fdr10", cable_coeffs=None, cable_gbps=None):
+    """``(electric (a, b), optical (a, b), gbps)`` of the preset ``cables``, its coefficients
+    replaced by ``cable_coeffs = (a_el, b_el, a_opt, b_opt)`` and its bandwidth by
+    ``cable_gbps`` when given: the cable prices :func:`cost` uses (and ``pdes plot --kind
+    cost-model`` draws) with :func:`cable_cost_per_gbps`.
+
+    Raises
+    ------
+    ParameterError
+        Unknown preset, coefficients that are not 4 finite numbers, a bandwidth <= 0.
+    """
+    if cables not in CABLE_PRESETS:
+        raise ParameterError(f"cost.cables: unknown preset {cables!r} "
+                             f"(known: {', '.join(CABLE_PRESETS)})")
+    cm = CABLE_PRESETS[cables]
+    el, op = cm.electric, cm.optical
+    if cable_coeffs is not None:
+        c = _coeffs("cable_coeffs", cable_coeffs, 4)
+        el, op = (c[0], c[1]), (c[2], c[3])
+    gbps = cm.gbps if cable_gbps is None else _positive("cable_gbps", cable_gbps)
+    return el, op, gbps
+
+
+def router_model(routers: str = "fdr10", router_coeffs=None) -> tuple[float, float]:
+    """``(a, b)`` of the router price ``a k + b`` (:func:`router_prices`): the preset
+    ``routers``, or ``router_coeffs`` when given.
+
+    Raises
+    ------
+    ParameterError
+        Unknown preset, coefficients that are not 2 finite numbers.
+    """
+    if routers not in ROUTER_PRESETS:
+        raise ParameterError(f"cost.routers: unknown preset {routers!r} "
+                             f"(known: {', '.join(ROUTER_PRESETS)})")
+    if router_coeffs is None:
+        return ROUTER_PRESETS[routers]
+    return _coeffs("router_coeffs", router_coeffs, 2)
+
+
+def cheapest_priced_radix(coeffs: tuple[float, float], k_max: int) -> int | None:
+    """The smallest radix ``1 <= k <= k_max`` that :func:`router_prices` prices (its price
+    is not negative), or None when there is none."""
+    for k in range(1, int(k_max) + 1):
+        try:
+            router_prices(k, coeffs)
+        except ParameterError:
+            continue
+        return k
+    return None
+
+
 def cost(topo, layout, cables: str = "fdr10", routers: str = "fdr10", radix="max", *,
          cable_coeffs=None, cable_gbps=None, router_coeffs=None, electric_max_m=None,
          endpoint_cables: bool = False, endpoint_cable_m=None) -> dict:
@@ -221,20 +274,8 @@ def cost(topo, layout, cables: str = "fdr10", routers: str = "fdr10", radix="max
     ----------
     000 Sec. VI-B (Table IV); 004 Sec. 6.1.
     """
-    if cables not in CABLE_PRESETS:
-        raise ParameterError(f"cost.cables: unknown preset {cables!r} "
-                             f"(known: {', '.join(CABLE_PRESETS)})")
-    if routers not in ROUTER_PRESETS:
-        raise ParameterError(f"cost.routers: unknown preset {routers!r} "
-                             f"(known: {', '.join(ROUTER_PRESETS)})")
-    cm = CABLE_PRESETS[cables]
-    el, op = cm.electric, cm.optical
-    if cable_coeffs is not None:
-        c = _coeffs("cable_coeffs", cable_coeffs, 4)
-        el, op = (c[0], c[1]), (c[2], c[3])
-    gbps = cm.gbps if cable_gbps is None else _positive("cable_gbps", cable_gbps)
-    ra, rb = ROUTER_PRESETS[routers] if router_coeffs is None else _coeffs("router_coeffs",
-                                                                            router_coeffs, 2)
+    el, op, gbps = cable_model(cables, cable_coeffs, cable_gbps)
+    ra, rb = router_model(routers, router_coeffs)
     k = router_radix(topo, radix)
     unit = router_prices(k, (ra, rb))
 

@@ -200,8 +200,9 @@ def _best_instance(z, c, d_i, r_straight, r_diagonal, seed, tries, straight, dia
 
 
 def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, seed: int = 0,
-            tries: int = 10, r_limit: float = 1.0) -> Topology:
-    """Skywalk(z, c, d_i, d_o): random intra-cabinet links plus straight-first inter-cabinet links.
+            tries: int = 10, r_limit: float = 1.0, d_d: int | None = None) -> Topology:
+    """Skywalk(z, c, d_i, d_o): random intra-cabinet links plus straight-first inter-cabinet links
+    (or a given straight/diagonal mix, ``d_d``).
 
     ``c`` cabinets of ``z`` switches sit on an ``x x y`` grid,
     ``x = ceil(sqrt(c))`` rows and ``y = ceil(c/x)`` columns; cabinet ``k``
@@ -222,6 +223,12 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
        ``d_s = min(d_o, d_smax)``, ``d_smax = ceil((x+y-2)/z)``;
     3. diagonal: over the cabinets, ``R = z*d_d`` with
        ``d_d = min(d_o - d_s, d_dmax)``, ``d_dmax = ceil((x-1)(y-1)/z)``.
+
+    That is 002's *straight-first* scheme (Sec. II-D).  Given ``d_d``, the
+    mix is set instead: ``d_d`` diagonal and ``d_s = d_o - d_d`` straight
+    rounds per switch (002 Sec. II-D, Fig. 3 varies ``(d_s, d_d)`` from
+    ``(d_o, 0)`` to ``(0, d_o)``), drawn in the same order (straight, then
+    diagonal).
 
     A cabinet link ``(A, B)`` joins switch ``(A, next_A mod z)`` to switch
     ``(B, next_B mod z)`` and increments both counters; one counter per
@@ -254,6 +261,10 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
         ``0.6|dcol| + 2.1|drow|`` m is at most ``r * l_max``, with
         ``l_max = 0.6(y-1) + 2.1(x-1)`` m the largest such distance on the
         grid.  1 (default) is no bound.
+    d_d : int, optional
+        Diagonal links per switch, ``0 <= d_d <= min(d_o, d_dmax)`` with
+        ``d_o - d_d <= d_smax``; the other ``d_o - d_d`` are straight.
+        ``None`` (default) is straight-first, as above.
 
     Returns
     -------
@@ -270,7 +281,8 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     ------
     ParameterError
         If a parameter is out of range, in particular ``d_i > z-1`` or
-        ``d_o > d_smax + d_dmax``, or if no seed gives a connected instance.
+        ``d_o > d_smax + d_dmax``, or a ``d_d`` whose mix does not fit
+        ``d_smax`` and ``d_dmax``, or if no seed gives a connected instance.
 
     Notes
     -----
@@ -288,10 +300,9 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     cyclic switch choice, 10 seeds), II-D (straight-first), III-A (cabinet
     grid), III-G (cable-length bound r).
     """
-    skywalk_size(z, c, d_i, d_o, p, seed, tries, r_limit)
+    skywalk_size(z, c, d_i, d_o, p, seed, tries, r_limit, d_d)
     x, y, d_smax, d_dmax = _grid(z, c)
-    d_s = min(d_o, d_smax)
-    d_d = min(d_o - d_s, d_dmax)
+    d_s, d_d = _mix(d_o, d_smax, d_dmax, d_d)
 
     row, col, straight, diagonal_ok = _cabinet_pairs(c, x, y, r_limit)
     best, counts = _best_instance(z, c, d_i, z * d_s, z * d_d, seed, tries, straight, diagonal_ok)
@@ -304,6 +315,24 @@ def skywalk(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, see
     return from_edges("skywalk", params, n_sw, u, v, p, np.arange(n_sw) // z, link_class=cls,
                       link_class_names=LINK_CLASSES, group_kind="cabinet", meta=meta,
                       what="topology: Skywalk")
+
+
+def _mix(d_o: int, d_smax: int, d_dmax: int, d_d: int | None) -> tuple[int, int]:
+    """(d_s, d_d): straight-first (002 Sec. II-D) when ``d_d`` is None, else
+    ``(d_o - d_d, d_d)``; a mix that does not fit the bounds is refused."""
+    if d_d is None:
+        d_s = min(d_o, d_smax)
+        return d_s, min(d_o - d_s, d_dmax)
+    if isinstance(d_d, bool) or not isinstance(d_d, (int, np.integer)) or d_d < 0:
+        raise ParameterError(f"topology.d_d: must be an integer >= 0, got {d_d!r}")
+    if d_d > d_o:
+        raise ParameterError(f"topology.d_d: Skywalk d_d = {d_d} > d_o = {d_o}")
+    if d_d > d_dmax:
+        raise ParameterError(f"topology.d_d: Skywalk d_d = {d_d} > d_dmax = {d_dmax}")
+    if d_o - d_d > d_smax:
+        raise ParameterError(f"topology.d_d: Skywalk d_s = d_o - d_d = {d_o - d_d} > "
+                             f"d_smax = {d_smax}")
+    return d_o - d_d, int(d_d)
 
 
 def _grid(z: int, c: int) -> tuple[int, int, int, int]:
@@ -319,7 +348,7 @@ Python tuples and lists, the linked sets and partner lists (an estimate from mea
 
 
 def skywalk_size(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8, seed: int = 0,
-                 tries: int = 10, r_limit: float = 1.0) -> TopologySize:
+                 tries: int = 10, r_limit: float = 1.0, d_d: int | None = None) -> TopologySize:
     """``z c`` switches with ``p`` endpoints each, at most ``z c (d_i + d_o) / 2`` links (a
     random pairing may miss some: an upper bound); refuses what :func:`skywalk` refuses
     before building."""
@@ -331,6 +360,7 @@ def skywalk_size(z: int = 8, c: int = 64, d_i: int = 7, d_o: int = 4, p: int = 8
     if d_o > d_smax + d_dmax:
         raise ParameterError(f"topology.d_o: Skywalk d_o = {d_o} > d_smax + d_dmax = "
                              f"{d_smax} + {d_dmax} on a {x}x{y} cabinet grid")
+    _mix(d_o, d_smax, d_dmax, d_d)
     # the intra-cabinet pairing's c x z x z masks, and the Python lists of the cabinet links
     work = 2 * c * z * z + PAIRING_BYTES * (n_sw * d_o // 2)
     return TopologySize(n_sw, n_sw * (d_i + d_o) // 2, n_sw * p, exact=False, work_bytes=work)
@@ -350,6 +380,8 @@ skywalk = TOPOLOGIES.register(
               lo=1),
         Param("r_limit", float, 1.0, "cable bound r: Manhattan distance <= r * l_max (0 < r <= 1)",
               lo=0.0, lo_open=True, hi=1.0),
+        Param("d_d", int, None, "diagonal links per switch, the other d_o - d_d straight "
+              "(default: straight-first, d_d = min(d_o - d_s, d_dmax))", lo=0),
     ],
     summary="Skywalk: cabinet-aware random topology, straight-first (low-delay switches)",
     reference="002 Sec. II-B..D, III-A",

@@ -4,13 +4,17 @@
     python -m pdes plot sf.h5 --kind path-sets -o fig6-8.png
     python -m pdes plot table.h5 --logy -o fig5a.png                  # a 'pdes design -o' table
     python -m pdes plot table.csv --x endpoints --y ports_per_endpoint -o fig3.png
+    python -m pdes plot --kind cost-model -o fig12ab.png          # the cost model, no FILE
 
 Saves a figure of a run or study file, or the resiliency curves of one or more analysis files
 (``pdes analyze --only resiliency --curve -o FILE``; the default kind for an analysis file),
 or the path sets of analysis files (``--kind path-sets``: ``pdes analyze --only path-sets -o FILE``),
 or one column of a design table against another (``--kind design``, the default kind for a
-``pdes design -o`` file, HDF5 or CSV), see :mod:`pdes.plot`.  The default output is
-``<FILE stem>-<kind>.png`` next to (the first) FILE.  The figure file follows the rules of
+``pdes design -o`` file, HDF5 or CSV), or, without FILE, the cable and router prices of the
+cost model of ``pdes analyze --only cost`` (``--kind cost-model``, with that command's
+``--cables``, ``--cable-coeffs``, ``--cable-gbps`` and ``--router-coeffs``), see
+:mod:`pdes.plot`.  The default output is ``<FILE stem>-<kind>.png`` next to (the first) FILE,
+``cost-model.png`` for ``--kind cost-model``.  The figure file follows the rules of
 every output (docs/output.md, "Output files"): checked and claimed before FILE is read
 (when its name does not depend on FILE's kind), never FILE itself, written to
 ``<name>.tmp-<pid>`` and renamed; an existing figure is replaced.
@@ -28,15 +32,16 @@ FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
 
 HELP = ("plot a run or study file: latency/throughput vs load, hops, link load, time series, "
         "completion time of finite workloads; or resiliency curves or path sets of analysis "
-        "files; or a design table's columns")
+        "files; or a design table's columns; or the cost model (--kind cost-model, no file)")
 
 
 def add_arguments(p):
     from pdes.plot import KINDS
-    p.add_argument("file", nargs="+", help="HDF5 file written by 'pdes run' or 'pdes sweep'; "
+    p.add_argument("file", nargs="*", help="HDF5 file written by 'pdes run' or 'pdes sweep'; "
                    "with --kind resiliency one or more written by 'pdes analyze --curve -o', "
                    "with --kind path-sets by 'pdes analyze --only path-sets -o', "
-                   "with --kind design a table (.h5 or .csv) written by 'pdes design -o'")
+                   "with --kind design a table (.h5 or .csv) written by 'pdes design -o'; "
+                   "none with --kind cost-model")
     p.add_argument("--kind", choices=KINDS, default=None,
                    help="what to plot (default: latency for a study, completion for a study of "
                         "finite workloads, series for a run, resiliency for an analysis file, "
@@ -61,6 +66,50 @@ def add_arguments(p):
     p.add_argument("--families", metavar="LIST",
                    help="--kind design: the comma-separated families to plot (default: every "
                         "family of the table)")
+    g = p.add_argument_group("--kind cost-model (the prices of 'pdes analyze --only cost')")
+    for flag, meta, text in COST_MODEL_OPTIONS:
+        g.add_argument(flag, metavar=meta, help=text)
+
+
+COST_MODEL_OPTIONS = (
+    ("--cables", "PRESET", "cable price preset (default fdr10: 000 Sec. VI-B1)"),
+    ("--cable-coeffs", "AE,BE,AO,BO", "custom cable prices a*x+b $/Gb/s: electric a,b then "
+                                      "optical a,b"),
+    ("--cable-gbps", "G", "bandwidth per cable in Gb/s (fdr10: 40; shown in the axis label)"),
+    ("--router-coeffs", "A,B", "custom router price a*k+b $ (fdr10: 350.4,-892.3)"),
+    ("--max-m", "M", "longest cable drawn, metres (default 30)"),
+    ("--max-radix", "K", "largest router radix drawn (default 80)"),
+)
+"""The options of --kind cost-model: (flag, metavar, help)."""
+
+
+def _cost_model_given(args) -> list[str]:
+    """The --kind cost-model options given on the command line."""
+    return [flag for flag, _m, _t in COST_MODEL_OPTIONS
+            if getattr(args, flag[2:].replace("-", "_")) is not None]
+
+
+def _cost_model(args, out: str) -> None:
+    """Check the --kind cost-model options (before any figure is claimed) or, with ``out``,
+    draw the cost model to it."""
+    from pdes.cli.analyze import _float, _floats, _int
+    from pdes.plot import COST_MODEL_MAX_M, COST_MODEL_MAX_RADIX, cost_model_figure
+    from models.analysis.cost import CABLE_PRESETS
+    cables = "fdr10" if args.cables is None else args.cables
+    if cables not in CABLE_PRESETS:
+        raise ParameterError(f"--cables: unknown preset {cables!r} "
+                             f"(known: {', '.join(CABLE_PRESETS)})")
+    gbps = _float("--cable-gbps", args.cable_gbps, allow_none=True)
+    if gbps is not None and gbps <= 0:
+        raise ParameterError(f"--cable-gbps: must be > 0, got {args.cable_gbps}")
+    max_m = COST_MODEL_MAX_M if args.max_m is None else _float("--max-m", args.max_m)
+    max_radix = (COST_MODEL_MAX_RADIX if args.max_radix is None
+                 else _int("--max-radix", args.max_radix, 1))
+    fig = cost_model_figure(cables, _floats("--cable-coeffs", args.cable_coeffs, 4), gbps,
+                            "fdr10", _floats("--router-coeffs", args.router_coeffs, 2),
+                            max_m=max_m, max_radix=max_radix)
+    if out is not None:
+        save(fig, out)
 
 
 ANALYSIS_KINDS = ("resiliency", "path-sets")
@@ -117,6 +166,13 @@ def main(args) -> int:
     from pdes.results import open_results
     if args.ymax is not None and not (args.ymax > 0 and args.ymax < float("inf")):
         raise ParameterError(f"--ymax: must be a positive number of cycles (got {args.ymax})")
+    if args.kind == "cost-model":
+        return _main_cost_model(args)
+    if not args.file:
+        raise ParameterError("file: give the file to plot (only --kind cost-model takes none)")
+    given = _cost_model_given(args)
+    if given:
+        raise ParameterError(f"{given[0]}: only --kind cost-model takes {given[0]}")
     if args.kind in ANALYSIS_KINDS:
         _check_resiliency_options(args, args.kind)
     elif len(args.file) > 1 and args.kind is not None:
@@ -179,9 +235,33 @@ def main(args) -> int:
     return 0
 
 
+def _main_cost_model(args) -> int:
+    """``pdes plot --kind cost-model``: no FILE, none of the other kinds' options; every
+    option is checked (the figure drawn) before the output is claimed."""
+    if args.file:
+        raise ParameterError(f"file: --kind cost-model plots no file (got {args.file[0]})")
+    for flag, given in (("--point", args.point is not None), ("--logy", args.logy),
+                        ("--ymax", args.ymax is not None), ("--network", args.network),
+                        ("--x", args.x is not None), ("--y", args.y is not None),
+                        ("--families", args.families is not None)):
+        if given:
+            raise ParameterError(f"{flag}: not an option of --kind cost-model")
+    out = output_path(args, "cost-model")
+    _cost_model(args, None)                       # every option checked before the claim
+    claim = claim_output(args, out)
+    try:
+        _cost_model(args, out)
+    finally:
+        claim.release()
+    print(out)
+    return 0
+
+
 def output_path(args, kind: str) -> str:
-    """The figure file: ``-o``, else ``<FILE stem>-<kind>.png``; its extension is checked."""
-    out = args.output or f"{os.path.splitext(args.file[0])[0]}-{kind}.png"
+    """The figure file: ``-o``, else ``<FILE stem>-<kind>.png`` (``cost-model.png`` without
+    FILE); its extension is checked."""
+    out = args.output or (f"{os.path.splitext(args.file[0])[0]}-{kind}.png" if args.file
+                          else f"{kind}.png")
     if os.path.splitext(out)[1].lower() not in FORMATS:
         raise ParameterError(f"-o: the figure file must end in .png, .pdf or .svg (got {out})")
     return out

@@ -521,6 +521,41 @@ def test_skywalk_straight_only_when_enough():
     assert not np.any(np.array(t.link_class_names)[t.link_class] == "diagonal")
 
 
+# sha256 of links + link_class of the straight-first build before topology.d_d existed
+SKYWALK_STRAIGHT_FIRST_SHA = {
+    (4, 16, 3, 4, 1): "4bde0b7a3b02239cd4b6fad5243b0884e0cf065b1f55f8413a4688536e60eb5b",
+    (8, 64, 7, 2, 0): "a74899f6fc7d27497100527b72ae0b6f3c4149fe2b01bf8afefea17ced09b7cd",
+}
+
+
+@pytest.mark.parametrize("key", sorted(SKYWALK_STRAIGHT_FIRST_SHA))
+def test_skywalk_default_mix_unchanged(key):
+    """Without d_d, and with d_d = the straight-first value, the build is bit-for-bit the one from before the option."""
+    import hashlib
+    z, c, d_i, d_o, seed = key
+    default = skywalk(z=z, c=c, d_i=d_i, d_o=d_o, seed=seed)
+    given = skywalk(z=z, c=c, d_i=d_i, d_o=d_o, seed=seed, d_d=default.params["d_d"])
+    for t in (default, given):
+        sha = hashlib.sha256(t.links.tobytes() + t.link_class.tobytes()).hexdigest()
+        assert sha == SKYWALK_STRAIGHT_FIRST_SHA[key]
+
+
+def test_skywalk_mix_sets_straight_and_diagonal_counts():
+    """d_d sets the mix: d_s = d_o - d_d straight and d_d diagonal links per switch at most, none of a zero class, and more of a class as its share grows."""
+    counts = []
+    for d_d in (0, 1, 2):
+        t = skywalk(z=8, c=64, d_i=7, d_o=2, d_d=d_d)
+        assert (t.params["d_s"], t.params["d_d"]) == (2 - d_d, d_d)
+        check_skywalk(t)
+        names = np.array(t.link_class_names)[t.link_class]
+        n_s, n_d = int((names == "straight").sum()), int((names == "diagonal").sum())
+        assert n_s <= 8 * 64 * (2 - d_d) // 2 and n_d <= 8 * 64 * d_d // 2
+        assert (n_s == 0) == (d_d == 2) and (n_d == 0) == (d_d == 0)
+        counts.append((n_s, n_d))
+    assert counts[0][0] > counts[1][0] > counts[2][0]
+    assert counts[0][1] < counts[1][1] < counts[2][1]
+
+
 def test_skywalk_seeded(sky256):
     """Skywalk is a pure function of (seed, tries); another seed gives another instance."""
     again = skywalk(8, 256, 7, 4)
@@ -569,6 +604,10 @@ BAD = [
     (skywalk, {"z": 8, "c": 16, "d_i": 7, "d_o": 4}, "d_o"),
     (skywalk, {"z": 4, "c": 4, "d_i": 3, "d_o": 1, "r_limit": 0.0}, "r_limit"),
     (skywalk, {"z": 4, "c": 4, "d_i": 0, "d_o": 0, "tries": 2}, "tries"),
+    (skywalk, {"z": 4, "c": 16, "d_i": 3, "d_o": 3, "d_d": 4}, "d_d"),     # > d_o
+    (skywalk, {"z": 8, "c": 16, "d_i": 7, "d_o": 3, "d_d": 3}, "d_d"),     # > d_dmax = 2
+    (skywalk, {"z": 4, "c": 16, "d_i": 3, "d_o": 3, "d_d": 0}, "d_d"),     # d_s = 3 > d_smax = 2
+    (skywalk, {"z": 4, "c": 16, "d_i": 3, "d_o": 3, "d_d": -1}, "d_d"),
 ]
 
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.helpers import ROOT, run_pdes
+from tests.helpers import ROOT, cli_sets, run_pdes
 
 REQUIRED_KEYS = {
     "topology", "params", "routers", "endpoints", "links", "network_radix_min",
@@ -89,6 +89,8 @@ def test_topo_export_then_import(tmp_path, fmt, ext):
     (["dragonfly", "--set", "topology.h=true"], "topology.h: expected an integer, got True"),
     (["hypercube", "--set", "topology.n=31"], "topology.n: must be in [1, 30] (got 31)"),
     (["skywalk", "--set", "topology.r_limit=1.5"], "topology.r_limit: must be in (0, 1] (got 1.5)"),
+    (["skywalk", "--set", "topology.d_d=5"], "topology.d_d: Skywalk d_d = 5 > d_o = 4"),
+    (["skywalk", "--set", "topology.d_d=-1"], "topology.d_d: must be >= 0 (got -1)"),
     (["torus", "--set", "topology.dims=[4,0]"], "topology.dims: must be >= 1 (got 0)"),
     (["fattree", "--set", "topology.levels=4"], "topology.levels: must be in [2, 3] (got 4)"),
     (["fattree", "--set", "topology.k=7"], "topology.k: fat tree radix k = 7 must be even"),
@@ -144,3 +146,24 @@ def test_info_unknown_name():
     """info NAME with an unknown name is a one-line error, exit 2."""
     proc = pdes("info", "nosuch")
     assert proc.returncode == 2 and proc.stderr.startswith("pdes: error:")
+
+
+SKYWALK_MIX = ["topology.name=skywalk", "topology.z=2", "topology.c=9", "topology.d_i=1",
+               "topology.d_o=2", "topology.p=2"]
+"""A Skywalk of 9 cabinets of 2 switches (3 x 3 grid: d_smax = d_dmax = 2)."""
+
+
+def test_skywalk_mix_set_and_vary(tmp_path):
+    """topology.d_d works in --set (pdes topo) and in pdes sweep --vary: one series per mix, each its own network."""
+    for d_d in (0, 2):
+        rep = topo_json("skywalk", *cli_sets(*SKYWALK_MIX[1:], f"topology.d_d={d_d}"))
+        assert (rep["params"]["d_s"], rep["params"]["d_d"]) == (2 - d_d, d_d)
+    from pdes.results import open_results
+    out = str(tmp_path / "mix.h5")
+    proc = pdes("sweep", "--quiet", *cli_sets(*SKYWALK_MIX, preset="cli"),
+                "--vary", "topology.d_d=0,2", "--loads", "0.2", "-o", out, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    with open_results(out) as res:
+        table = res.frame("table")
+    assert sorted(table["topology.d_d"].tolist()) == [0, 2]
+    assert table["latency_mean"].nunique() == 2
