@@ -240,7 +240,7 @@ GROUP_ROWS = {
         ("oq_cnt",      "nP",              I32, 0,      ring("ports", "count"),   STATE),
         ("oq_ready",    "nP",              I32, NEVER,  saved("ports"),           STATE),  # front's, or NEVER
         ("rr_in",       "nP",              I8,  0,      saved("ports"),           STATE),  # a VC index
-        ("rr_out",      "nP",              I16, 0,      saved("ports"),           STATE),  # a local input port (vct) or switch input (booksim): < input VCs of a router
+        ("rr_out",      "nP",              I16, 0,      saved("ports"),           STATE),  # local input port (vct) or switch input (booksim)
         ("rr_va",       "nP * nv",         I16, 0,      saved("output_vcs"),      STATE),  # < input VCs of a router
         # router.allocation = "booksim" (pdes.kernels.iq): the VC allocator's input arbiter
         # per input VC, the switch allocator's per switch input (pointers), and the first
