@@ -22,9 +22,9 @@ room for the whole packet (virtual cut-through); with shared buffers
 reserves the packet's flits.
 """
 from models.core.jit import njit, njit_borrow, njit_inline
-from models.core.params import (IV_DISCARD, NEVER, PR_ALLOC, PR_FAULT, PR_HOT, PR_MONO, PR_NCLS,
-                                PR_NHMIN, PR_NV, PR_PF, PR_PKT, PR_PRIV, PR_SX, PR_VAD, PR_VALG,
-                                PR_VCANY, PR_VITERS)
+from models.core.params import (IV_DISCARD, NEVER, PR_ALLOC, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO,
+                                PR_NCLS, PR_NHMIN, PR_NV, PR_PF, PR_PKT, PR_PRIV, PR_SX, PR_VAD,
+                                PR_VALG, PR_VCANY, PR_VITERS)
 from models.core.rings import ring_slot
 from models.core.record import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, F_SEQ, F_SRC,
                                 OK)
@@ -363,14 +363,35 @@ def vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     return OK
 
 
+@njit_inline
+def router_idle(k, nv, hold, ports, inb, outq):
+    """Whether router ``k`` has no flit in (or on its way into) any input VC and, with
+    ``hold``, no held switch path: then neither allocator has anything to do or to change
+    at ``k`` in any step of the cycle."""
+    lo = ports.port_off[k] * nv
+    hi = ports.port_off[k + 1] * nv
+    for i in range(lo, hi):
+        if inb.ib_cnt[i] != 0:
+            return False
+    if hold != 0:
+        for i in range(lo, hi):      # the switch-input slots lie in the router's block
+            if outq.hold_vc[i] >= 0:
+                return False
+    return True
+
+
 @njit_borrow
 def iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     """2. Routers as BookSim2's input-queued router (``router.allocation = "booksim"``):
-    per router, ``PR_SX`` steps of VC allocation then switch allocation."""
+    per router, ``PR_SX`` steps of VC allocation then switch allocation; a router with no
+    flit is skipped (:func:`router_idle`)."""
     prm, ports, crd = eng.prm, eng.ports, eng.crd
     sx = prm[PR_SX]
+    nv, hold = prm[PR_NV], prm[PR_HOLD]
     nR = ports.port_off.shape[0] - 1
     for k in range(nR):
+        if router_idle(k, nv, hold, ports, inb, outq):
+            continue
         for j in range(sx):
             tau = t * sx + j
             status = vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
