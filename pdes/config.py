@@ -154,6 +154,10 @@ STATIC: dict[str, list[Param]] = {
               lo=0.0, hi=1.0),
         Param("watchdog_cycles", int, 5000, "cycles without any flit movement, while flits are in "
               "flight, that are reported as a deadlock", lo=1, hi=2 ** 30),
+        Param("on_deadlock", str, "error", "what a deadlock does: 'error' stops the run with the "
+              "deadlock report (exit 3); 'saturated' ends it as a saturated run whose reason is "
+              "the report ('pdes sweep' uses 'saturated' unless the config sets the key)",
+              choices=("error", "saturated")),
         Param("latency_hist_max", int, 16384, "latency histogram has 1-cycle bins below this value "
               "and 16 bins per octave above it", lo=1, hi=2 ** 22),
     ],

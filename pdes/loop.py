@@ -260,7 +260,11 @@ class Engine:
                             f"drain_cycles = {m['drain_cycles']} after the window")
                 finished = True
         if st[S_INFLIGHT] > 0 and T - 1 - st[S_LAST_MOVE] >= m["watchdog_cycles"]:
-            self._deadlock(T, st)
+            if m["on_deadlock"] == "error":
+                self._deadlock(T, st)
+            s.saturated = True        # measure.on_deadlock = "saturated": the run ends here
+            s.reason = self._deadlock_report(T, st)
+            return True
         max_cycles = self.prep.cfg["run"]["max_cycles"]
         if max_cycles and T >= max_cycles and not finished:
             s.saturated = True
@@ -292,6 +296,8 @@ class Engine:
         snap[:] = self.group.sum(local)
 
     def _deadlock(self, T, st):
+        """Stop the run with the watchdog's report and the first blocked input VCs of this
+        process's parts."""
         blocked = []
         for p in self.parts:
             nz = np.nonzero(p.arrays["ib_cnt"])[0][:8]
@@ -300,9 +306,12 @@ class Engine:
                 r = int(p.router_gid[p.arrays["port_router"][P]])
                 blocked.append(f"router {r} port {int(P - p.arrays['port_off'][p.arrays['port_router'][P]])}"
                                f" vc {int(ivc % p.nv)}")
+        raise SimulationError(f"{self._deadlock_report(T, st)}; blocked: {', '.join(blocked[:8])}")
+
+    def _deadlock_report(self, T, st) -> str:
+        """The watchdog's report, the same on every rank: how long nothing moved, the flits in
+        flight, the routing and its VCs."""
         algo = self.prep.cfg["routing"]["algorithm"]
-        raise SimulationError(
-            f"deadlock: no flit moved for {self.prep.cfg['measure']['watchdog_cycles']} cycles "
-            f"before cycle {T} with {int(st[S_INFLIGHT])} flits in flight (routing '{algo}', "
-            f"num_vcs {self.prep.rp.num_vcs}, routing.vcs \"{self.prep.cfg['routing']['vcs']}\"); "
-            f"blocked: {', '.join(blocked[:8])}")
+        return (f"deadlock: no flit moved for {self.prep.cfg['measure']['watchdog_cycles']} cycles "
+                f"before cycle {T} with {int(st[S_INFLIGHT])} flits in flight (routing '{algo}', "
+                f"num_vcs {self.prep.rp.num_vcs}, routing.vcs \"{self.prep.cfg['routing']['vcs']}\")")

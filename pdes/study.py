@@ -165,6 +165,9 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
               resolution: float | None, seeds: int | None) -> Spec:
     """Check and assemble a study from a config file's tables and the command line."""
     raw = copy.deepcopy(raw)
+    if isinstance(raw.get("measure", {}), dict) and "on_deadlock" not in raw.get("measure", {}):
+        # a point that deadlocks is a saturated point of the study, not the end of it
+        raw.setdefault("measure", {})["on_deadlock"] = "saturated"
     sweep = raw.pop("sweep", {})
     if not isinstance(sweep, dict):
         raise ParameterError("sweep: expected a [sweep] table")

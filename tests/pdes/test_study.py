@@ -89,8 +89,8 @@ def test_sweep_points_equal_single_runs(tmp_path):
             name = row["point"].decode()
             alg = row["routing.algorithm"].decode()
             ref = tmp_path / f"{name}.h5"
-            rr = pdes("run", *sets(f"routing.algorithm={alg}", f"traffic.load={row['load']}"),
-                      "-o", str(ref), "--quiet")
+            rr = pdes("run", *sets(f"routing.algorithm={alg}", f"traffic.load={row['load']}",
+                                   "measure.on_deadlock=saturated"), "-o", str(ref), "--quiet")
             assert rr.returncode == 0, rr.stderr
             with h5py.File(ref) as g:
                 assert_same_results(f["points"][name], g, attrs=False)
@@ -369,6 +369,41 @@ def test_plot_command_writes_each_kind(study_file, tmp_path):
     assert r.returncode == 2 and "pdes: error: -o" in r.stderr
 
 
+RING = ("topology.name=torus", "topology.dims=[8]", "traffic.pattern=uniform", "routing.vcs=any",
+        "router.num_vcs=2", "router.packet_size=4", "router.vc_buffer_flits=4",
+        "router.link_latency=1", "measure.watchdog_cycles=400")
+"""A ring of 8 routers with its 2 VCs open to every hop: uniform traffic runs at 0.1 and
+deadlocks it at 0.9."""
+
+
+def test_a_deadlocked_point_is_a_saturated_point(tmp_path):
+    """A point that deadlocks ends as a saturated point whose reason is the watchdog's report
+    (the same on any rank count), the study goes on, and the saturation search treats it as
+    saturated; the same run alone stops with the report (exit 3) unless
+    measure.on_deadlock = "saturated"."""
+    from pdes.engine import run_local
+    out = _sweep_in_process(tmp_path, "d.h5", *sets(*RING), "--loads", "0.1,0.9", "--saturation",
+                            "--resolution", "0.2")
+    with h5py.File(out) as f:
+        assert f.attrs["finished"]
+        rows = {float(r["load"]): r for r in f["table"][()]}
+        sat = f["saturation"][()][0]
+        reason = f["points"][rows[0.9]["point"].decode()]["summary/saturated_reason"][()].decode()
+    assert not rows[0.1]["saturated"] and rows[0.9]["saturated"]
+    assert reason.startswith("deadlock: no flit moved for 400 cycles before cycle ")
+    assert "blocked" not in reason and 'routing.vcs "any"' in reason
+    assert sat["status"].decode() == "found" and 0.1 <= sat["lo"] < sat["hi"] <= 0.9
+    cfg = C.resolve({}, FAST + list(RING) + ["traffic.load=0.9", "measure.on_deadlock=saturated"])
+    alone = run_local(cfg)["summary"]
+    assert alone["saturated"] and alone["saturated_reason"] == reason
+    r = pdes("run", *sets(*RING, "traffic.load=0.9"), "--quiet", cwd=tmp_path)
+    assert r.returncode == 3 and "deadlock: no flit moved for 400 cycles" in r.stderr
+    assert "; blocked: router " in r.stderr
+    halted = pdes("sweep", *sets(*RING, "measure.on_deadlock=error"), "--loads", "0.9",
+                  "-o", str(tmp_path / "e.h5"), "--quiet", cwd=tmp_path)
+    assert halted.returncode == 3 and "deadlock: no flit moved" in halted.stderr
+
+
 # --------------------------------------------------------------------------- MPI
 @pytest.mark.mpi(min_size=2)
 @pytest.mark.parametrize("concurrent", [1, 2])
@@ -396,7 +431,8 @@ def test_mpi_sweep_points_equal_one_rank_runs(tmp_path, concurrent):
                 name = row["point"].decode()
                 alg = row["routing.algorithm"].decode()
                 cfg = C.resolve({}, FAST + ["traffic.pattern=worst_case", "topology.p=4",
-                                            f"routing.algorithm={alg}", f"traffic.load={row['load']}"])
+                                            f"routing.algorithm={alg}", f"traffic.load={row['load']}",
+                                            "measure.on_deadlock=saturated"])
                 res = simulate(cfg, None)
                 image = run_image(res, C.to_toml(cfg), nranks=1, partition=res["partition"], version="")
                 with h5py.File(io.BytesIO(image), "r") as g:
@@ -649,7 +685,8 @@ def test_mpi_finite_study_points_equal_one_rank_runs(tmp_path, concurrent):
             for row in f["table"][()]:
                 cfg = C.resolve({}, FAST + list(ALLREDUCE) + [
                     f"traffic.bytes={row['traffic.bytes']}",
-                    f"traffic.algorithm={row['traffic.algorithm'].decode()}"])
+                    f"traffic.algorithm={row['traffic.algorithm'].decode()}",
+                    "measure.on_deadlock=saturated"])
                 res = simulate(cfg, None)
                 image = run_image(res, C.to_toml(cfg), nranks=1, partition=res["partition"],
                                   version="")
