@@ -18,8 +18,9 @@ bisection of one series) from a queue that world rank 0 serves, and world
 rank 0 writes the study file.
 
 The file (schema in ``docs/studies.md``) is rewritten to a temporary name and
-renamed after every finished point, so a crash leaves a valid file with every
-point finished before it; ``resume`` runs only the missing points.
+renamed after finished points, at most every :data:`COMMIT_EVERY_S` seconds, at the end
+and on the way out of a failure or signal, so a crash leaves a valid file with the points
+finished before it; ``resume`` runs only the missing points.
 """
 from __future__ import annotations
 
@@ -414,6 +415,13 @@ class Runner:
 
 # --------------------------------------------------------------------------- the study file
 REASON_WIDTH = 128   # bytes of a saturation reason in /table (the whole text is in the point)
+COMMIT_EVERY_S = 2.0
+"""Seconds at least between two writes of the study file while points finish (the first point
+and the end are written at once): a commit writes the whole file, so committing after every
+point of a study of short points would cost more than the points."""
+COMMIT_SHARE = 10
+"""Commits are also at least this many times their own duration apart (at most a tenth of the
+wall time goes to rewriting a large study file)."""
 
 
 class StudyFile:
@@ -439,6 +447,9 @@ class StudyFile:
         self.say = say
         self.rows: dict = {}          # point name -> row (summary and keys)
         self.dirty = False
+        self.adding = False           # inside add(): the image may hold half a point
+        self.t_commit = None          # end of the last commit (None: none yet)
+        self.commit_s = 0.0           # how long the last commit took
         self.saturation: list = []
         self.t0 = self.t_first = time.perf_counter()
         self.done_here = 0
@@ -513,7 +524,9 @@ class StudyFile:
     # ---- writing
     def add(self, rec: dict) -> None:
         """Put a finished point into the file image (written out at the next commit)."""
+        self.adding = True
         self._add_group(rec)
+        self.adding = False
         self.rows[rec["name"]] = {k: v for k, v in rec.items() if k not in ("image", "write")}
         self.dirty = True
         self.done_here += 1
@@ -563,9 +576,16 @@ class StudyFile:
         return (f"point {self.done_here}/{max(self.expected, self.done_here)}  {kv}{seed}  "
                 f"{what}  ({row['wall_s']:.1f} s, {eta})")
 
-    def commit(self, finished: bool = False) -> None:
-        """Write the file with every point so far to a temporary name, then rename it."""
+    def commit(self, finished: bool = False, now: bool = False) -> None:
+        """Write the file with every point so far to a temporary name, then rename it: at once
+        for the first point, at the end (``finished``) and when ``now``; otherwise only when
+        :data:`COMMIT_EVERY_S` and :data:`COMMIT_SHARE` times the last commit have passed."""
         if not self.dirty and not finished:
+            return
+        hook = os.environ.get("PDES_TEST_CRASH_AFTER_POINTS")   # tests: a crash right after a commit
+        t0 = time.perf_counter()
+        if not (finished or now or hook or self.t_commit is None
+                or t0 - self.t_commit >= max(COMMIT_EVERY_S, COMMIT_SHARE * self.commit_s)):
             return
         f = self.f
         f.attrs["format"] = FORMAT
@@ -594,9 +614,20 @@ class StudyFile:
                 os.remove(tmp)
             raise
         self.dirty = False
-        hook = os.environ.get("PDES_TEST_CRASH_AFTER_POINTS")   # tests: a crash right after a commit
+        self.t_commit = time.perf_counter()
+        self.commit_s = self.t_commit - t0
         if hook and not finished and len(self.rows) >= int(hook):
             os.kill(os.getpid(), 9)
+
+    def rescue(self) -> None:
+        """On the way out of a failed or stopped study: write the points not yet committed
+        (unless the failure came in the middle of adding one; the file on disk then stays as
+        the last commit left it)."""
+        if self.dirty and not self.adding:
+            try:
+                self.commit(now=True)
+            except Exception:  # noqa: BLE001 - the original failure is the one to report
+                pass
 
     def close(self) -> None:
         self.f.close()
@@ -897,42 +928,47 @@ def run_study(spec: Spec, path: str, world, concurrent: int = 1, resume: bool = 
         if rec is not None:
             queue.emit(rec)
 
-    queue.run(len(grid), grid_task)
-    if wrank == 0:
-        file.commit()
-
     results = None
-    if spec.saturation:
+    try:
+        queue.run(len(grid), grid_task)
         if wrank == 0:
-            known = file.summaries()
-        if world is not None and size > 1:
-            known = world.bcast(known, root=0)
-        pairs = [(s, r) for s in range(nseries) for r in range(spec.seeds)]
+            file.commit()
 
-        def sat_task(i):
-            s, r = pairs[i]
+        if spec.saturation:
+            if wrank == 0:
+                known = file.summaries()
+            if world is not None and size > 1:
+                known = world.bcast(known, root=0)
+            pairs = [(s, r) for s in range(nseries) for r in range(spec.seeds)]
 
-            def summary_of(load):
-                name = point_name(s, r, load)
-                if name not in known:
-                    summary, rec = runner.run(s, r, load, poll=poll, leader=queue.leader)
-                    known[name] = summary
-                    if rec is not None:
-                        queue.emit(rec)
-                return known[name]
-            bisection(spec, s, r, summary_of)
+            def sat_task(i):
+                s, r = pairs[i]
 
-        queue.run(len(pairs), sat_task)
+                def summary_of(load):
+                    name = point_name(s, r, load)
+                    if name not in known:
+                        summary, rec = runner.run(s, r, load, poll=poll, leader=queue.leader)
+                        known[name] = summary
+                        if rec is not None:
+                            queue.emit(rec)
+                    return known[name]
+                bisection(spec, s, r, summary_of)
+
+            queue.run(len(pairs), sat_task)
+            if wrank == 0:
+                allk = file.summaries()
+
+                def lookup_factory(s, r):
+                    return lambda load: allk[point_name(s, r, load)]
+                results = [bisection(spec, s, r, lookup_factory(s, r)) for s, r in pairs]
+                file.saturation = results
         if wrank == 0:
-            allk = file.summaries()
-
-            def lookup_factory(s, r):
-                return lambda load: allk[point_name(s, r, load)]
-            results = [bisection(spec, s, r, lookup_factory(s, r)) for s, r in pairs]
-            file.saturation = results
-    if wrank == 0:
-        file.commit(finished=True)
-        file.close()
+            file.commit(finished=True)
+            file.close()
+    except BaseException:
+        if wrank == 0:        # a failure or a signal: keep the points finished so far
+            file.rescue()
+        raise
     if gcomm is not None and gcomm is not world:
         gcomm.Free()
     return results if wrank == 0 else None

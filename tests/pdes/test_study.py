@@ -581,6 +581,65 @@ def test_finite_study_resumes_after_a_crash(tmp_path, monkeypatch):
             assert np.array_equal(a["table"][col], b["table"][col])
 
 
+def _commits(monkeypatch, path):
+    """Count the renames of a study file onto ``path`` (one per commit)."""
+    seen = []
+    replace = S.os.replace
+
+    def spy(src, dst):
+        if str(dst) == str(path):
+            seen.append(src)
+        return replace(src, dst)
+    monkeypatch.setattr(S.os, "replace", spy)
+    return seen
+
+
+def test_study_file_is_rewritten_at_most_every_few_seconds(tmp_path, monkeypatch):
+    """Short points share commits: with a long commit interval the file is written after the
+    first point and at the end only; with none, after every point and at the end."""
+    spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
+    path = tmp_path / "a.h5"
+    seen = _commits(monkeypatch, path)
+    monkeypatch.setattr(S, "COMMIT_EVERY_S", 1e9)
+    S.run_study(spec, str(path), None)
+    assert len(seen) == 2
+    seen.clear()
+    monkeypatch.setattr(S, "COMMIT_EVERY_S", 0.0)
+    monkeypatch.setattr(S, "COMMIT_SHARE", 0)
+    S.run_study(spec, str(tmp_path / "b.h5"), None)
+    assert seen == []
+    path.unlink()
+    S.run_study(spec, str(path), None)
+    assert len(seen) == 5
+    with h5py.File(path) as f:
+        assert f.attrs["finished"] and len(f["points"]) == 4
+
+
+def test_a_stopped_study_keeps_the_points_not_yet_written(tmp_path, monkeypatch):
+    """A signal (or failure) between two commits: the points finished since the last commit
+    are written on the way out, and --resume runs only the others."""
+    spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
+    path = str(tmp_path / "part.h5")
+    monkeypatch.setattr(S, "COMMIT_EVERY_S", 1e9)
+    run = S.Runner.run
+    calls = []
+
+    def stop_at_third(self, *a, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return run(self, *a, **kw)
+    monkeypatch.setattr(S.Runner, "run", stop_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        S.run_study(spec, path, None)
+    with h5py.File(path) as f:
+        assert not f.attrs["finished"] and len(f["points"]) == 2 and len(f["table"]) == 2
+    monkeypatch.setattr(S.Runner, "run", run)
+    said = []
+    S.run_study(spec, path, None, resume=True, say=said.append)
+    assert any("2 points done, 2 grid points to run" in s for s in said), said
+
+
 def test_show_prints_the_completion_columns(finite_study, capsys):
     """`pdes show` of a finite study prints completion time, throughput, message latency and
     the processes' finish instead of load, accepted load and packet latency."""
