@@ -234,6 +234,51 @@ def test_hdf5_schema(tmp_path):
         assert C.resolve(__import__("tomllib").loads(f.attrs["config_toml"])) == cfg
 
 
+def _datasets(f) -> dict:
+    """Every dataset of ``f``: (type, shape, layout, time stamps, value)."""
+    out = {}
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset):
+            dcpl = obj.id.get_create_plist()
+            out[name] = (obj.id.get_type(), obj.dtype, obj.shape, dcpl.get_layout(),
+                         dcpl.get_obj_track_times(), obj[()])
+    f.visititems(visit)
+    return out
+
+
+def test_fast_dataset_writer_writes_what_h5py_writes(tmp_path, monkeypatch):
+    """``pdes.output.put`` (low-level h5py calls) makes the datasets ``create_dataset`` makes:
+    the same HDF5 type, shape, layout and values, for every dataset of a run file and for
+    values of every kind a config holds."""
+    import pdes.output as O
+    cfg = cfg_of("traffic.load=0.3")
+    res = simulate(cfg)
+    fast, slow = tmp_path / "fast.h5", tmp_path / "slow.h5"
+    values = {"int": 7, "float": 0.1, "bool": True, "str": "ugal_l", "empty_str": "",
+              "np_bool": np.bool_(False), "u8": np.uint8(3), "f32": np.float32(2.5),
+              "list": [1, 2, 3], "floats": [0.5, 1.0], "matrix": np.arange(6).reshape(2, 3),
+              "strided": np.arange(10)[::3], "empty": np.zeros(0, np.int64),
+              "bools": np.array([True, False]), "bytes": b"abc"}
+    with h5py.File(fast, "w") as f:
+        O.write_run(f, res, C.to_toml(cfg), nranks=1, partition=res["partition"], version="t")
+        for k, v in values.items():
+            O.put(f.require_group("values"), k, v)
+    monkeypatch.setattr(O, "put", lambda g, name, value: g.create_dataset(name, data=value))
+    with h5py.File(slow, "w") as f:
+        O.write_run(f, res, C.to_toml(cfg), nranks=1, partition=res["partition"], version="t")
+        for k, v in values.items():
+            O.put(f.require_group("values"), k, v)
+    with h5py.File(fast) as a, h5py.File(slow) as b:
+        da, db = _datasets(a), _datasets(b)
+        assert sorted(da) == sorted(db) and len(da) > 100
+        for name in da:
+            ta, dta, sa, la, tta, va = da[name]
+            tb, dtb, sb, lb, ttb, vb = db[name]
+            assert ta == tb and dta == dtb and sa == sb and la == lb and tta == ttb, name
+            assert np.array_equal(va, vb), name
+
+
 @pytest.mark.parametrize("sets", [
     ["traffic.load=0.3"],
     ["traffic.load=0.95", "measure.drain_cycles=300", "router.num_vcs=4"],
