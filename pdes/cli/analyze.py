@@ -23,13 +23,14 @@ do when it is large, before they start.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 
 from models.core.errors import ParameterError
 from pdes.cli.common import world_if_parallel
+from pdes import analysis
 from pdes import config as cfgmod
+from pdes.analysis import _float, _floats, _int, clean as _clean  # noqa: F401 - used by other CLIs
 from pdes.cli.topo import _jsonable
 from pdes.files import replaced_when_whole
 
@@ -139,120 +140,9 @@ def add_arguments(parser) -> None:
 
 
 # --------------------------------------------------------------------------- argument parsing
-def _int(name: str, text, lo: int, allow_none: bool = False):
-    if text is None and allow_none:
-        return None
-    try:
-        value = int(str(text).strip(), 10)
-    except ValueError:
-        raise ParameterError(f"{name}: expected an integer, got {text!r}") from None
-    if value < lo:
-        raise ParameterError(f"{name}: must be an integer >= {lo}, got {text!r}")
-    return value
-
-
-def _float(name: str, text, allow_none: bool = False):
-    if text is None and allow_none:
-        return None
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        raise ParameterError(f"{name}: expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise ParameterError(f"{name}: expected a finite number, got {text!r}")
-    return value
-
-
-def _floats(name: str, text, n: int):
-    if text is None:
-        return None
-    parts = [s for s in str(text).replace(" ", ",").split(",") if s]
-    if len(parts) != n:
-        raise ParameterError(f"{name}: expected {n} comma-separated numbers, got {text!r}")
-    return tuple(_float(name, s) for s in parts)
-
-
 def options(args) -> dict:
     """Keyword arguments of :func:`models.analysis.analyze` from the parsed arguments."""
-    from models.analysis import latency_options, parse_only
-    from models.analysis.path_sets import parse_preserve, parse_routings
-    from models.analysis.throughput import (MAX_LP_VARIABLES, parse_fractions, parse_layers,
-                                            parse_restrict)
-    radix = str(args.router_radix).strip()
-    if radix not in ("max", "used"):
-        radix = _int("--router-radix", radix, 1)
-    only = parse_only(args.only) if args.only is not None else None
-    crit = [c.strip() for c in str(args.criteria).split(",") if c.strip()]
-    cost_opts = {"cables": args.cables, "radix": radix,
-                 "cable_coeffs": _floats("--cable-coeffs", args.cable_coeffs, 4),
-                 "cable_gbps": _float("--cable-gbps", args.cable_gbps, allow_none=True),
-                 "router_coeffs": _floats("--router-coeffs", args.router_coeffs, 2),
-                 "electric_max_m": _float("--electric-max-m", args.electric_max_m, allow_none=True),
-                 "endpoint_cables": bool(args.endpoint_cables)}
-    return {
-        "only": only,
-        "seed": _int("--seed", args.seed, 0),
-        "samples": _int("--samples", args.samples, 1, allow_none=True),
-        "sample": _int("--sample", args.sample, 1, allow_none=True),
-        "threads": _int("--threads", args.threads, 1, allow_none=True),
-        "bisection_seeds": _int("--bisection-seeds", args.bisection_seeds, 1),
-        "resiliency_opts": {"max_samples": _int("--max-samples", args.max_samples, 1),
-                            "ci_width": _float("--ci-width", args.ci_width),
-                            "criteria": crit,
-                            "step": _float("--step", args.step),
-                            "level": _float("--level", args.level),
-                            "curve": bool(args.curve)},
-        "cost_opts": cost_opts,
-        "power_model": args.power,
-        "latency_opts": latency_options(args.switch_delay, args.endpoint_delay, args.latency_bin),
-        "throughput_opts": {
-            "fractions": parse_fractions(args.pair_fractions),
-            "restrict": parse_restrict(args.restrict),
-            "layers": parse_layers(args.layers),
-            "max_variables": (MAX_LP_VARIABLES if args.max_lp_variables is None else
-                              _int("--max-lp-variables", args.max_lp_variables, 1))},
-        "path_sets_opts": {"routings": parse_routings(args.routing),
-                           "layers": parse_layers(args.layers),
-                           "preserve": parse_preserve(args.preserve)},
-    }
-
-
-def _check_options(topo, opts, layout) -> None:
-    """Validate the cost/power/resiliency/latency options before any (collective) work
-    starts."""
-    from models.analysis import ANALYSES
-    from models.analysis.cost import CABLE_PRESETS, POWER_MODELS, router_radix
-    from models.analysis.latency import check_latency
-    from models.analysis.resiliency import CRITERIA
-    c = opts["cost_opts"]
-    if c["cables"] not in CABLE_PRESETS:
-        raise ParameterError(f"--cables: unknown preset {c['cables']!r} "
-                             f"(known: {', '.join(CABLE_PRESETS)})")
-    if opts["power_model"] not in POWER_MODELS:
-        raise ParameterError(f"--power: unknown model {opts['power_model']!r} "
-                             f"(known: {', '.join(POWER_MODELS)})")
-    for crit in opts["resiliency_opts"]["criteria"]:
-        if crit not in CRITERIA:
-            raise ParameterError(f"--criteria: unknown criterion {crit!r} "
-                                 f"(known: {', '.join(CRITERIA)})")
-    r = opts["resiliency_opts"]
-    if not 0 < r["step"] < 1 or abs(round(1 / r["step"]) * r["step"] - 1) > 1e-9:
-        raise ParameterError(f"--step: must be in (0, 1) with 1/step an integer, got {r['step']}")
-    if not 0 < r["level"] <= 1:
-        raise ParameterError(f"--level: must be in (0, 1], got {r['level']}")
-    if r["ci_width"] <= 0:
-        raise ParameterError(f"--ci-width: must be > 0, got {r['ci_width']}")
-    if c["radix"] not in ("max", "used"):
-        try:
-            router_radix(topo, c["radix"])
-        except ParameterError as exc:
-            raise ParameterError(str(exc).replace("cost.router_radix", "--router-radix")) from None
-    if c["cable_gbps"] is not None and c["cable_gbps"] <= 0:
-        raise ParameterError(f"--cable-gbps: must be > 0, got {c['cable_gbps']}")
-    if c["electric_max_m"] is not None and c["electric_max_m"] < 0:
-        raise ParameterError(f"--electric-max-m: must be >= 0, got {c['electric_max_m']}")
-    if "latency" in (opts["only"] or ANALYSES):
-        check_latency(topo, layout, **opts["latency_opts"])     # the histogram's bins
+    return analysis.options({k: getattr(args, k) for k in analysis.OPTION_DEFAULTS})
 
 
 def resolve_config(args, sections=("topology", "layout")) -> dict:
@@ -274,22 +164,6 @@ def resolve_config(args, sections=("topology", "layout")) -> dict:
 
 
 # --------------------------------------------------------------------------- output
-def _clean(obj):
-    """The report with numpy scalars turned into Python numbers and non-finite floats into None."""
-    import numpy as np
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 CURVE_UNITS = {"fraction": "share of links failed", "connected": "share of samples",
                "samples_connected": "samples",
                **{f"{q}_{k}": "router hops" for q in ("diameter", "avg_distance")
@@ -593,24 +467,6 @@ def _notice_work(topo, kw) -> None:
               file=sys.stderr, flush=True)
 
 
-def _traffic_plan(topo, tcfg: dict, opts: dict):
-    """The traffic plan of the throughput section: the ``[traffic]`` pattern and its
-    parameters, seeded with ``--seed`` (the load and injection keys do not apply); checked
-    on every rank before any (collective) work."""
-    from models.analysis.throughput import check_plan, check_variables
-    from models.core.registry import TRAFFIC
-    from pdes.config import INJECTION_KEYS
-    check_variables(topo.n_routers, topo.n_links, opts["throughput_opts"]["max_variables"])
-    t = dict(tcfg)
-    pattern = t.pop("pattern")
-    t.pop("load", None)
-    for key in INJECTION_KEYS:
-        t.pop(key, None)
-    plan = TRAFFIC.get(pattern).func(topo, opts["seed"], **t)
-    check_plan(plan)
-    return plan
-
-
 def _curve_work(topo, kw) -> dict:
     """Upper bound of the searches of ``resiliency --curve``: one BFS per terminal router at
     every step of every sample (fewer when samples disconnect early)."""
@@ -625,64 +481,14 @@ def _curve_work(topo, kw) -> dict:
 
 
 def _analyze(args, opts, comm, world, cfg) -> int:
-    from models.analysis import analyze
-    from models.layout import build_layout
-    from models.metrics import check_exact
-    from models.topology import build
     from pdes import __version__
-    from pdes.sizing import check_network
-
-    name, params = cfgmod.topology_params(cfg)
-    size = check_network(cfg, distances=False)      # from the parameters, before building
-    if size is not None and (opts["only"] is None or {"paths", "moore", "shortest-paths",
-                                                      "latency", "path-sets"} & set(opts["only"])):
-        check_exact(size.routers, opts["sample"])
-    lp = opts["only"] is not None and "throughput" in opts["only"]
-    if lp:
-        from models.analysis.throughput import check_variables
-        tcfg = resolve_config(args, sections=("traffic",))["traffic"]
-        if size is not None and size.exact:
-            check_variables(size.routers, size.links, opts["throughput_opts"]["max_variables"])
-    topo = build(name, params)
-    layout = build_layout(topo, **cfg["layout"])
-    _check_options(topo, opts, layout)
-    plan = _traffic_plan(topo, tcfg, opts) if lp else None
+    full = dict(cfg)
+    if opts["only"] is not None and "throughput" in opts["only"]:
+        full["traffic"] = resolve_config(args, sections=("traffic",))["traffic"]
     rank = world.Get_rank() if world is not None else 0
-    kw = dict(opts)
-    if lp:
-        kw["throughput_opts"] = dict(opts["throughput_opts"], plan=plan)
-    if comm is not None and kw["threads"] is None:
-        kw["threads"] = 1
-    if opts["only"] is not None and "path-sets" in opts["only"]:
-        # every rank builds the routings' tables: a routing without a path set is refused
-        # on every rank before any (collective) work
-        from models.analysis.path_sets import build_sets
-        from models.metrics import distance_matrix
-        p = opts["path_sets_opts"]
-        dist = distance_matrix(topo, threads=kw["threads"])
-        kw["path_sets_opts"] = dict(p, dist=dist, sets=build_sets(
-            topo, dist, p["routings"], p["layers"], p["preserve"], opts["seed"]))
-    if comm is not None and rank != 0:
-        # the other ranks only help with the resiliency samples
-        kw["only"] = ("resiliency",)
-    if rank == 0:
-        _notice_work(topo, kw)
-    err = None
-    try:
-        rep = analyze(topo, layout, comm=comm, **kw)
-    except ParameterError as exc:
-        if comm is None:
-            raise
-        err = str(exc)
-    if comm is not None:
-        # rank 0 alone computes the sections after the shared samples: a refusal found
-        # there (a restricted LP above its limit) is every rank's refusal
-        err = comm.bcast(err, root=0)
-        if err is not None:
-            raise ParameterError(err)
+    rep = analysis.report(full, opts, comm=comm, rank=rank, notice=_notice_work)
     if rank != 0:       # rank 0 prints and writes the file
         return 0
-    rep = _clean(rep)
     if args.output:
         write_analysis(args.output, rep, cfgmod.to_toml(cfg), __version__, options=opts)
     if args.json:
