@@ -40,7 +40,7 @@ import numpy as np
 from models.core.errors import ParameterError
 
 KINDS = ("latency", "throughput", "hops", "links", "series", "completion", "timeline",
-         "resiliency", "path-sets", "design", "cost-model")
+         "resiliency", "path-sets", "design", "cost-model", "metric")
 
 ANALYSIS_FORMAT = "pdes-analysis"
 """The ``format`` attribute of ``pdes analyze -o`` files (the resiliency kind reads them)."""

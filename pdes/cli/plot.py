@@ -160,7 +160,28 @@ def _design(args, x: str, y: str, families, out: str) -> None:
                        title=f"{os.path.basename(path)}: {y} against {x}"), out)
 
 
+def _metric(args, out, claim):
+    """``--kind metric``: a metric column of an analysis study (``pdes sweep --analyze``)
+    against a varied key, one line per combination of the other varied keys."""
+    from pdes.analysis_study import metric_figure, metric_series, read
+    for flag, given in (("--point", args.point is not None), ("--ymax", args.ymax is not None),
+                        ("--network", args.network), ("--families", args.families is not None)):
+        if given:
+            raise ParameterError(f"{flag}: not an option of --kind metric")
+    path = args.file[0]
+    x, y, lines = metric_series(read(path), args.x, args.y)
+    if out is None:
+        out = output_path(args, "metric")
+        claim = claim_output(args, out)
+    fig = metric_figure(x, y, lines, title=f"{os.path.basename(path)}: {y} against {x}")
+    if args.logy:
+        fig.axes[0].set_yscale("log")
+    save(fig, out)
+    return out, claim
+
+
 def main(args) -> int:
+    from pdes.analysis_study import is_analysis_study
     from pdes.plot import (figure, is_analysis, is_design, path_sets_data, path_sets_figure,
                            resiliency_curve, resiliency_figure)
     from pdes.results import open_results
@@ -180,7 +201,7 @@ def main(args) -> int:
                              f"(got {len(args.file)} for --kind {args.kind})")
     elif args.kind == "design":
         _check_design_options(args)
-    elif args.kind is not None:
+    elif args.kind is not None and args.kind != "metric":
         _check_not_design_options(args, args.kind)
     claim = Claim()
     try:
@@ -196,6 +217,11 @@ def main(args) -> int:
                         r["label"] = f"{os.path.basename(path)}: {r['label']}"
                     results.append(r)
             save(path_sets_figure(results), out)
+            print(out)
+            return 0
+        if args.kind == "metric" or (args.kind is None and len(args.file) == 1
+                                     and is_analysis_study(args.file[0])):
+            out, claim = _metric(args, out, claim)
             print(out)
             return 0
         if args.kind == "design" or (args.kind is None and len(args.file) == 1

@@ -23,7 +23,13 @@ def add_arguments(p):
 
 
 def main(args) -> int:
+    from pdes.analysis_study import is_analysis_study, read, show_table
     from pdes.results import open_results
+    if is_analysis_study(args.file):       # pdes sweep --analyze
+        if args.table:
+            raise ParameterError("--table: an analysis study has one table")
+        print(show_table(read(args.file), csv=args.csv))
+        return 0
     try:
         with open_results(args.file) as res:
             if res.kind == "run":

@@ -46,11 +46,51 @@ def add_arguments(p):
     p.add_argument("--allow-changed-inputs", action="store_true",
                    help="with --resume: continue although a file the config names (network, "
                    "placement) changed since the study was written; the study file records it")
+    p.add_argument("--analyze", metavar="SECTIONS",
+                   help="a study of structural analyses instead of simulations: the sections "
+                        "of 'pdes analyze' (e.g. latency,paths), one series per combination "
+                        "of the varied keys (which may be analysis.* options), no loads")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
 def main(args) -> int:
     return mpi_main(_main, args)
+
+
+def _analysis_study(args, comm, raw: dict) -> int:
+    """``--analyze``: a study of structural analyses (:mod:`pdes.analysis_study`)."""
+    from models.core.errors import ParameterError
+    from pdes import __version__
+    from pdes import analysis_study as AS
+    for flag, given in (("--loads", args.loads is not None), ("--saturation", args.saturation),
+                        ("--seeds", args.seeds is not None),
+                        ("--resolution", args.resolution is not None),
+                        ("--concurrent", args.concurrent != 1),
+                        ("--allow-changed-inputs", args.allow_changed_inputs)):
+        if given:
+            raise ParameterError(f"{flag}: not with --analyze (an analysis study has no loads, "
+                                 "simulations or groups of ranks: one report per series)")
+    spec = AS.make_spec(raw, args.sets, args.vary, args.analyze)
+    path = args.output or spec.base["output"]["file"]
+    if not path:
+        raise ParameterError("-o: a sweep needs an output file (-o study.h5 or output.file)")
+    if args.resume and args.force:
+        raise ParameterError("--resume: cannot be combined with --force")
+    check_output(path, "-o")
+    check_not_input(path, "-o", {"config": args.config} if args.config else {})
+    say = say_fn(comm, args.quiet)
+    if say:
+        say(f"analysis study: {len(spec.series)} series (varying "
+            + (", ".join(f"{k} ({len(v)})" for k, v in spec.vary) or "nothing")
+            + f"), sections {args.analyze}")
+    exists = "use --resume to continue that study, or --force to replace it"
+    with claim(comm, [(path, "-o")], then=lambda: check_output(
+            path, "-o", replace=args.resume or args.force, exists=exists)):
+        AS.run(spec, path, comm if comm.Get_size() > 1 else None, args.resume, __version__,
+               say=say)
+    if comm.Get_rank() == 0:
+        print(f"study written to {path}", file=sys.stderr if args.quiet else sys.stdout)
+    return 0
 
 
 def _main(args, comm) -> int:
@@ -61,6 +101,8 @@ def _main(args, comm) -> int:
 
     rank, size = comm.Get_rank(), comm.Get_size()
     raw = C.load_toml(args.config) if args.config else {}
+    if args.analyze is not None:
+        return _analysis_study(args, comm, raw)
     spec = S.make_spec(raw, args.sets, args.vary, args.loads, args.saturation, args.resolution,
                        args.seeds)
     path = args.output or spec.base["output"]["file"]

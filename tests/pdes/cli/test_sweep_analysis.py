@@ -1,0 +1,188 @@
+"""``pdes sweep --analyze``: studies of structural analyses, their file, show and plot."""
+import json
+import math
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+from pdes import analysis as A
+from pdes import analysis_study as AS
+from pdes.cli import main
+
+SF5 = ["--set", "topology.name=slimfly", "--set", "topology.q=5"]
+
+
+def _analyze_json(capsys, q, only, *extra):
+    capsys.readouterr()
+    assert main(["analyze", "slimfly", "--set", f"topology.q={q}", "--only", only, "--json",
+                 *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _sweep(capsys, *args):
+    capsys.readouterr()
+    rc = main(["sweep", "--quiet", *args])
+    return rc, capsys.readouterr()
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def test_each_series_equals_analyze_json(tmp_path, capsys):
+    """Every metric of every series equals 'pdes analyze --json' of that series' config."""
+    out = str(tmp_path / "s.h5")
+    rc, _ = _sweep(capsys, "--set", "topology.name=slimfly", "--analyze",
+                   "paths,moore,latency,cables,cost", "--vary", "topology.q=5,7",
+                   "--vary", "analysis.switch_delay=20,100", "-o", out)
+    assert rc == 0
+    data = AS.read(out)
+    t = data["table"]
+    assert len(t) == 4 and data["complete"]
+    for i, row in enumerate(t):
+        q, d = int(row["topology.q"]), int(row["analysis.switch_delay"])
+        rep = _analyze_json(capsys, q, "paths,moore,latency,cables,cost", "--switch-delay", str(d))
+        got = dict(data["rows"][i]["report"])
+        assert got.pop("seconds").keys() == rep.pop("seconds").keys()
+        assert got == rep
+        want = AS.flatten(rep)
+        assert want["latency.nearest.max"] == rep["latency"]["switch_delay"][str(d)]["nearest"]["max"]
+        for name, value in want.items():
+            assert _same(float(row[name]), value), (q, d, name)
+    # the numbers themselves: routers of SF q=5 and q=7, and latency growing with the delay
+    assert list(t["summary.routers"]) == [50, 50, 98, 98]
+    assert list(t["paths.router.diameter"]) == [2, 2, 2, 2]
+    assert t["latency.nearest.max"][1] > t["latency.nearest.max"][0]
+
+
+def test_vary_switch_delay_one_row_each(tmp_path, capsys, monkeypatch):
+    """--vary analysis.switch_delay gives one row per delay, the network built once."""
+    builds = []
+    real = A.build_network
+    monkeypatch.setattr(A, "build_network", lambda *a, **k: builds.append(1) or real(*a, **k))
+    out = str(tmp_path / "s.h5")
+    rc, _ = _sweep(capsys, *SF5, "--analyze", "latency", "--vary",
+                   "analysis.switch_delay=20,60,100", "-o", out)
+    assert rc == 0 and len(builds) == 1
+    t = AS.read(out)["table"]
+    assert list(t["analysis.switch_delay"]) == [20, 60, 100]
+    assert list(t["latency.switch_delay_ns"]) == [20, 60, 100]
+    for d, got in zip((20, 60, 100), t["latency.nearest.max"]):
+        rep = _analyze_json(capsys, 5, "latency", "--switch-delay", str(d))
+        assert got == rep["latency"]["switch_delay"][str(d)]["nearest"]["max"]
+    # a diameter-2 network: three switches on the longest path, 3 x 40 ns more per step
+    # (the numbers docs/analysis.md gives)
+    assert list(t["latency.nearest.max"]) == [405, 525, 645]
+    assert [round(v, 1) for v in t["latency.nearest.mean"]] == [380.2, 494.5, 608.8]
+
+
+def test_set_and_table_options(tmp_path, capsys):
+    """An [analysis] table and --set analysis.KEY give every series the option."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[topology]\nname = "slimfly"\nq = 5\n[analysis]\nendpoint_delay = 100\n')
+    out = str(tmp_path / "s.h5")
+    rc, _ = _sweep(capsys, str(cfg), "--set", "analysis.switch_delay=60", "--analyze", "latency",
+                   "-o", out)
+    assert rc == 0
+    t = AS.read(out)["table"]
+    rep = _analyze_json(capsys, 5, "latency", "--switch-delay", "60", "--endpoint-delay", "100")
+    assert len(t) == 1 and t["latency.nearest.max"][0] == \
+        rep["latency"]["switch_delay"]["60"]["nearest"]["max"]
+
+
+def test_resume_runs_only_missing_series(tmp_path, capsys, monkeypatch):
+    """--resume of a file with some series computes only the others; the result equals a
+    full run."""
+    args = [*SF5, "--analyze", "paths,latency", "--vary", "analysis.switch_delay=20,60,100"]
+    full = str(tmp_path / "full.h5")
+    assert _sweep(capsys, *args, "-o", full)[0] == 0
+    part = str(tmp_path / "part.h5")
+    spec = AS.make_spec({}, ["topology.name=slimfly", "topology.q=5"],
+                        ["analysis.switch_delay=20,60,100"], "paths,latency")
+    AS.write(part, spec, [r for r in AS.read(full)["rows"] if r["series"] == 1], "test")
+    assert not AS.read(part)["complete"]
+    calls = []
+    real = A.report
+    monkeypatch.setattr(A, "report", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert _sweep(capsys, *args, "-o", part)[0] == 2          # exists: needs --resume
+    assert _sweep(capsys, *args, "-o", part, "--resume")[0] == 0
+    assert len(calls) == 2
+    a, b = AS.read(full), AS.read(part)
+    assert b["complete"] and a["table"].dtype == b["table"].dtype
+    assert a["table"].tobytes() == b["table"].tobytes()
+    # another study's file is refused
+    rc, cap = _sweep(capsys, *SF5, "--analyze", "paths", "-o", part, "--resume")
+    assert rc == 2 and "holds another analysis study" in cap.err
+
+
+@pytest.mark.parametrize("args, key", [
+    (["--analyze", "latency,nope"], "--analyze"),
+    (["--analyze", "latency", "--vary", "analysis.nope=1,2"], "analysis.nope"),
+    (["--analyze", "latency", "--set", "analysis.colour=red"], "analysis.colour"),
+    (["--analyze", "latency", "--vary", "analysis.switch_delay=-5,20"], "analysis.switch_delay"),
+    (["--analyze", "cost", "--set", "analysis.cables=gold"], "analysis.cables"),
+    (["--analyze", "latency", "--loads", "0.1,0.2"], "--loads"),
+    (["--analyze", "latency", "--saturation"], "--saturation"),
+    (["--analyze", "latency", "--seeds", "2"], "--seeds"),
+    (["--analyze", "latency", "--concurrent", "2"], "--concurrent"),
+])
+def test_refusals(tmp_path, capsys, args, key):
+    """Bad input: one 'pdes: error: <key>: ...' line, exit 2, no file."""
+    out = tmp_path / "s.h5"
+    rc, cap = _sweep(capsys, *SF5, *args, "-o", str(out))
+    lines = cap.err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}"), lines
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
+def test_show_and_plot(tmp_path, capsys):
+    """show prints the table (and CSV), plot --kind metric writes a PNG; a bad --y and a
+    malformed file are refused."""
+    out = str(tmp_path / "s.h5")
+    assert _sweep(capsys, *SF5, "--analyze", "latency", "--vary", "analysis.switch_delay=20,60",
+                  "-o", out)[0] == 0
+    assert main(["show", out, "--csv"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    head = lines[0].split(",")
+    assert len(lines) == 3 and head[0] == "analysis.switch_delay"
+    col = head.index("latency.nearest.max")
+    assert [float(r.split(",")[col]) for r in lines[1:]] == list(AS.read(out)["table"]
+                                                              ["latency.nearest.max"])
+    assert main(["show", out]) == 0 and "latency.nearest.max" in capsys.readouterr().out
+    png = str(tmp_path / "f.png")
+    assert main(["plot", out, "--kind", "metric", "--x", "analysis.switch_delay", "--y",
+                 "latency.nearest.mean", "-o", png]) == 0
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert main(["plot", out]) == 0                      # default kind of this file: metric
+    assert os.path.exists(str(tmp_path / "s-metric.png"))
+    capsys.readouterr()
+    assert main(["plot", out, "--kind", "metric", "--y", "nope", "-o", png]) == 2
+    assert capsys.readouterr().err.startswith("pdes: error: --y: 'nope'")
+    bad = str(tmp_path / "bad.h5")
+    with h5py.File(bad, "w") as f:
+        f.attrs["format"] = AS.FORMAT
+        f.attrs["format_version"] = AS.FORMAT_VERSION
+    assert main(["show", bad]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pdes: error: ") and "malformed" in err[0]
+
+
+@pytest.mark.mpi(min_size=2)
+def test_two_ranks_equal_one(tmp_path):
+    """An analysis study with resiliency on all ranks of the world writes, on rank 0, the
+    same table as on one process."""
+    from mpi4py import MPI
+    world = MPI.COMM_WORLD
+    base = world.bcast(str(tmp_path), root=0)
+    spec = AS.make_spec({}, ["topology.name=slimfly", "topology.q=5", "analysis.samples=4"],
+                        ["analysis.switch_delay=20,60"], "latency,resiliency")
+    AS.run(spec, os.path.join(base, "par.h5"), world, False, "test")
+    if world.Get_rank() == 0:
+        AS.run(spec, os.path.join(base, "ser.h5"), None, False, "test")
+        a, b = AS.read(os.path.join(base, "par.h5")), AS.read(os.path.join(base, "ser.h5"))
+        assert a["table"].tobytes() == b["table"].tobytes() and len(a["table"]) == 2
+        assert np.all(a["table"]["resiliency.samples"] == 4)
+    world.Barrier()
