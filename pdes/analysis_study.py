@@ -78,7 +78,7 @@ class AnalysisSpec:
 
 def make_spec(raw: dict, sets: list, vary_args: list, sections: str) -> AnalysisSpec:
     """Check and assemble an analysis study; every refusal before any work."""
-    from pdes.study import parse_vary
+    from pdes.study import merged_vary
     raw = copy.deepcopy(raw)
     sweep = raw.pop("sweep", {})
     if not isinstance(sweep, dict):
@@ -100,14 +100,7 @@ def make_spec(raw: dict, sets: list, vary_args: list, sections: str) -> Analysis
             options[key.strip().split(".", 1)[1]] = value.strip()
         else:
             config_sets.append(item)
-    vary = dict(sweep.get("vary", {}))
-    given = set()
-    for item in vary_args or []:
-        key, values = parse_vary(item)
-        if key in given:
-            raise ParameterError(f"--vary {key}: given twice")
-        given.add(key)
-        vary[key] = values
+    vary = merged_vary(sweep.get("vary", {}), vary_args)
     for key, values in vary.items():
         if not (key.count(".") == 1 and all(key.split("."))):
             raise ParameterError(f"--vary {key}: key must be section.key (e.g. "

@@ -162,6 +162,26 @@ def parse_vary(item: str) -> tuple[str, list]:
     return key, values
 
 
+def merged_vary(file_vary, vary_args) -> dict:
+    """The varied keys and their values: ``[sweep] vary`` of the config file, then each
+    ``--vary KEY=V1,V2`` (which replaces the file's values of its key)."""
+    vary: dict = {}
+    if not isinstance(file_vary, dict):
+        raise ParameterError('sweep.vary: expected a table such as {"routing.algorithm" = ["min", "ugal_l"]}')
+    for key, values in file_vary.items():
+        if not isinstance(values, list):
+            raise ParameterError(f"sweep.vary.{key}: expected a list of values")
+        vary[key] = values
+    given = set()
+    for item in vary_args or []:
+        key, values = parse_vary(item)
+        if key in given:
+            raise ParameterError(f"--vary {key}: given twice")
+        given.add(key)
+        vary[key] = values
+    return vary
+
+
 def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: bool | None,
               resolution: float | None, seeds: int | None) -> Spec:
     """Check and assemble a study from a config file's tables and the command line."""
@@ -175,21 +195,7 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
     for key in sweep:
         if key not in SWEEP_KEYS:
             raise ParameterError(f"sweep.{key}: unknown key (known: {', '.join(SWEEP_KEYS)})")
-    vary: dict = {}
-    file_vary = sweep.get("vary", {})
-    if not isinstance(file_vary, dict):
-        raise ParameterError('sweep.vary: expected a table such as {"routing.algorithm" = ["min", "ugal_l"]}')
-    for key, values in file_vary.items():
-        if not isinstance(values, list):
-            raise ParameterError(f"sweep.vary.{key}: expected a list of values")
-        vary[key] = values
-    given = set()
-    for item in vary_args or []:
-        key, values = parse_vary(item)
-        if key in given:
-            raise ParameterError(f"--vary {key}: given twice")
-        given.add(key)
-        vary[key] = values        # the command line replaces the file's values
+    vary = merged_vary(sweep.get("vary", {}), vary_args)
     for key, values in vary.items():
         if not (key.count(".") == 1 and all(key.split("."))) and not re.fullmatch(r"jobs\.\d+\.\w+", key):
             raise ParameterError(f"--vary {key}: key must be section.key (e.g. routing.algorithm) "

@@ -137,6 +137,24 @@ def test_refusals(tmp_path, capsys, args, key):
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("table, key", [
+    ("[sweep]\nvary = 3\n", "sweep.vary"),
+    ('[sweep]\nvary = {"topology.q" = 5}\n', "sweep.vary.topology.q"),
+    ('[sweep]\nloads = "0.1:0.5:0.1"\n', "sweep.loads"),
+    ("[analysis]\nswitch_delay = 20\nbogus = 1\n", "analysis.bogus"),
+])
+def test_refusals_of_the_config_file(tmp_path, capsys, table, key):
+    """A malformed [sweep] or [analysis] table of the config file: one error line naming the
+    key, exit 2, no file."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[topology]\nname = "slimfly"\nq = 5\n' + table)
+    out = tmp_path / "s.h5"
+    rc, cap = _sweep(capsys, str(cfg), "--analyze", "latency", "-o", str(out))
+    lines = cap.err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}"), lines
+    assert not out.exists()
+
+
 def test_show_and_plot(tmp_path, capsys):
     """show prints the table (and CSV), plot --kind metric writes a PNG; a bad --y and a
     malformed file are refused."""
