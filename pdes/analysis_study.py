@@ -255,6 +255,14 @@ def is_analysis_study(path: str) -> bool:
 
 
 # --------------------------------------------------------------------------- running
+def _raise_everywhere(comm, err: str | None) -> None:
+    """Rank 0's refusal (``err``, None: none) raised on every rank of ``comm``."""
+    if comm is not None:
+        err = comm.bcast(err, root=0)
+    if err is not None:
+        raise ParameterError(err)
+
+
 def run(spec: AnalysisSpec, path: str, comm, resume: bool, version: str, say=None) -> list:
     """Compute the missing series (all of them unless ``resume``) and write the file on rank
     0.  ``comm``: every rank of the job (None on one process); the ranks share the
@@ -270,10 +278,7 @@ def run(spec: AnalysisSpec, path: str, comm, resume: bool, version: str, say=Non
             rows = old["rows"]
         except ParameterError as exc:
             err = str(exc)
-    if comm is not None:
-        err = comm.bcast(err, root=0)
-    if err is not None:
-        raise ParameterError(err)
+    _raise_everywhere(comm, err)
     done = {r["series"] for r in rows}
     if comm is not None:
         done = comm.bcast(done, root=0)
@@ -298,10 +303,7 @@ def run(spec: AnalysisSpec, path: str, comm, resume: bool, version: str, say=Non
                                name=option_key)
             except ParameterError as exc:
                 err = str(exc)
-        if comm is not None:
-            err = comm.bcast(err, root=0)
-        if err is not None:
-            raise ParameterError(err)
+        _raise_everywhere(comm, err)
         if rank == 0:
             rows.append({"series": s, "keys": spec.series[s], "report": rep,
                          "metrics": flatten(rep)})
