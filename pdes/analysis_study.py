@@ -355,29 +355,36 @@ def show_table(data: dict, csv: bool = False) -> str:
 
 # --------------------------------------------------------------------------- plot
 def metric_series(data: dict, x: str | None, y: str | None) -> tuple[str, str, list]:
-    """``(x, y, [(label, xs, ys), ...])``: one line per combination of the varied keys other
-    than ``x`` (default: the first numeric varied key), ``y`` a metric column (default: the
-    first ``latency.nearest.max`` or ``paths.router.diameter`` there is)."""
+    """``(x, y, [(label, xs, ys), ...])``. ``x`` is a numeric varied key (default: the first)
+    or a numeric metric column, ``y`` a metric column (default: the first
+    ``latency.nearest.max`` or ``paths.router.diameter`` there is). With a varied key on the x
+    axis there is one line per combination of the other varied keys; with a metric on the x
+    axis (latency against cable length, say) the first varied key runs along each line and
+    there is one line per combination of the varied keys after it. Points are sorted by x."""
     table = data["table"]
     keys = [k for k, _ in data["spec"]["vary"]]
     numeric = [k for k in keys if table.dtype[k].kind == "f"]
+    metrics = [n for n in table.dtype.names if n != "series" and n not in keys]
     if x is None:
         if not numeric:
             raise ParameterError("--x: the study varies no numeric key to put on the x axis")
         x = numeric[0]
+    elif x in metrics:
+        if not keys:
+            raise ParameterError(f"--x: the study varies no key, so {x!r} has one value")
     elif x not in keys:
-        raise ParameterError(f"--x: {x!r} is not a varied key of the study (varied: "
-                             f"{', '.join(keys) or 'none'})")
+        raise ParameterError(f"--x: {x!r} is neither a varied key of the study (varied: "
+                             f"{', '.join(keys) or 'none'}) nor a metric column ('pdes show "
+                             f"FILE --csv' lists them)")
     elif x not in numeric:
         raise ParameterError(f"--x: the varied key {x!r} is not numeric")
-    metrics = [n for n in table.dtype.names if n != "series" and n not in keys]
     if y is None:
         y = next((m for m in ("latency.nearest.max", "paths.router.diameter") if m in metrics),
                  metrics[0] if metrics else None)
     if y not in metrics:
         raise ParameterError(f"--y: {y!r} is not a metric column of the study (e.g. "
                              f"{', '.join(metrics[:6])}; 'pdes show FILE --csv' lists them)")
-    others = [k for k in keys if k != x]
+    others = keys[1:] if x in metrics else [k for k in keys if k != x]
     groups: dict = {}
     for row in table:
         label = "  ".join(f"{k}={_cell(row[k])}" for k in others) or y

@@ -57,10 +57,12 @@ def add_arguments(p):
                    help="network latency (from injection into the network) instead of packet latency")
     p.add_argument("--x", metavar="KEY",
                    help="--kind completion: the varied key on the x axis (default: the first "
-                        "numeric varied key); --kind design: the column on the x axis "
-                        "(default: network_radix)")
+                        "numeric varied key); --kind metric: a numeric varied key or a metric "
+                        "column (then the first varied key runs along each line); --kind design: "
+                        "the column on the x axis (default: network_radix)")
     p.add_argument("--y", metavar="COLUMN",
-                   help="--kind design: the column on the y axis (default: routers; the Moore "
+                   help="--kind metric: the metric column on the y axis; --kind design: the "
+                        "column on the y axis (default: routers; the Moore "
                         "bounds of diameter 2 and 3 are drawn when it is routers against "
                         "network_radix)")
     p.add_argument("--families", metavar="LIST",

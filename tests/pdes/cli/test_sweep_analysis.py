@@ -188,6 +188,50 @@ def test_show_and_plot(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("pdes: error: ") and "malformed" in err[0]
 
 
+def test_metric_on_the_x_axis_skywalk(tmp_path, capsys):
+    """Latency against cable length (002 Fig. 10's form) on Skywalk: a metric column as --x,
+    the first varied key along each line, one line per value of the second; every series is
+    what 'pdes analyze' reports for its config."""
+    out = str(tmp_path / "sky.h5")
+    base = ["--set", "topology.name=skywalk", "--set", "topology.c=16", "--set",
+            "layout.preset=skywalk", "--set", "layout.cycle_ns=0.5"]
+    assert _sweep(capsys, *base, "--set", "analysis.switch_delay=60", "--analyze",
+                  "latency,cables", "--vary", "topology.r_limit=0.5,1.0", "--vary",
+                  "topology.d_o=1,2", "-o", out)[0] == 0
+    data = AS.read(out)
+    t = data["table"]
+    assert len(t) == 4
+    for row in t:
+        r, d = float(row["topology.r_limit"]), int(row["topology.d_o"])
+        capsys.readouterr()
+        assert main(["analyze", "skywalk", "--set", "topology.c=16", "--set",
+                     "layout.preset=skywalk", "--set", "layout.cycle_ns=0.5", "--set",
+                     f"topology.r_limit={r}", "--set", f"topology.d_o={d}", "--only",
+                     "latency,cables", "--switch-delay", "60", "--json"]) == 0
+        rep = json.loads(capsys.readouterr().out)
+        assert row["cables.cable_m_total"] == rep["cables"]["cable_m_total"]
+        assert row["latency.fastest.max"] == rep["latency"]["switch_delay"]["60"]["fastest"]["max"]
+    x, y, lines = AS.metric_series(data, "cables.cable_m_total", "latency.fastest.mean")
+    assert (x, y) == ("cables.cable_m_total", "latency.fastest.mean")
+    assert [label for label, _, _ in lines] == ["topology.d_o=1", "topology.d_o=2"]
+    for label, xs, ys in lines:
+        rows = t[t["topology.d_o"] == float(label.split("=")[1])]
+        assert len(xs) == 2 and list(xs) == sorted(rows["cables.cable_m_total"])
+        assert sorted(zip(xs, ys)) == sorted(zip(rows["cables.cable_m_total"],
+                                                 rows["latency.fastest.mean"]))
+    # more links (d_o = 2) mean more cable on this floor
+    assert lines[1][1].max() > lines[0][1].max()
+    png = str(tmp_path / "f.png")
+    assert main(["plot", out, "--kind", "metric", "--x", "cables.cable_m_total", "--y",
+                 "latency.fastest.max", "-o", png]) == 0
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    assert main(["plot", out, "--kind", "metric", "--x", "cables.nope", "-o", png]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pdes: error: --x: 'cables.nope' is neither")
+
+
 @pytest.mark.mpi(min_size=2)
 def test_two_ranks_equal_one(tmp_path):
     """An analysis study with resiliency on all ranks of the world writes, on rank 0, the
