@@ -13,6 +13,7 @@ itself; the report says how many ranks compiled.
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import time
@@ -116,6 +117,40 @@ def _first_on_node(node, work) -> None:
         work()
 
 
+@contextlib.contextmanager
+def compile_lock(module):
+    """While compiling the router stage module ``module`` (``advance`` and the stages it
+    calls) of a routing kernel: hold an exclusive lock on its lock file in the cache
+    directory, so that processes that start together with an empty cache (independent runs
+    on one node, test workers) compile it once; the others wait, then load what the first
+    wrote.  Yields the seconds this process waited.  Nothing is locked when the kernel is in
+    this process already or in the on-disk cache, or where the cache directory or file
+    locks cannot be used (then each process compiles for itself, as before)."""
+    from models.core.jit import cache_dir
+    from pdes.kernels.generate import cached
+    if getattr(module.advance, "overloads", None) or cached(module.__name__):
+        yield 0.0
+        return
+    try:
+        import fcntl
+        d = os.path.join(cache_dir(), "locks")
+        os.makedirs(d, exist_ok=True)
+        fd = os.open(os.path.join(d, module.__name__.rsplit(".", 1)[-1] + ".lock"),
+                     os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        yield 0.0
+        return
+    t = time.perf_counter()
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:        # a file system without locks: compile unlocked
+            pass
+        yield time.perf_counter() - t
+    finally:
+        os.close(fd)           # releases the lock
+
+
 def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
     """Compile the cycle kernels of ``parts`` (their router stage's ``advance`` and the stages
     it calls), or load them from the cache, without running a cycle: what the first window
@@ -131,9 +166,13 @@ def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
     before = _counts(disps)
     t = time.perf_counter()
 
+    waited = [0.0]
+
     def work():
         for p in parts:
-            p.advance(0, 0)
+            with compile_lock(p.kernel) as w:
+                waited[0] += w
+                p.advance(0, 0)
             if exchange:
                 from pdes.comm import compile_exchange
                 compile_exchange(p)
@@ -157,6 +196,7 @@ def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
     where = [p for p in paths if not p.startswith(base)]
     return {"compiled": mine[0], "loaded": mine[1], "in_memory": mine[2], "nodes": mine[3],
             "ranks": ranks, "seconds": most, "compiled_here": bool(misses),
+            "waited_s": waited[0],
             "cache": where[0] if where else base, "fallback": bool(where),
             "kernels": sorted({d.py_func.__module__ for d in disps})}
 
@@ -170,9 +210,12 @@ def describe(info: dict) -> str:
     if c == 0 and ld == 0:
         return "kernels: already loaded in this process"
     if c == 0:
+        waited = info.get("waited_s", 0.0)
         return f"kernels: loaded from the cache {cache}" + (
             f" on every rank ({n})" if n > 1 and ld == n else
-            f" on {ld} of {n} ranks (the others had them loaded)" if n > 1 else "")
+            f" on {ld} of {n} ranks (the others had them loaded)" if n > 1 else "") + (
+            f", after waiting {waited:.1f} s for another process that compiled them"
+            if waited >= 1.0 else "")
     text = f"kernels: compiled in {info['seconds']:.1f} s"
     if n == 1:
         return f"{text}, cached in {cache}"

@@ -28,7 +28,12 @@ Numba's process-wide state:
   semantics.  Running with ``NUMBA_BOUNDSCHECK=1`` still catches a negative
   index there (as out of bounds), which is how the test suite checks the
   premise.
+* **Inlining without quadratic copies.**  While one of the project's functions
+  compiles, Numba's inliner copies a callee's blocks with one memo per IR
+  (:class:`_BlockCopier`) instead of one per block: the same IR, a quarter less
+  compile time for the cycle kernels.
 """
+import copy
 import functools
 import hashlib
 import os
@@ -127,17 +132,69 @@ NO_WRAPAROUND = _no_wraparound_available()
 """Whether this Numba version has the hook (if not, the kernels stay correct, only slower)."""
 
 
-def _hook_enter() -> None:
-    """Install the no-wraparound index fix-up (nested compilations count)."""
-    global _hook_depth, _hook_orig
-    if not NO_WRAPAROUND:
+class _BlockCopier:
+    """Stands in for the ``copy`` module in Numba's inliner while a project function compiles.
+
+    To inline a function, Numba copies the callee's IR block by block, each block with
+    ``copy.deepcopy`` and a memo of its own; every block refers to the function's one scope,
+    so each block copies the whole scope (every variable of the callee) again: the cost
+    grows with blocks x variables, and copying took 40% of the compile time of a routing's
+    kernels.  This copier gives the consecutive blocks of one IR (same scope object, each
+    block seen once) one memo, as one ``copy.deepcopy`` of the whole block map would:
+    the copies share one scope copy, as the blocks of the original share one scope.  The
+    inliner points every inlined block at the caller's scope afterwards, so the IR it
+    produces is the same.  A block seen before, or another scope, starts a new memo."""
+
+    def __init__(self):
+        self._scope = None
+        self._memo = None
+
+    def deepcopy(self, x, memo=None):
+        from numba.core import ir
+        if memo is not None or not isinstance(x, ir.Block):
+            return copy.deepcopy(x, memo)
+        if self._memo is None or x.scope is not self._scope or id(x) in self._memo:
+            self._scope, self._memo = x.scope, {}
+        return copy.deepcopy(x, self._memo)
+
+    def release(self) -> None:
+        self._scope = self._memo = None
+
+
+_copier = _BlockCopier()
+_copy_orig = None
+
+
+def _copy_hook(install: bool) -> None:
+    """Swap the inliner's ``copy`` for :data:`_copier` (and back); under ``_hook_lock``."""
+    global _copy_orig
+    try:
+        from numba.core import inline_closurecall as icc
+    except ImportError:   # pragma: no cover - depends on the Numba version
         return
-    from numba.core import types
-    from numba.np import arrayobj
+    if install:
+        if getattr(icc, "copy", None) is copy:
+            _copy_orig = icc.copy
+            icc.copy = _copier
+    elif _copy_orig is not None:
+        icc.copy = _copy_orig
+        _copy_orig = None
+        _copier.release()
+
+
+def _hook_enter() -> None:
+    """Install the no-wraparound index fix-up and the inliner's block copier (nested
+    compilations count)."""
+    global _hook_depth, _hook_orig
     with _hook_lock:
         _hook_depth += 1
         if _hook_depth > 1:
             return
+        _copy_hook(True)
+        if not NO_WRAPAROUND:
+            return
+        from numba.core import types
+        from numba.np import arrayobj
         orig = _hook_orig = arrayobj.fix_integer_index
 
         def fix_integer_index(context, builder, idxty, idx, size):
@@ -151,14 +208,14 @@ def _hook_enter() -> None:
 
 def _hook_exit() -> None:
     global _hook_depth, _hook_orig
-    if not NO_WRAPAROUND:
-        return
-    from numba.np import arrayobj
     with _hook_lock:
         _hook_depth -= 1
         if _hook_depth == 0:
-            arrayobj.fix_integer_index = _hook_orig
-            _hook_orig = None
+            _copy_hook(False)
+            if NO_WRAPAROUND:
+                from numba.np import arrayobj
+                arrayobj.fix_integer_index = _hook_orig
+                _hook_orig = None
 
 
 def _project_jit(func, **options):

@@ -85,7 +85,13 @@ def module_name(kernel) -> str:
 
 def compiled(kernel) -> bool:
     """Whether the router stage of ``kernel`` is in the on-disk cache already."""
-    leaf = module_name(kernel).rsplit(".", 1)[1]
+    return cached(module_name(kernel))
+
+
+def cached(name: str) -> bool:
+    """Whether the ``advance`` of the router stage module named ``name`` is in the on-disk
+    cache already."""
+    leaf = name.rsplit(".", 1)[-1]
     return bool(glob.glob(os.path.join(cache_dir(), "**", f"{leaf}.advance-*.nbi"), recursive=True))
 
 

@@ -150,3 +150,94 @@ def test_cache_directory_is_keyed_on_every_source(tmp_path):
     """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == os.path.join(str(tmp_path / "cache"), "numba-" + before)
+
+
+def test_block_copier_copies_an_ir_as_one_deepcopy_would():
+    """The inliner's block copier: the copy of each block prints as the original, shares no
+    statement or variable with it, and the blocks of one copy share one scope copy (as the
+    original's blocks share one scope); copying the same IR again, or another IR, starts
+    afresh; a non-block, or a call with its own memo, is an ordinary deepcopy."""
+    import copy
+
+    from numba.core import compiler, ir
+
+    def f(a, n):
+        s = 0
+        for i in range(n):
+            if a[i] > 0:
+                s += a[i]
+            else:
+                s -= 1
+        return s
+
+    fir = compiler.run_frontend(f)
+    c = jit._BlockCopier()
+
+    def copy_blocks(blocks):
+        return {label: c.deepcopy(b) for label, b in blocks.items()}
+
+    one = copy_blocks(fir.blocks)
+    two = copy_blocks(fir.blocks)
+    assert len(fir.blocks) > 3
+    assert len({id(b.scope) for b in fir.blocks.values()}) == 1
+    for copies in (one, two):
+        assert {id(b.scope) for b in copies.values()} == {id(copies[min(copies)].scope)}
+        assert copies[min(copies)].scope is not fir.blocks[min(fir.blocks)].scope
+        for label, b in fir.blocks.items():
+            assert [str(x) for x in copies[label].body] == [str(x) for x in b.body]
+            assert all(x is not y for x, y in zip(copies[label].body, b.body))
+    assert one[min(one)].scope is not two[min(two)].scope
+    assert one[min(one)].scope.localvars._con.keys() == fir.blocks[min(fir.blocks)].scope.localvars._con.keys()
+    again = copy_blocks(one)             # a copy of the copy: a scope of its own
+    assert again[min(again)].scope is not one[min(one)].scope
+    loc = ir.Loc("x.py", 1)
+    assert c.deepcopy([loc]) == [loc] and c.deepcopy([loc])[0] is not loc
+    memo = {}
+    b0 = fir.blocks[min(fir.blocks)]
+    assert c.deepcopy(b0, memo).scope is memo[id(b0.scope)]
+    c.release()
+    assert copy.deepcopy(3) == 3
+
+
+def test_block_copier_is_installed_only_while_the_project_compiles(tmp_path):
+    """Numba's inliner uses the copy module, except while a project function compiles; a
+    project function with inlined helpers of several blocks computes what Python does."""
+    (tmp_path / "probe_inline.py").write_text(textwrap.dedent("""
+        from models.core import jit
+
+        @jit.njit_inline
+        def helper(a, i):
+            if a[i] > 0:
+                return a[i] * 2
+            return -1
+
+        @jit.njit
+        def outer(a):
+            s = 0
+            for i in range(a.shape[0]):
+                s += helper(a, i)
+            return s
+        """))
+    r = run_py("""
+        import copy
+        import sys
+        import numpy as np
+        from numba.core import inline_closurecall as icc
+        from models.core import jit
+        sys.path.insert(0, %r)
+        import probe_inline
+
+        orig = jit._BlockCopier.deepcopy
+        calls = []
+        def spy(self, x, memo=None):
+            calls.append(icc.copy is jit._copier)
+            return orig(self, x, memo)
+        jit._BlockCopier.deepcopy = spy
+        assert icc.copy is copy
+        a = np.array([3, -1, 0, 5], dtype=np.int64)
+        assert probe_inline.outer(a) == 3 * 2 - 1 - 1 + 5 * 2
+        assert icc.copy is copy and calls and all(calls)
+        print(len(calls))
+        """ % str(tmp_path), tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.strip()) > 0

@@ -268,6 +268,66 @@ def test_a_failure_of_the_compiling_rank_reaches_every_rank_of_its_node(fresh_ke
         comm.Barrier()
 
 
+def test_compile_lock_holds_off_a_second_compiler(tmp_path, monkeypatch):
+    """compile_lock of a kernel that is neither in memory nor in the cache takes its lock
+    file: a second holder (another open of the file, as another process would) enters only
+    after the first has let go; a kernel in memory or in the cache locks nothing."""
+    import threading
+    import types
+
+    from models.core import jit
+    from pdes.compiling import compile_lock
+    monkeypatch.setenv("PDES_CACHE_DIR", str(tmp_path / "cache"))
+    jit.cache_dir.cache_clear()
+    try:
+        mod = types.SimpleNamespace(__name__="pdes.kernels.routed_fake_0123",
+                                    advance=types.SimpleNamespace(overloads={}))
+        order = []
+        first_in = threading.Event()
+        release = threading.Event()
+
+        def first():
+            with compile_lock(mod):
+                order.append("first in")
+                first_in.set()
+                release.wait(10)
+                order.append("first out")
+
+        def second():
+            first_in.wait(10)
+            with compile_lock(mod) as waited:
+                order.append("second in")
+                assert waited >= 0.0
+        a, b = threading.Thread(target=first), threading.Thread(target=second)
+        a.start()
+        b.start()
+        first_in.wait(10)
+        b.join(0.5)                       # second must still be waiting on the lock
+        assert order == ["first in"]
+        release.set()
+        a.join(10)
+        b.join(10)
+        assert order == ["first in", "first out", "second in"]
+        lock = tmp_path / "cache" / os.path.basename(jit.cache_dir()) / "locks" / "routed_fake_0123.lock"
+        assert lock.exists()
+        loaded = types.SimpleNamespace(__name__="pdes.kernels.routed_fake_4567",
+                                       advance=types.SimpleNamespace(overloads={"sig": 1}))
+        with compile_lock(loaded) as waited:
+            assert waited == 0.0
+        assert not (lock.parent / "routed_fake_4567.lock").exists()
+    finally:
+        jit.cache_dir.cache_clear()
+
+
+def test_describe_says_a_process_waited_for_another_compiler():
+    from pdes.compiling import describe
+    info = {"ranks": 1, "compiled": 0, "loaded": 1, "in_memory": 0, "nodes": 1, "seconds": 40.0,
+            "cache": "/c", "fallback": False, "waited_s": 38.5}
+    assert describe(info) == ("kernels: loaded from the cache /c, after waiting 38.5 s for "
+                              "another process that compiled them")
+    assert describe({**info, "waited_s": 0.2}) == "kernels: loaded from the cache /c"
+
+
 @pytest.mark.slow
 def test_an_empty_shared_cache_is_compiled_once_per_node_then_loaded(tmp_path):
     """On 2 ranks of one node with an empty PDES_CACHE_DIR, pdes compile compiles on one rank
