@@ -6,8 +6,10 @@ Conventions (also described in docs/testing.md):
   before the page's commands run;
 * every command of a ```bash block runs in the page's own directory, in page
   order: ``python -m pdes ...`` (``run`` and ``sweep`` get short measurement phases
-  appended), ``mpiexec -n N python -m pdes ...`` (on at most 2 ranks); it must
-  exit 0, or with the status its comment states (``# ... exit 1``);
+  appended; run in the test's process through ``pdes.cli.main``, which saves a
+  Python start-up per command), ``mpiexec -n N python -m pdes ...`` (a child job on
+  at most 2 ranks); it must exit 0, or with the status its comment states
+  (``# ... exit 1``);
 * ``python run_scripts/X.py ...`` is not run (minutes to hours): the script
   must exist and accept every option the example gives;
 * ``python -m pytest ...`` is the suite itself and is not run;
@@ -87,8 +89,27 @@ def check_script(argv, where):
             f"{where}: {argv[1]} has no option {opt}"
 
 
+def in_process(args, cwd, capsys):
+    """``python -m pdes ARGS`` in ``cwd`` through :func:`pdes.cli.main` in this process:
+    (exit status, stdout, stderr)."""
+    import os
+
+    from pdes.cli import main
+    here = os.getcwd()
+    capsys.readouterr()
+    os.chdir(cwd)
+    try:
+        rc = main(list(args))
+    except SystemExit as exc:         # argparse's refusals
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(here)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
-def test_examples_run(page, tmp_path):
+def test_examples_run(page, tmp_path, capsys):
     """Every example of the page runs, in order, in one directory."""
     where = page.relative_to(ROOT)
     for ex in examples(page):           # the page's config files first
@@ -109,10 +130,15 @@ def test_examples_run(page, tmp_path):
             if argv[:1] == ["python"] and argv[1:2] and argv[1].startswith("run_scripts/"):
                 check_script(argv, where)
                 continue
-            r = subprocess.run(command(argv), cwd=tmp_path, env=subprocess_env(), capture_output=True,
-                               text=True, timeout=TIMEOUT)
-            assert r.returncode == status, (f"{where}: `{line.strip()}` exited {r.returncode}, "
-                                            f"expected {status}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+            cmd = command(argv)
+            if cmd[:3] == [sys.executable, "-m", "pdes"]:
+                rc, out, err = in_process(cmd[3:], tmp_path, capsys)
+            else:
+                r = subprocess.run(cmd, cwd=tmp_path, env=subprocess_env(), capture_output=True,
+                                   text=True, timeout=TIMEOUT)
+                rc, out, err = r.returncode, r.stdout, r.stderr
+            assert rc == status, (f"{where}: `{line.strip()}` exited {rc}, "
+                                  f"expected {status}\n{out[-2000:]}\n{err[-3000:]}")
 
 
 # --------------------------------------------------------------------------- links
