@@ -309,6 +309,10 @@ def claim_output(args, out: str):
 
 def save(fig, out: str) -> None:
     """Save ``fig`` to ``<out>.tmp-<pid>`` (the format named by ``out``'s extension), then
-    rename it to ``out``."""
-    with replaced_when_whole(out) as tmp:
-        fig.savefig(tmp, dpi=150, format=FORMATS[os.path.splitext(out)[1].lower()])
+    rename it to ``out``; the figure is closed (pyplot keeps every open one)."""
+    try:
+        with replaced_when_whole(out) as tmp:
+            fig.savefig(tmp, dpi=150, format=FORMATS[os.path.splitext(out)[1].lower()])
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
