@@ -1,0 +1,183 @@
+"""Where a flit-hop's time goes, without hardware counters: instructions and simulated cache
+misses per flit-hop of the cycle kernel, from Valgrind's cachegrind.
+
+The engine benchmark's network (Slim Fly q=13 p=9, minimal routing, uniform traffic, 1-flit
+packets, 2 VCs, link latency 1; ``bench_engine.py``) runs twice under cachegrind, from the
+same seed: ``--warmup`` cycles and then ``--short`` or ``--long`` cycles.  The two runs are
+the same up to the end of the shorter one, so the difference of their totals is what the
+``--long`` minus ``--short`` cycles cost at steady state: Python's start-up, the network
+build, loading the kernels and the warm-up cancel out.  The flit-hops of those cycles are
+the difference of the runs' link counters.  Two more runs of the same lengths without
+Valgrind give the native time of those cycles.
+
+Printed per flit-hop (a flit crossing a router-to-router link; a router traversal is one
+switch move and one link move) and per router-cycle: instructions, data reads and writes,
+first-level data cache misses and last-level misses of the simulated caches, the bytes
+those misses move (64-byte lines), and with the native time the rates they imply.
+
+    python run_scripts/bench_cachegrind.py                       # SF q=13, load 0.5
+    python run_scripts/bench_cachegrind.py --load 0.1 --json out.json
+    python run_scripts/bench_cachegrind.py --d1 32768,8,64 --ll 1048576,8,64   # the caches simulated
+
+The simulated caches default to a 32 KiB 8-way first level and a 1 MiB 8-way last level,
+a core's L1d and L2 on the AMD EPYC (Zen 4) of docs/performance.md; its shared L3 is not
+simulated, so a last-level miss here is an L2 miss there, not necessarily a memory access.
+
+Every run compiles the kernels for one named CPU (``--cpu``, default ``x86-64-v3``: AVX2,
+which Valgrind runs) instead of the host's: Numba keys its cache on the CPU, and under
+Valgrind the processor reports other features, so the runs would otherwise compile the
+kernels again under Valgrind (hours).  The code measured is thus that CPU's, close to but
+not the same as the host-tuned kernels of a normal run; the first run compiles it once.
+Under cachegrind everything runs about 50 times slower: the defaults take several minutes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+EVENTS = ("Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
+
+
+def child(args) -> None:
+    """Build the network, run ``--warmup`` and then ``--cycles`` cycles (one call of the
+    kernel per sample period), print JSON."""
+    import numpy as np
+
+    from models.core import params as P
+    from pdes import config as C
+    from pdes.build import make_parts, prepare
+    cfg = C.resolve({}, [f"topology.q={args.q}", f"topology.p={args.p}",
+                         f"router.num_vcs={args.vcs}", "router.link_latency=1",
+                         "router.buffer_flits=64", "router.packet_size=1",
+                         f"traffic.load={args.load}", *args.set])
+    prep = prepare(cfg)
+    owner = np.zeros(prep.topo.n_routers, np.int32)
+    part = make_parts(prep, owner, [0], cfg["measure"]["sample_period"])[0]
+    part.prm[P.PR_M0], part.prm[P.PR_M1] = 0, args.warmup + args.cycles   # links count all cycles
+    W = cfg["measure"]["sample_period"]
+
+    def cycles(t0, t1):                  # in windows of the sample period, as a run does
+        for t in range(t0, t1, W):
+            part.advance(t, min(t + W, t1))
+    cycles(0, args.warmup)
+    t = time.perf_counter()
+    c0 = time.process_time()
+    cycles(args.warmup, args.warmup + args.cycles)
+    print(json.dumps({"routers": int(prep.topo.n_routers), "cycles": args.cycles,
+                      "link_flits": int(part.arrays["link_flits"].sum()),
+                      "kernel_s": time.perf_counter() - t,
+                      "kernel_cpu_s": time.process_time() - c0}))
+
+
+def cachegrind_totals(path: str) -> dict:
+    """The ``summary:`` totals of a cachegrind output file, by event name."""
+    events = summary = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("summary:"):
+                summary = [int(x) for x in line.split()[1:]]
+    if events is None or summary is None:
+        raise SystemExit(f"bench_cachegrind: no totals in {path}")
+    return dict(zip(events, summary))
+
+
+def run_child(args, cycles: int, valgrind: str | None, out: str | None) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--cycles", str(cycles),
+           "--q", str(args.q), "--p", str(args.p), "--vcs", str(args.vcs),
+           "--load", str(args.load), "--warmup", str(args.warmup)]
+    for s in args.set:
+        cmd += ["--set", s]
+    if valgrind:
+        cmd = [valgrind, "--tool=cachegrind", "--cache-sim=yes", f"--D1={args.d1}",
+               f"--LL={args.ll}", "--smc-check=all-non-file", f"--cachegrind-out-file={out}",
+               *cmd]
+    env = dict(os.environ, NUMBA_CPU_NAME=args.cpu, NUMBA_CPU_FEATURES=args.cpu_features)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"bench_cachegrind: {' '.join(cmd[:3])} ... failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--q", type=int, default=13)
+    ap.add_argument("--p", type=int, default=9)
+    ap.add_argument("--vcs", type=int, default=2)
+    ap.add_argument("--load", type=float, default=0.5)
+    ap.add_argument("--warmup", type=int, default=200, help="cycles before the compared ones")
+    ap.add_argument("--short", type=int, default=50, help="cycles of the shorter run")
+    ap.add_argument("--long", type=int, default=350, help="cycles of the longer run")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override for both runs (repeatable)")
+    ap.add_argument("--valgrind", default="valgrind", help="the valgrind executable")
+    ap.add_argument("--d1", default="32768,8,64", help="simulated L1d: size,ways,line bytes")
+    ap.add_argument("--ll", default="1048576,8,64", help="simulated last level: size,ways,line")
+    ap.add_argument("--cpu", default="x86-64-v3",
+                    help="the CPU the kernels are compiled for, in every run (NUMBA_CPU_NAME)")
+    ap.add_argument("--cpu-features", default="+avx2",
+                    help="its features (NUMBA_CPU_FEATURES; not empty)")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--cycles", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return 0
+    if not 0 < args.short < args.long:
+        ap.error("--short must be positive and less than --long")
+    valgrind = shutil.which(args.valgrind)
+    if valgrind is None:
+        ap.error(f"--valgrind: {args.valgrind!r} not found")
+    native = {n: run_child(args, n, None, None) for n in (args.short, args.long)}  # also warms the cache
+    sim = {}
+    with tempfile.TemporaryDirectory() as d:
+        for n in (args.short, args.long):
+            out = os.path.join(d, f"cg.{n}")
+            sim[n] = (run_child(args, n, valgrind, out), cachegrind_totals(out))
+    a, b = sim[args.short], sim[args.long]
+    cycles = args.long - args.short
+    hops = b[0]["link_flits"] - a[0]["link_flits"]
+    if hops <= 0 or native[args.long]["link_flits"] - native[args.short]["link_flits"] != hops:
+        raise SystemExit("bench_cachegrind: the runs under Valgrind and without it differ")
+    routers = b[0]["routers"]
+    diff = {e: b[1].get(e, 0) - a[1].get(e, 0) for e in EVENTS}
+    secs = native[args.long]["kernel_s"] - native[args.short]["kernel_s"]
+    res = {"q": args.q, "p": args.p, "load": args.load, "routers": routers,
+           "cycles": cycles, "flit_hops": hops, "native_s": secs, "d1": args.d1, "ll": args.ll,
+           "per_flit_hop": {e: diff[e] / hops for e in EVENTS},
+           "per_router_cycle": {e: diff[e] / (routers * cycles) for e in EVENTS}}
+    ph = res["per_flit_hop"]
+    res["bytes_per_flit_hop_into_l1"] = 64 * (ph["D1mr"] + ph["D1mw"])
+    res["bytes_per_flit_hop_past_ll"] = 64 * (ph["DLmr"] + ph["DLmw"])
+    res["ns_per_flit_hop"] = 1e9 * secs / hops if secs > 0 else float("nan")
+    print(f"Slim Fly q={args.q} p={args.p}, load {args.load}: cycles {args.warmup + args.short}.."
+          f"{args.warmup + args.long} ({cycles} cycles, {routers} routers), {hops} flit-hops "
+          f"({hops / (routers * cycles):.3f} per router-cycle)")
+    print(f"simulated caches: L1d {args.d1}, last level {args.ll}")
+    print(f"{'event':<8} {'per flit-hop':>14} {'per router-cycle':>18}")
+    for e in EVENTS:
+        print(f"{e:<8} {ph[e]:>14.1f} {res['per_router_cycle'][e]:>18.1f}")
+    print(f"bytes per flit-hop: {res['bytes_per_flit_hop_into_l1']:.0f} into L1d, "
+          f"{res['bytes_per_flit_hop_past_ll']:.0f} from beyond the last level")
+    if secs > 0:
+        ns = res["ns_per_flit_hop"]
+        print(f"native: {ns:.1f} ns per flit-hop ({secs:.3f} s for the {cycles} cycles); "
+              f"{ph['Ir'] / ns:.2f} instructions per ns; "
+              f"{res['bytes_per_flit_hop_into_l1'] / ns:.2f} GB/s into L1d, "
+              f"{res['bytes_per_flit_hop_past_ll'] / ns:.2f} GB/s from beyond the last level")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
