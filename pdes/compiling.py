@@ -28,19 +28,20 @@ POLL_S = 0.05
 """Seconds between two looks of a waiting rank at whether its node's compiler is done."""
 
 
-def kernels_cached(kernels=None) -> bool:
+def kernels_cached(kernels=None, booksim: bool = False) -> bool:
     """Whether the compiled cycle kernels of this source version for the given routing
-    kernels (``models.core.routing.RoutingKernel``; None: any) are in the on-disk cache."""
+    kernels (``models.core.routing.RoutingKernel``; None: any) are in the on-disk cache
+    (``booksim``: their window loop with BookSim's allocation)."""
     from models.core.jit import cache_dir      # (here: the command line starts without Numba)
     from pdes.kernels import generate
     if kernels is not None:
-        return all(generate.compiled(k) for k in kernels)
-    return bool(glob.glob(os.path.join(cache_dir(), "**", "*.advance-*.nbi"), recursive=True))
+        return all(generate.compiled(k, booksim) for k in kernels)
+    return bool(glob.glob(os.path.join(cache_dir(), "**", "*.advance*-*.nbi"), recursive=True))
 
 
-def compile_notice(say, kernels=None, ranks: int = 1) -> None:
+def compile_notice(say, kernels=None, ranks: int = 1, booksim: bool = False) -> None:
     """Say that the kernels will be compiled first, when they are not cached."""
-    if say is not None and not kernels_cached(kernels):
+    if say is not None and not kernels_cached(kernels, booksim):
         say(f"compiling simulation kernels once for this version, about {COMPILE_SECONDS} s"
             + (" (one rank per node compiles, the node's other ranks then load them)"
                if ranks > 1 else ""))
@@ -73,10 +74,10 @@ def check_cache_dir(comm=None) -> None:
 
 
 def _advances(parts) -> list:
-    """The distinct ``advance`` dispatchers the parts run."""
+    """The distinct window-loop dispatchers the parts run (``advance`` or ``advance_iq``)."""
     seen = {}
     for p in parts:
-        seen.setdefault(id(p.kernel.advance), p.kernel.advance)
+        seen.setdefault(id(p.kernel_advance), p.kernel_advance)
     return list(seen.values())
 
 
@@ -118,9 +119,10 @@ def _first_on_node(node, work) -> None:
 
 
 @contextlib.contextmanager
-def compile_lock(module):
-    """While compiling the router stage module ``module`` (``advance`` and the stages it
-    calls) of a routing kernel: hold an exclusive lock on its lock file in the cache
+def compile_lock(disp):
+    """While compiling a routing kernel's window loop ``disp`` (the dispatcher of its router
+    stage module's ``advance`` or ``advance_iq``, and the stages it calls): hold an
+    exclusive lock on its lock file in the cache
     directory, so that processes that start together with an empty cache (independent runs
     on one node, test workers) compile it once; the others wait, then load what the first
     wrote.  Yields the seconds this process waited.  Nothing is locked when the kernel is in
@@ -128,14 +130,15 @@ def compile_lock(module):
     locks cannot be used (then each process compiles for itself, as before)."""
     from models.core.jit import cache_dir
     from pdes.kernels.generate import cached
-    if getattr(module.advance, "overloads", None) or cached(module.__name__):
+    module, function = disp.py_func.__module__, disp.py_func.__name__
+    if getattr(disp, "overloads", None) or cached(module, function):
         yield 0.0
         return
     try:
         import fcntl
         d = os.path.join(cache_dir(), "locks")
         os.makedirs(d, exist_ok=True)
-        fd = os.open(os.path.join(d, module.__name__.rsplit(".", 1)[-1] + ".lock"),
+        fd = os.open(os.path.join(d, f"{module.rsplit('.', 1)[-1]}.{function}.lock"),
                      os.O_RDWR | os.O_CREAT, 0o644)
     except (ImportError, OSError):
         yield 0.0
@@ -170,7 +173,7 @@ def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
 
     def work():
         for p in parts:
-            with compile_lock(p.kernel) as w:
+            with compile_lock(p.kernel_advance) as w:
                 waited[0] += w
                 p.advance(0, 0)
             if exchange:

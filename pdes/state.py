@@ -331,8 +331,14 @@ class PartState:
             a = self.arrays
             self._args = (tuple(G(**{f: a[f] for f in G._fields}) for G in ST.GROUPS),
                           cycle.scratch_views(a["scr"], self.nv, self.rp.speedup))
-        return int(self.kernel.advance(np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx,
-                                       self.ap))
+        return int(self.kernel_advance(np.int64(t0), np.int64(t1), self.prm, *self._args,
+                                       self.ctx, self.ap))
+
+    @property
+    def kernel_advance(self):
+        """The compiled window loop this part runs: its routing's ``advance``, or
+        ``advance_iq`` with BookSim's allocation (``PR_ALLOC``)."""
+        return self.kernel.advance_iq if self.prm[P.PR_ALLOC] != 0 else self.kernel.advance
 
     # ---------------------------------------------------------------- outboxes
     def outbox_caps(self) -> tuple[int, int]:

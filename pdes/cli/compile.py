@@ -84,7 +84,7 @@ def _main(args, comm) -> int:
         prep = prepare(cfg, comm if size > 1 else None)
         check_run_memory(prep, size, prep.share.node_size)    # as run: the same table kinds
         kernel = kernel_of(cfg["routing"]["algorithm"], prep.plan)
-        compile_notice(say, [kernel], size)
+        compile_notice(say, [kernel], size, booksim=cfg["router"]["allocation"] == "booksim")
         info = compile_kernels(cfg, comm if size > 1 else None, prep)
         if rank != 0:
             continue

@@ -173,7 +173,8 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
     if prep.deadlock_warning and rank == 0:     # also under --quiet
         print(f"[pdes] {prep.deadlock_warning}", file=sys.stderr, flush=True)
     from models.core.routing import kernel_of
-    compile_notice(say, [kernel_of(cfg["routing"]["algorithm"], prep.plan)], size)
+    compile_notice(say, [kernel_of(cfg["routing"]["algorithm"], prep.plan)], size,
+                   booksim=cfg["router"]["allocation"] == "booksim")
     topo = prep.topo
     mpi_line = mpi_text(comm, prep.share.node_rank, per_node) if size > 1 else ""   # collective
     if say:

@@ -83,16 +83,18 @@ def module_name(kernel) -> str:
     return f"pdes.kernels.routed_{stem}_{digest}"
 
 
-def compiled(kernel) -> bool:
-    """Whether the router stage of ``kernel`` is in the on-disk cache already."""
-    return cached(module_name(kernel))
+def compiled(kernel, booksim: bool = False) -> bool:
+    """Whether the router stage of ``kernel`` is in the on-disk cache already (with BookSim's
+    allocation: its ``advance_iq``)."""
+    return cached(module_name(kernel), "advance_iq" if booksim else "advance")
 
 
-def cached(name: str) -> bool:
-    """Whether the ``advance`` of the router stage module named ``name`` is in the on-disk
-    cache already."""
+def cached(name: str, function: str = "advance") -> bool:
+    """Whether ``function`` (``advance`` or ``advance_iq``) of the router stage module named
+    ``name`` is in the on-disk cache already."""
     leaf = name.rsplit(".", 1)[-1]
-    return bool(glob.glob(os.path.join(cache_dir(), "**", f"{leaf}.advance-*.nbi"), recursive=True))
+    return bool(glob.glob(os.path.join(cache_dir(), "**", f"{leaf}.{function}-*.nbi"),
+                          recursive=True))
 
 
 def kernel_module(kernel):

@@ -4,7 +4,7 @@ This file is a template: :mod:`pdes.kernels.generate` writes a copy in which
 the two lines marked ``# routing import`` import a routing kernel's
 ``source`` and ``hop`` functions (``models.core.routing``) as module globals,
 and imports that copy under its own module name, so Numba compiles and
-caches :func:`advance` once per routing kernel with the algorithm's
+caches :func:`advance` (and :func:`advance_iq`) once per routing kernel with the algorithm's
 functions inlined or called directly (a jitted function passed as an
 argument would miss the on-disk cache in every new process).  As it stands
 it imports placeholders that route nothing.
@@ -22,7 +22,7 @@ room for the whole packet (virtual cut-through); with shared buffers
 reserves the packet's flits.
 """
 from models.core.jit import njit, njit_borrow, njit_inline
-from models.core.params import (IV_DISCARD, NEVER, PR_ALLOC, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO,
+from models.core.params import (IV_DISCARD, NEVER, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO,
                                 PR_NCLS, PR_NHMIN, PR_NV, PR_PF, PR_PKT, PR_PRIV, PR_SX, PR_VAD,
                                 PR_VALG, PR_VCANY, PR_VITERS)
 from models.core.rings import ring_slot
@@ -405,21 +405,38 @@ def iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
 
 @njit
 def advance(t0, t1, prm, state, scr_views, ctx, ap):
-    """Run cycles ``t0..t1-1``; returns a status code (``OK`` or ``ERR_*``).
+    """Run cycles ``t0..t1-1`` with the default allocation (``vct``); returns a status code
+    (``OK`` or ``ERR_*``).
 
     ``state``: the state groups in :data:`pdes.kernels.cycle.GROUPS` order; ``scr_views`` the
-    allocators' scratch; ``ctx`` and ``ap``: the routing kernel's tables and parameters."""
+    allocators' scratch; ``ctx`` and ``ap``: the routing kernel's tables and parameters.
+    :func:`advance_iq` is the same loop with BookSim's allocation: two functions, so that a
+    run compiles only the router stage it runs (each is about 40% of a routing's compile)."""
+    ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
+    scr = make_scratch(prm, scr_views)
+    eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
+    for t in range(t0, t1):
+        endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
+        status = router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
+        if status != OK:
+            return status
+        status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr)
+        if status != OK:
+            return status
+    return OK
+
+
+@njit
+def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
+    """:func:`advance` with BookSim's allocation (``prm[PR_ALLOC] != 0``): the router stage is
+    :func:`iq_router_stage`."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
     scr = make_scratch(prm, scr_views)
     iqs = make_iq_scratch(prm, ports.port_off)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
-    booksim = prm[PR_ALLOC] != 0
     for t in range(t0, t1):
         endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
-        if booksim:
-            status = iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
-        else:
-            status = router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
+        status = iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
         if status != OK:
             return status
         status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr)

@@ -370,3 +370,19 @@ def test_percentiles_above_the_histogram_cap_are_measured():
     assert coarse["hist_packet_latency"].sum() == exact["hist_packet_latency"].sum()
     edges = coarse["hist_latency_edges"]
     assert edges.size == coarse["hist_packet_latency"].size and edges[64] == 64
+
+
+@pytest.mark.parametrize("alloc, function", [("vct", "advance"), ("booksim", "advance_iq")])
+def test_a_part_runs_the_window_loop_of_its_allocation(alloc, function):
+    """A part's compiled window loop is its routing module's ``advance`` with the default
+    allocation and ``advance_iq`` with BookSim's, so a run compiles only the router stage it
+    runs; the router stage module holds both."""
+    from pdes.build import make_parts
+    cfg = cfg_of(f"router.allocation={alloc}", "traffic.load=0.3")
+    prep = prepare(cfg)
+    part = make_parts(prep, np.zeros(prep.topo.n_routers, np.int32), [0], 100)[0]
+    assert part.kernel_advance is getattr(part.kernel, function)
+    assert part.kernel_advance.py_func.__name__ == function
+    other = {"advance": "advance_iq", "advance_iq": "advance"}[function]
+    assert getattr(part.kernel, other) is not part.kernel_advance
+    assert part.advance(0, 50) == 0

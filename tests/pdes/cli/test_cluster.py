@@ -180,6 +180,10 @@ class _Part:
         self.kernel = kernel
         self.fail = fail
 
+    @property
+    def kernel_advance(self):
+        return self.kernel.advance
+
     def advance(self, t0, t1):
         if self.fail:
             raise ValueError("no compiler here")
@@ -280,8 +284,10 @@ def test_compile_lock_holds_off_a_second_compiler(tmp_path, monkeypatch):
     monkeypatch.setenv("PDES_CACHE_DIR", str(tmp_path / "cache"))
     jit.cache_dir.cache_clear()
     try:
-        mod = types.SimpleNamespace(__name__="pdes.kernels.routed_fake_0123",
-                                    advance=types.SimpleNamespace(overloads={}))
+        def fake(module, name, overloads):
+            fn = types.SimpleNamespace(__module__=module, __name__=name)
+            return types.SimpleNamespace(py_func=fn, overloads=overloads)
+        mod = fake("pdes.kernels.routed_fake_0123", "advance", {})
         order = []
         first_in = threading.Event()
         release = threading.Event()
@@ -308,13 +314,14 @@ def test_compile_lock_holds_off_a_second_compiler(tmp_path, monkeypatch):
         a.join(10)
         b.join(10)
         assert order == ["first in", "first out", "second in"]
-        lock = tmp_path / "cache" / os.path.basename(jit.cache_dir()) / "locks" / "routed_fake_0123.lock"
-        assert lock.exists()
-        loaded = types.SimpleNamespace(__name__="pdes.kernels.routed_fake_4567",
-                                       advance=types.SimpleNamespace(overloads={"sig": 1}))
-        with compile_lock(loaded) as waited:
+        locks = tmp_path / "cache" / os.path.basename(jit.cache_dir()) / "locks"
+        assert (locks / "routed_fake_0123.advance.lock").exists()
+        with compile_lock(fake("pdes.kernels.routed_fake_0123", "advance_iq", {})):
+            pass                          # another function of the module: its own lock
+        assert (locks / "routed_fake_0123.advance_iq.lock").exists()
+        with compile_lock(fake("pdes.kernels.routed_fake_4567", "advance", {"sig": 1})) as waited:
             assert waited == 0.0
-        assert not (lock.parent / "routed_fake_4567.lock").exists()
+        assert not (locks / "routed_fake_4567.advance.lock").exists()
     finally:
         jit.cache_dir.cache_clear()
 
