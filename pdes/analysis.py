@@ -35,7 +35,9 @@ def option_flag(key: str) -> str:
     return "--" + key.replace("_", "-")
 
 
-def _int(name: str, text, lo: int, allow_none: bool = False):
+def integer_option(name: str, text, lo: int, allow_none: bool = False):
+    """``text`` as a base-10 integer >= ``lo`` (``None`` passes when ``allow_none``), else
+    :class:`ParameterError` naming ``name``."""
     if text is None and allow_none:
         return None
     try:
@@ -95,7 +97,7 @@ def options(values: dict, name=option_flag) -> dict:
     v = {**OPTION_DEFAULTS, **{k: _text(x) for k, x in values.items()}}
     radix = str(v["router_radix"]).strip()
     if radix not in ("max", "used"):
-        radix = _int(name("router_radix"), radix, 1)
+        radix = integer_option(name("router_radix"), radix, 1)
     only = parse_only(v["only"]) if v["only"] is not None else None
     crit = [c.strip() for c in str(v["criteria"]).split(",") if c.strip()]
     cost_opts = {"cables": v["cables"], "radix": radix,
@@ -107,12 +109,12 @@ def options(values: dict, name=option_flag) -> dict:
                  "endpoint_cables": _flag(v["endpoint_cables"], name("endpoint_cables"))}
     return _renamed(lambda: {
         "only": only,
-        "seed": _int(name("seed"), v["seed"], 0),
-        "samples": _int(name("samples"), v["samples"], 1, allow_none=True),
-        "sample": _int(name("sample"), v["sample"], 1, allow_none=True),
-        "threads": _int(name("threads"), v["threads"], 1, allow_none=True),
-        "bisection_seeds": _int(name("bisection_seeds"), v["bisection_seeds"], 1),
-        "resiliency_opts": {"max_samples": _int(name("max_samples"), v["max_samples"], 1),
+        "seed": integer_option(name("seed"), v["seed"], 0),
+        "samples": integer_option(name("samples"), v["samples"], 1, allow_none=True),
+        "sample": integer_option(name("sample"), v["sample"], 1, allow_none=True),
+        "threads": integer_option(name("threads"), v["threads"], 1, allow_none=True),
+        "bisection_seeds": integer_option(name("bisection_seeds"), v["bisection_seeds"], 1),
+        "resiliency_opts": {"max_samples": integer_option(name("max_samples"), v["max_samples"], 1),
                             "ci_width": _float(name("ci_width"), v["ci_width"]),
                             "criteria": crit,
                             "step": _float(name("step"), v["step"]),
@@ -127,7 +129,7 @@ def options(values: dict, name=option_flag) -> dict:
             "restrict": parse_restrict(v["restrict"]),
             "layers": parse_layers(v["layers"]),
             "max_variables": (MAX_LP_VARIABLES if v["max_lp_variables"] is None else
-                              _int(name("max_lp_variables"), v["max_lp_variables"], 1))},
+                              integer_option(name("max_lp_variables"), v["max_lp_variables"], 1))},
         "path_sets_opts": {"routings": parse_routings(v["routing"]),
                            "layers": parse_layers(v["layers"]),
                            "preserve": parse_preserve(v["preserve"])},

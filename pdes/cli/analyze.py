@@ -30,7 +30,7 @@ from models.core.errors import ParameterError
 from pdes.cli.common import world_if_parallel
 from pdes import analysis
 from pdes import config as cfgmod
-from pdes.analysis import _float, _floats, _int, clean as _clean  # noqa: F401 - used by other CLIs
+from pdes.analysis import _float, _floats, clean as _clean  # noqa: F401 - used by other CLIs
 from pdes.cli.topo import _jsonable
 from pdes.files import replaced_when_whole
 

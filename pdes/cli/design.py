@@ -22,6 +22,7 @@ import os
 import sys
 
 from models.core.errors import ParameterError
+from pdes.analysis import integer_option
 from pdes.cli.common import world_if_parallel
 from pdes.files import replaced_when_whole
 
@@ -58,16 +59,6 @@ def add_arguments(parser) -> None:
                         help="also write the table: FILE.csv (CSV) or FILE.h5 / FILE.hdf5 (HDF5)")
 
 
-def _int(name: str, text, lo: int):
-    try:
-        value = int(str(text).strip(), 10)
-    except ValueError:
-        raise ParameterError(f"{name}: expected an integer, got {text!r}") from None
-    if value < lo:
-        raise ParameterError(f"{name}: must be an integer >= {lo}, got {text!r}")
-    return value
-
-
 def _endpoints(text) -> tuple[int | None, int | None]:
     if text is None:
         return None, None
@@ -76,8 +67,8 @@ def _endpoints(text) -> tuple[int | None, int | None]:
     lo, hi = (s.strip() for s in str(text).split(":"))
     if not lo and not hi:
         raise ParameterError(f"--endpoints: give MIN, MAX or both, got {text!r}")
-    lo = _int("--endpoints", lo, 1) if lo else None
-    hi = _int("--endpoints", hi, 1) if hi else None
+    lo = integer_option("--endpoints", lo, 1) if lo else None
+    hi = integer_option("--endpoints", hi, 1) if hi else None
     if lo is not None and hi is not None and lo > hi:
         raise ParameterError(f"--endpoints: MIN {lo} is above MAX {hi}")
     return lo, hi
@@ -87,15 +78,15 @@ def options(args) -> dict:
     """Keyword arguments of :func:`models.design.design_table`, checked (no work done)."""
     from models.analysis.cost import POWER_MODELS
     from models.design import MAX_RADIX, check_families, default_families
-    from pdes.cli.analyze import _floats
+    from pdes.analysis import _floats
     if args.radix is None:
         raise ParameterError("--radix: required (the router radix K: ports per router)")
-    radix = _int("--radix", args.radix, 1)
+    radix = integer_option("--radix", args.radix, 1)
     if radix > MAX_RADIX:
         raise ParameterError(f"--radix: must be at most {MAX_RADIX}, got {args.radix!r}")
     radix_max = None
     if args.radix_max is not None:
-        radix_max = _int("--radix-max", args.radix_max, radix)
+        radix_max = integer_option("--radix-max", args.radix_max, radix)
         if radix_max > MAX_RADIX:
             raise ParameterError(f"--radix-max: must be at most {MAX_RADIX}, "
                                  f"got {args.radix_max!r}")
@@ -107,7 +98,7 @@ def options(args) -> dict:
         if not families:
             raise ParameterError(f"--families: no family named in {args.families!r}")
     families = check_families(families, endpoints[1], key="--families")
-    diameter = None if args.diameter is None else _int("--diameter", args.diameter, 1)
+    diameter = None if args.diameter is None else integer_option("--diameter", args.diameter, 1)
     if args.power not in POWER_MODELS:
         raise ParameterError(f"--power: unknown model {args.power!r} "
                              f"(known: {', '.join(POWER_MODELS)})")

@@ -94,7 +94,7 @@ def _cost_model_given(args) -> list[str]:
 def _cost_model(args, out: str) -> None:
     """Check the --kind cost-model options (before any figure is claimed) or, with ``out``,
     draw the cost model to it."""
-    from pdes.cli.analyze import _float, _floats, _int
+    from pdes.analysis import _float, _floats, integer_option
     from pdes.plot import COST_MODEL_MAX_M, COST_MODEL_MAX_RADIX, cost_model_figure
     from models.analysis.cost import CABLE_PRESETS
     cables = "fdr10" if args.cables is None else args.cables
@@ -106,7 +106,7 @@ def _cost_model(args, out: str) -> None:
         raise ParameterError(f"--cable-gbps: must be > 0, got {args.cable_gbps}")
     max_m = COST_MODEL_MAX_M if args.max_m is None else _float("--max-m", args.max_m)
     max_radix = (COST_MODEL_MAX_RADIX if args.max_radix is None
-                 else _int("--max-radix", args.max_radix, 1))
+                 else integer_option("--max-radix", args.max_radix, 1))
     fig = cost_model_figure(cables, _floats("--cable-coeffs", args.cable_coeffs, 4), gbps,
                             "fdr10", _floats("--router-coeffs", args.router_coeffs, 2),
                             max_m=max_m, max_radix=max_radix)
