@@ -1120,6 +1120,7 @@ def _restore_part(part, G: dict, port_off, nv: int, starts: dict) -> None:
     a = part.arrays
     if a["ib_cnt"].any() or a["oq_cnt"].any() or a["cr_cnt"].any():
         raise ValueError("restore: the part is not freshly built")
+    part.prm[prm_slots.PR_OCC] = 0      # the kernel builds the port occupancy from ib_cnt
     idx = global_index(part, port_off)
     port_local = np.full(int(port_off[-1]), -1, dtype=np.int64)
     port_local[idx["port"]] = np.arange(part.nP, dtype=np.int64)

@@ -333,6 +333,7 @@ def remove(part, topo, kill: np.ndarray, t: int, remote: list) -> None:
         a["ib_rdy"][pos] = rdy[keep]
         a["ib_head"][ivc] = 0
         a["ib_cnt"][ivc] = n
+        part.prm[P.PR_OCC] = 0           # the kernel builds the port occupancy again
         if front_gone:
             _release(part, ivc)
         elif n == 0:

@@ -107,6 +107,9 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
     st = stats(group)
     counts = _counts(prep, group)
     _audit(prep, st, counts)
+    if not all(p.occupancy_ok() for p in group.parts):
+        raise SimulationError("input port occupancy (ip_occ) differs from the buffers "
+                              "(engine bug)")
     finite = is_finite(prep.traffic)
     wl = _schedule_results(prep, group) if prep.traffic.kind == "schedule" else None
     m0, m1, M = _measure_window(st, state, finite, wl)

@@ -369,6 +369,17 @@ class PartState:
         a = self.arrays
         return int(a["ib_cnt"].sum() + a["oq_cnt"].sum() + a["fo_cnt"].sum())
 
+    def occupancy_ok(self) -> bool:
+        """Whether the input-port occupancy bitmap (``ip_occ``, kept by the kernels) marks
+        exactly the ports with a flit in a VC, or is due to be built (``PR_OCC`` = 0)."""
+        if self.prm[P.PR_OCC] == 0:
+            return True
+        a = self.arrays
+        busy = np.nonzero((a["ib_cnt"].reshape(self.nP, self.nv) != 0).any(axis=1))[0]
+        want = np.zeros(a["ip_occ"].shape, np.uint64)
+        np.bitwise_or.at(want, busy >> 6, np.uint64(1) << (busy & 63).astype(np.uint64))
+        return bool(np.array_equal(a["ip_occ"].view(np.uint64), want))
+
     def source_queue_flits(self) -> int:
         """Flits waiting in the part's source queues (whole packets and the one being injected)."""
         a = self.arrays

@@ -65,7 +65,9 @@ PR_FAULT = 48      # faults.at_cycle: 1 before the failure (input VCs keep the i
                    # tail), instead of ERR_*; 0 without a failure during the run
 PR_ISX = 49        # router.input_speedup (booksim allocation): switch inputs per input port,
                    # VC v uses input v mod PR_ISX (<= PR_NV); 1 otherwise
-NPRM = 50
+PR_OCC = 50        # 1 = the input-port occupancy bitmap (inb.ip_occ) matches ib_cnt; 0 = the next
+                   # kernel call builds it first (a new part, or Python changed the buffers)
+NPRM = 51
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 IV_DISCARD = -2     # iv_out of an input VC that drops the rest of its packet (PR_FAULT)

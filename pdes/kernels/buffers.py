@@ -16,19 +16,64 @@ slot ``w`` of input VC ``ivc`` is ``ib_id[w * nIV + ivc]`` below ``hot`` and
 ``ib_id[iv_deep[ivc] + w]`` from there on; credit ``w`` of key ``k`` is
 ``cr_t[w * nK + k]``, or ``cr_t[cr_deep[k] + w]``.
 """
+import numpy as np
+
 from models.core.jit import njit_borrow, njit_inline
+from models.core.params import PR_OCC
 from models.core.record import NF_HOT, NF_USED
 from models.core.rings import absorb_credits, ring_slot
 
 
+@njit_inline
+def port_gained(occ, P):
+    """Input port ``P`` holds a flit: its bit in the occupancy bitmap ``occ`` (``ip_occ``)."""
+    occ[P >> 6] |= np.int64(1) << (P & 63)
+
+
+@njit_inline
+def port_emptied(occ, ib_cnt, P, nv):
+    """A VC of input port ``P`` has just become empty: the port's bit is cleared if none of
+    its ``nv`` VCs holds a flit."""
+    for v in range(P * nv, P * nv + nv):
+        if ib_cnt[v] != 0:
+            return
+    occ[P >> 6] &= ~(np.int64(1) << (P & 63))
+
+
+@njit_inline
+def occupied_word(occ, w, plo, phi):
+    """Word ``w`` of the occupancy bitmap restricted to ports ``plo .. phi - 1`` (a router's):
+    its set bits, lowest first, are the router's ports with a flit (``(w << 6) + bit``)."""
+    m = occ[w]
+    if w == plo >> 6:
+        m &= ~((np.int64(1) << (plo & 63)) - 1)
+    if w == (phi - 1) >> 6 and (phi & 63) != 0:
+        m &= (np.int64(1) << (phi & 63)) - 1
+    return m
+
+
 @njit_borrow
-def enqueue_flit(inb, iv_deep, nIV, hot, cap, ivc, fid, rdy):
-    """Append pool record ``fid`` to input VC ``ivc`` (``cap`` slots) of the part's input VCs
-    ``inb`` (``nIV`` of them), processable from cycle ``rdy``.
+def build_occupancy(prm, nv, ib_cnt, occ):
+    """The occupancy bitmap from the VC counts, if ``prm[PR_OCC]`` says it is not current (a
+    new part, or the buffers changed outside the kernels: :func:`pdes.failure.remove`)."""
+    if prm[PR_OCC] != 0:
+        return
+    for w in range(occ.shape[0]):
+        occ[w] = 0
+    for ivc in range(ib_cnt.shape[0]):
+        if ib_cnt[ivc] != 0:
+            port_gained(occ, ivc // nv)
+    prm[PR_OCC] = 1
+
+
+@njit_borrow
+def enqueue_flit(inb, iv_deep, nIV, hot, cap, P, ivc, fid, rdy):
+    """Append pool record ``fid`` to input VC ``ivc`` (of input port ``P``, ``cap`` slots) of
+    the part's input VCs ``inb`` (``nIV`` of them), processable from cycle ``rdy``.
 
     Room was reserved by a credit.  A flit arriving at an empty VC sets the
     VC's next decision cycle: switch allocation if the VC holds an output VC
-    (a body flit), VC allocation otherwise (a head).
+    (a body flit), VC allocation otherwise (a head), and marks the port occupied.
     """
     ib_cnt = inb.ib_cnt
     w = inb.ib_head[ivc] + ib_cnt[ivc]
@@ -44,6 +89,7 @@ def enqueue_flit(inb, iv_deep, nIV, hot, cap, ivc, fid, rdy):
             inb.iv_sa_at[ivc] = rdy if rdy > sa_ready else sa_ready
         else:
             inb.iv_va_at[ivc] = rdy
+        port_gained(inb.ip_occ, P)
     ib_cnt[ivc] += 1
 
 

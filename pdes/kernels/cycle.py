@@ -117,6 +117,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from models.core.bits import trailing_zeros
 from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.rings import ring_slot
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
@@ -130,7 +131,8 @@ from models.core.params import (
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
     PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
     PR_TRAFFIC)
-from pdes.kernels.buffers import enqueue_flit, new_record, send_credit, shared_free, shared_room
+from pdes.kernels.buffers import (enqueue_flit, new_record, occupied_word, port_emptied,
+                                  send_credit, shared_free, shared_room)
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
                                    prefetch, prefetch2)
@@ -349,8 +351,9 @@ def inject_flit(t, e, s, prm, ports, crd, pool, inb, srcs, stats, top, nxt):
     rdy = arr * prm[PR_SX] + (prm[PR_HRDY] if ep_cur_rec[e, F_FLIT] == 0 else 0)
     fid, top, nxt = new_record(pool, top, nxt, ep_cur_rec[e])
     nIV = (ports.port_off[ports.port_off.shape[0] - 1]) * nv
-    enqueue_flit(inb, ports.iv_deep, nIV, hot, ports.in_cap[ep_port[e]],
-                 ep_port[e] * nv + ep_cur_vc[e], fid, rdy)
+    P = ep_port[e]
+    enqueue_flit(inb, ports.iv_deep, nIV, hot, ports.in_cap[P], P, P * nv + ep_cur_vc[e], fid,
+                 rdy)
     crd.cred[s * nv + ep_cur_vc[e]] -= 1
     ep_cur_rec[e, F_FLIT] += 1
     srcs.ep_cur_left[e] -= 1
@@ -457,7 +460,8 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
 def list_requests(t, plo, phi, nv, speed, inb, outq, scr):
     """Switch allocation, input side: the VCs of ports ``plo .. phi - 1`` that request the
     switch this cycle, at most ``speed`` per port, round-robin from each port's pointer;
-    the requests are bucketed by output port.  Returns ``(requests, outputs)``.
+    the requests are bucketed by output port.  Returns ``(requests, outputs)``.  Only the
+    ports with a flit are visited (``ip_occ``): an idle router costs a few instructions.
 
     Written without branches on the VC state: the list is built by always writing the
     candidate and advancing only if it requests.  No credit check: an output VC is
@@ -465,20 +469,25 @@ def list_requests(t, plo, phi, nv, speed, inb, outq, scr):
     sends on it until its tail leaves, so the credit count is at least the flits left."""
     req_ivc, req_pin, req_out, bucket = scr.req_ivc, scr.req_pin, scr.req_out, scr.bucket
     out_nreq, out_list, out_start, out_fill = scr.out_nreq, scr.out_list, scr.out_start, scr.out_fill
-    iv_sa_at, rr_in = inb.iv_sa_at, outq.rr_in
+    iv_sa_at, rr_in, occ = inb.iv_sa_at, outq.rr_in, inb.ip_occ
     n_req = 0
-    for P in range(plo, phi):
-        granted_in = 0
-        start = rr_in[P]
-        for j in range(nv):
-            vc = start + j
-            vc = vc - nv if vc >= nv else vc
-            ivc = P * nv + vc
-            ok = (iv_sa_at[ivc] <= t) & (granted_in < speed)
-            req_ivc[n_req] = ivc
-            req_pin[n_req] = P - plo
-            n_req += ok
-            granted_in += ok
+    for w in range(plo >> 6, ((phi - 1) >> 6) + 1):
+        m = occupied_word(occ, w, plo, phi)
+        while m != 0:
+            # only the ports holding a flit (a VC without one never requests), in order
+            P = (w << 6) + trailing_zeros(m)
+            m &= m - 1
+            granted_in = 0
+            start = rr_in[P]
+            for j in range(nv):
+                vc = start + j
+                vc = vc - nv if vc >= nv else vc
+                ivc = P * nv + vc
+                ok = (iv_sa_at[ivc] <= t) & (granted_in < speed)
+                req_ivc[n_req] = ivc
+                req_pin[n_req] = P - plo
+                n_req += ok
+                granted_in += ok
     for j in range(n_req):
         req_out[j] = inb.iv_out[req_ivc[j]]
     n_out = 0
@@ -538,6 +547,7 @@ def move_flit(t, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
     if ib_cnt[ivc] == 0:
         ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
         iv_sa_at[ivc] = NEVER
+        port_emptied(inb.ip_occ, ib_cnt, P, nv)
     else:
         h = h + 1 if h + 1 < ports.in_cap[P] else 0
         ib_head[ivc] = h
@@ -628,6 +638,7 @@ def discard_front(now, t, P, ivc, prm, ports, crd, pool, inb, outq, obox, stats)
     inb.ib_cnt[ivc] -= 1
     if inb.ib_cnt[ivc] == 0:
         inb.ib_head[ivc] = 0
+        port_emptied(inb.ip_occ, inb.ib_cnt, P, nv)
     else:
         h = h + 1 if h + 1 < ports.in_cap[P] else 0
         inb.ib_head[ivc] = h
@@ -844,8 +855,8 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
             D = out_dest[P]
             if D >= 0:
                 rdy = arr * sx + (rdel if rec[fid, F_FLIT] == 0 else 0)
-                enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D * nv + rec[fid, F_VC], fid,
-                             rdy)
+                enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D, D * nv + rec[fid, F_VC],
+                             fid, rdy)
             else:
                 if not to_outbox(fid, ports.out_cut[P], arr, prm[PR_FOCAP], pool, obox):
                     return ERR_OUTBOX

@@ -84,7 +84,8 @@ def unpack_block(buf, in_port_of_channel, out_port_of_channel, rdel, prm, ports,
         rdy = a * sx + rdel if buf[o + 2 + F_FLIT] == 0 else a * sx
         fid, top, nxt = new_record(pool, top, nxt, buf[o + 2:o + 2 + NF_USED])
         D = in_port_of_channel[buf[o]]
-        enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D * nv + buf[o + 2 + F_VC], fid, rdy)
+        enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D, D * nv + buf[o + 2 + F_VC], fid,
+                     rdy)
         o += FLIT_WORDS
     pool.rec_top[0] = top
     pool.rec_next[0] = nxt

@@ -44,7 +44,7 @@ from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD
                                 PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD, PR_ISX)
 from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
 from models.core.rings import absorb_credits, ring_slot
-from pdes.kernels.buffers import send_credit, shared_free, shared_room
+from pdes.kernels.buffers import port_emptied, send_credit, shared_free, shared_room
 
 OV_DRAINING = -2     # ov_owner of an output VC whose tail left, waiting for its credits
 
@@ -246,6 +246,7 @@ def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq,
     if ib_cnt[ivc] == 0:
         ib_head[ivc] = 0
         inb.iv_sa_at[ivc] = NEVER
+        port_emptied(inb.ip_occ, ib_cnt, P, nv)
     else:
         h = h + 1 if h + 1 < ports.in_cap[P] else 0
         ib_head[ivc] = h

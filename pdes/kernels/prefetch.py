@@ -13,10 +13,11 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from models.core.bits import trailing_zeros
 from models.core.jit import njit_inline
 from models.core.nexthop import NH_MASKS
 from models.core.record import F_DSTR, F_VC
-from pdes.kernels.buffers import ring_slot
+from pdes.kernels.buffers import occupied_word, ring_slot
 
 
 def _emit(context, builder, aryty, ary_val, idx_vals, idx_tys):
@@ -118,11 +119,17 @@ def list_router_vcs(t, ka, nv, hot, nIV, ports, inb, crd, pf_l, m):
     port_off, in_cap, iv_deep, in_sender = ports.port_off, ports.in_cap, ports.iv_deep, ports.in_sender
     la = (ka & (PF_RING - 1)) * (2 * m + 1)
     n = 0
-    for P in range(port_off[ka], port_off[ka + 1]):
-        for ivc in range(P * nv, P * nv + nv):
-            pf_l[la + 1 + n] = ivc
-            pf_l[la + 1 + m + n] = P
-            n += (inb.iv_va_at[ivc] <= t) | (inb.iv_sa_at[ivc] <= t)
+    plo = port_off[ka]
+    phi = port_off[ka + 1]
+    for w in range(plo >> 6, ((phi - 1) >> 6) + 1):
+        mw = occupied_word(inb.ip_occ, w, plo, phi)
+        while mw != 0:
+            P = (w << 6) + trailing_zeros(mw)      # a port with a flit
+            mw &= mw - 1
+            for ivc in range(P * nv, P * nv + nv):
+                pf_l[la + 1 + n] = ivc
+                pf_l[la + 1 + m + n] = P
+                n += (inb.iv_va_at[ivc] <= t) | (inb.iv_sa_at[ivc] <= t)
     pf_l[la] = n
     for i in range(n):
         ivc = pf_l[la + 1 + i]

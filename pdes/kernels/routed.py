@@ -21,6 +21,7 @@ room for the whole packet (virtual cut-through); with shared buffers
 (``PR_PRIV > 0``) the room counts the port's free shared flits, and a grant
 reserves the packet's flits.
 """
+from models.core.bits import trailing_zeros
 from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.params import (IV_DISCARD, NEVER, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO,
                                 PR_NCLS, PR_NHMIN, PR_NV, PR_PF, PR_PKT, PR_PRIV, PR_SX, PR_VAD,
@@ -29,7 +30,7 @@ from models.core.rings import ring_slot
 from models.core.record import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, F_SEQ, F_SRC,
                                 OK)
 from models.core.views import EngineView, Site
-from pdes.kernels.buffers import shared_free, shared_room
+from pdes.kernels.buffers import build_occupancy, occupied_word, shared_free, shared_room
 from pdes.kernels.cycle import (discard_front, endpoint_stage, make_scratch, output_stage,
                                 switch_allocation)
 from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
@@ -159,12 +160,18 @@ def route_and_allocate_vc(t, k, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
     n_touched = 0
     n_ivc = (phi - plo) * nv
     n_cand = 0
-    for P in range(plo, phi):
-        for vc in range(nv):
-            ivc = P * nv + vc
-            cand_ivc[n_cand] = ivc
-            cand_p[n_cand] = P
-            n_cand += inb.iv_va_at[ivc] <= t
+    occ = inb.ip_occ
+    for w in range(plo >> 6, ((phi - 1) >> 6) + 1):
+        m = occupied_word(occ, w, plo, phi)
+        while m != 0:
+            # only the ports holding a flit (an empty VC has no head), in order
+            P = (w << 6) + trailing_zeros(m)
+            m &= m - 1
+            for vc in range(nv):
+                ivc = P * nv + vc
+                cand_ivc[n_cand] = ivc
+                cand_p[n_cand] = P
+                n_cand += inb.iv_va_at[ivc] <= t
     for ci in range(n_cand):
         ivc = cand_ivc[ci]
         P = cand_p[ci]
@@ -368,11 +375,13 @@ def router_idle(k, nv, hold, ports, inb, outq):
     """Whether router ``k`` has no flit in (or on its way into) any input VC and, with
     ``hold``, no held switch path: then neither allocator has anything to do or to change
     at ``k`` in any step of the cycle."""
-    lo = ports.port_off[k] * nv
-    hi = ports.port_off[k + 1] * nv
-    for i in range(lo, hi):
-        if inb.ib_cnt[i] != 0:
+    plo = ports.port_off[k]
+    phi = ports.port_off[k + 1]
+    for w in range(plo >> 6, ((phi - 1) >> 6) + 1):
+        if occupied_word(inb.ip_occ, w, plo, phi) != 0:
             return False
+    lo = plo * nv
+    hi = phi * nv
     if hold != 0:
         for i in range(lo, hi):      # the switch-input slots lie in the router's block
             if outq.hold_vc[i] >= 0:
@@ -413,6 +422,7 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     :func:`advance_iq` is the same loop with BookSim's allocation: two functions, so that a
     run compiles only the router stage it runs (each is about 40% of a routing's compile)."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
+    build_occupancy(prm, prm[PR_NV], inb.ib_cnt, inb.ip_occ)
     scr = make_scratch(prm, scr_views)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     for t in range(t0, t1):
@@ -431,6 +441,7 @@ def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
     """:func:`advance` with BookSim's allocation (``prm[PR_ALLOC] != 0``): the router stage is
     :func:`iq_router_stage`."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
+    build_occupancy(prm, prm[PR_NV], inb.ib_cnt, inb.ip_occ)
     scr = make_scratch(prm, scr_views)
     iqs = make_iq_scratch(prm, ports.port_off)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)

@@ -231,6 +231,11 @@ GROUP_ROWS = {
         # when none of its flits is in the buffer
         ("iv_psrc",     "nP * nv",         I32, 0,      saved("input_vcs"),       STATE),
         ("iv_pseq",     "nP * nv",         I32, 0,      saved("input_vcs"),       STATE),
+        # bit P & 63 of word P >> 6 set: input port P holds a flit in one of its VCs (ib_cnt),
+        # so that the allocators visit only the ports with work (pdes.kernels.buffers:
+        # port_gained, port_emptied; built from ib_cnt when prm[PR_OCC] is 0)
+        ("ip_occ",      "nP // 64 + 1",    I64, 0,
+         rebuilt("built from ib_cnt at the first kernel call"),                   STATE),
     ]),
     "Outputs": ("output VC owners, output queues, round-robin pointers", [
         ("ov_owner",    "nP * nv",         I32, -1,     saved("output_vcs"),      STATE),
