@@ -67,7 +67,9 @@ PR_ISX = 49        # router.input_speedup (booksim allocation): switch inputs pe
                    # VC v uses input v mod PR_ISX (<= PR_NV); 1 otherwise
 PR_OCC = 50        # 1 = the input-port occupancy bitmap (inb.ip_occ) matches ib_cnt; 0 = the next
                    # kernel call builds it first (a new part, or Python changed the buffers)
-NPRM = 51
+PR_KEYED = 51      # 1 = srcs.ep_key holds the endpoints' injection-draw keys for seed PR_KEYSEED;
+PR_KEYSEED = 52    #   0 = the next kernel call computes them (pdes.kernels.injection.build_keys)
+NPRM = 53
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 IV_DISCARD = -2     # iv_out of an input VC that drops the rest of its packet (PR_FAULT)

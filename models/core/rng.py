@@ -30,12 +30,25 @@ def mix64(x):
 
 
 @njit
+def entity_key(seed, entity, purpose):
+    """The rounds of :func:`hash4` before the counter enters: a stream of draws of one
+    entity for one purpose (an endpoint's injection draws, one per cycle) computes it once
+    and draws with :func:`keyed_hash`."""
+    x = mix64(np.uint64(seed) * _G + np.uint64(purpose))
+    return mix64(x ^ (np.uint64(entity) * _M1))
+
+
+@njit
+def keyed_hash(key, counter):
+    """``hash4(seed, entity, counter, purpose)`` from ``key = entity_key(seed, entity,
+    purpose)`` (a uint64, or its bits in an int64)."""
+    return mix64(np.uint64(key) ^ (np.uint64(counter) * _M2 + _G))
+
+
+@njit
 def hash4(seed, entity, counter, purpose):
     """64-bit hash of the four key parts (each an integer >= 0)."""
-    x = mix64(np.uint64(seed) * _G + np.uint64(purpose))
-    x = mix64(x ^ (np.uint64(entity) * _M1))
-    x = mix64(x ^ (np.uint64(counter) * _M2 + _G))
-    return x
+    return keyed_hash(entity_key(seed, entity, purpose), counter)
 
 # purposes (keep distinct; add new ones at the end)
 P_INJECT = 1        # Bernoulli injection decision (entity = endpoint, counter = cycle)
@@ -59,6 +72,12 @@ _S11 = np.uint64(11)
 def draw53(seed, entity, counter, purpose):
     """Uniform integer in [0, 2**53) (compare with a precomputed threshold)."""
     return np.int64(hash4(seed, entity, counter, purpose) >> _S11)
+
+
+@njit
+def keyed_draw53(key, counter):
+    """:func:`draw53` from ``key = entity_key(seed, entity, purpose)``."""
+    return np.int64(keyed_hash(key, counter) >> _S11)
 
 
 @njit

@@ -136,7 +136,7 @@ from pdes.kernels.buffers import (enqueue_flit, new_record, occupied_word, port_
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
                                    prefetch, prefetch2)
-from models.core.rng import P_INJECT, draw53
+from models.core.rng import keyed_draw53
 # the grouped kernel state (named tuples of arrays, GROUPS) is declared with every array's
 # size, type and checkpoint policy in pdes.kernels.state_table
 from pdes.kernels.state_table import (GROUPS, Credits, InputVCs, Messages, Outbox,  # noqa: F401
@@ -308,7 +308,8 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
         # next successful generation draw at or after ep_next_gen
         c = ep_next_gen[e]
         if prm[PR_ONOFF] == 0:
-            while draw53(seed, eg, c, P_INJECT) >= thr:
+            key = srcs.ep_key[e]
+            while keyed_draw53(key, c) >= thr:
                 c += 1
         else:
             c = on_off_replay(c, e, eg, seed, thr, prm, srcs)
@@ -393,7 +394,7 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
         eg = ep_gid[e]
         if inject != 0 and ep_active[e] != 0:
             # the Bernoulli (or on/off) draw, without a branch on its (random) outcome
-            g = draw53(seed, eg, t, P_INJECT) < thr if onoff == 0 else \
+            g = keyed_draw53(srcs.ep_key[e], t) < thr if onoff == 0 else \
                 on_off_draw(t, e, eg, seed, thr, prm, srcs)
             idle = (ep_pending[e] == 0) & (ep_cur_left[e] == 0)
             ep_next_gen[e] = t if g & idle else ep_next_gen[e]

@@ -27,11 +27,24 @@ created only while on).
 """
 import numpy as np
 
-from models.core.jit import njit_inline
-from models.core.params import PR_ALPHA_THR, PR_BETA_THR
-from models.core.rng import P_INJECT, P_ONOFF, P_ONOFF_INIT, draw53
+from models.core.jit import njit_borrow, njit_inline
+from models.core.params import PR_ALPHA_THR, PR_BETA_THR, PR_KEYED, PR_KEYSEED, PR_SEED
+from models.core.rng import P_INJECT, P_ONOFF, P_ONOFF_INIT, draw53, entity_key
 
 _HALF = np.int64(1) << np.int64(52)
+
+
+@njit_borrow
+def build_keys(prm, ep_gid, ep_key):
+    """Each endpoint's key of its ``P_INJECT`` draws (``keyed_draw53(ep_key[e], c)`` is
+    ``draw53(seed, ep_gid[e], c, P_INJECT)``), unless they are current for ``prm[PR_SEED]``."""
+    seed = prm[PR_SEED]
+    if prm[PR_KEYED] != 0 and prm[PR_KEYSEED] == seed:
+        return
+    for e in range(ep_gid.shape[0]):
+        ep_key[e] = np.int64(entity_key(seed, ep_gid[e], P_INJECT))
+    prm[PR_KEYSEED] = seed
+    prm[PR_KEYED] = 1
 
 
 @njit_inline

@@ -38,13 +38,15 @@ from collections import namedtuple
 
 import numpy as np
 
+from models.core.bits import trailing_zeros
 from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD, PR_HOT,
                                 PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
                                 PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD, PR_ISX)
 from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
 from models.core.rings import absorb_credits, ring_slot
-from pdes.kernels.buffers import port_emptied, send_credit, shared_free, shared_room
+from pdes.kernels.buffers import (occupied_word, port_emptied, send_credit, shared_free,
+                                  shared_room)
 
 OV_DRAINING = -2     # ov_owner of an output VC whose tail left, waiting for its credits
 
@@ -404,36 +406,42 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
                 rel[n_rel] = x
                 n_rel += 1
     nreq = 0
-    for x in range(nx):
-        if hold_vc[xb + x] >= 0:
-            continue
-        l = x // isx
-        r = x - l * isx
-        P = plo + l
-        first = nreq
-        start = sw_rr[xb + x]
-        for j in range(nv):
-            vc = start + j
-            if vc >= nv:
-                vc -= nv
-            if isx > 1 and vc % isx != r:
-                continue
-            ivc = P * nv + vc
-            if iv_sa_at[ivc] > tau or iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0:
-                continue
-            op = iv_out[ivc]
-            ol = op - plo
-            if stamp[ol] >= 0 or outq.oq_cnt[op] >= oqcap or held_by[op] >= 0:
-                continue
-            if ol >= nepk and not has_credit(t, op, iv_ovc[ivc], prm, ports, crd):
-                continue
-            stamp[ol] = 1
-            rq_in[nreq] = x
-            rq_out[nreq] = ol
-            rq_lab[nreq] = ivc
-            nreq += 1
-        for j in range(first, nreq):
-            stamp[rq_out[j]] = -1
+    for w in range(plo >> 6, ((phi - 1) >> 6) + 1):
+        m = occupied_word(inb.ip_occ, w, plo, phi)
+        while m != 0:
+            # the switch inputs of the ports holding a flit, in order (an input of an empty
+            # port has nothing to request)
+            P = (w << 6) + trailing_zeros(m)
+            m &= m - 1
+            l = P - plo
+            for r in range(isx):
+                x = l * isx + r
+                if hold_vc[xb + x] >= 0:
+                    continue
+                first = nreq
+                start = sw_rr[xb + x]
+                for j in range(nv):
+                    vc = start + j
+                    if vc >= nv:
+                        vc -= nv
+                    if isx > 1 and vc % isx != r:
+                        continue
+                    ivc = P * nv + vc
+                    if iv_sa_at[ivc] > tau or iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0:
+                        continue
+                    op = iv_out[ivc]
+                    ol = op - plo
+                    if stamp[ol] >= 0 or outq.oq_cnt[op] >= oqcap or held_by[op] >= 0:
+                        continue
+                    if ol >= nepk and not has_credit(t, op, iv_ovc[ivc], prm, ports, crd):
+                        continue
+                    stamp[ol] = 1
+                    rq_in[nreq] = x
+                    rq_out[nreq] = ol
+                    rq_lab[nreq] = ivc
+                    nreq += 1
+                for j in range(first, nreq):
+                    stamp[rq_out[j]] = -1
     for i in range(n_rel):
         x = rel[i]
         held_by[plo + hold_out[xb + x]] = -1

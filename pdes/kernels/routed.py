@@ -33,6 +33,7 @@ from models.core.views import EngineView, Site
 from pdes.kernels.buffers import build_occupancy, occupied_word, shared_free, shared_room
 from pdes.kernels.cycle import (discard_front, endpoint_stage, make_scratch, output_stage,
                                 switch_allocation)
+from pdes.kernels.injection import build_keys
 from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
@@ -332,32 +333,36 @@ def vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     phi = ports.port_off[k + 1]
     nepk = ports.n_epp[k]
     nreq = 0
-    for P in range(plo, phi):
-        for vc in range(nv):
-            ivc = P * nv + vc
-            if iv_va_at[ivc] > tau or iv_alloc[ivc] != 0 or ib_cnt[ivc] == 0:
-                continue
-            if iv_out[ivc] < 0:
-                status = route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats, scr,
-                                    ctx, ap)
-                if status == DROPPED:
+    for wd in range(plo >> 6, ((phi - 1) >> 6) + 1):
+        m = occupied_word(inb.ip_occ, wd, plo, phi)
+        while m != 0:
+            P = (wd << 6) + trailing_zeros(m)      # a port holding a flit, in order
+            m &= m - 1
+            for vc in range(nv):
+                ivc = P * nv + vc
+                if iv_va_at[ivc] > tau or iv_alloc[ivc] != 0 or ib_cnt[ivc] == 0:
                     continue
-                if status != OK:
-                    return status
-            op = iv_out[ivc]
-            ol = op - plo
-            lo = 0
-            n = nv
-            if ol >= nepk:
-                lo = inb.iv_ovc[ivc] * kcls
-                n = kcls
-            for v in range(lo, lo + n):
-                w = ov_owner[op * nv + v]
-                if w == -1 or (w == OV_DRAINING and drained(t, op * nv + v, prm, ports,
-                                                             eng.crd, outq)):
-                    rq_in[nreq] = ivc - plo * nv
-                    rq_out[nreq] = ol * nv + v
-                    nreq += 1
+                if iv_out[ivc] < 0:
+                    status = route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats,
+                                        scr, ctx, ap)
+                    if status == DROPPED:
+                        continue
+                    if status != OK:
+                        return status
+                op = iv_out[ivc]
+                ol = op - plo
+                lo = 0
+                n = nv
+                if ol >= nepk:
+                    lo = inb.iv_ovc[ivc] * kcls
+                    n = kcls
+                for v in range(lo, lo + n):
+                    w = ov_owner[op * nv + v]
+                    if w == -1 or (w == OV_DRAINING and drained(t, op * nv + v, prm, ports,
+                                                                 eng.crd, outq)):
+                        rq_in[nreq] = ivc - plo * nv
+                        rq_out[nreq] = ol * nv + v
+                        nreq += 1
     if nreq == 0:
         return OK
     nio = (phi - plo) * nv
@@ -423,6 +428,7 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     run compiles only the router stage it runs (each is about 40% of a routing's compile)."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
     build_occupancy(prm, prm[PR_NV], inb.ib_cnt, inb.ip_occ)
+    build_keys(prm, ports.ep_gid, srcs.ep_key)
     scr = make_scratch(prm, scr_views)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     for t in range(t0, t1):
@@ -442,6 +448,7 @@ def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
     :func:`iq_router_stage`."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
     build_occupancy(prm, prm[PR_NV], inb.ib_cnt, inb.ip_occ)
+    build_keys(prm, ports.ep_gid, srcs.ep_key)
     scr = make_scratch(prm, scr_views)
     iqs = make_iq_scratch(prm, ports.port_off)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)

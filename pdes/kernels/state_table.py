@@ -284,6 +284,11 @@ GROUP_ROWS = {
         ("ep_onoff_gen", "nE",             I8,  -1,     saved("endpoints"),       STATE),
         # router.allocation = "booksim": the VC of the endpoint's last packet (-1: none yet)
         ("ep_last_vc",  "nE",              I8,  -1,     saved("endpoints"),       STATE),
+        # the key of each endpoint's injection draws (models.core.rng.entity_key of the seed,
+        # the endpoint and P_INJECT; uint64 bits): one hash round per endpoint and cycle
+        # instead of three (pdes.kernels.injection.build_keys, prm[PR_KEYED])
+        ("ep_key",      "nE",              I64, 0,
+         rebuilt("computed from the seed at the first kernel call"),              STATE),
     ]),
     "Outbox": ("flits and credits leaving the part over cut channels", [
         ("fo_rec",      "(nC * focap, NF)", I32, 0,     EMPTY,                    None),
