@@ -131,8 +131,8 @@ from models.core.params import (
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
     PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
     PR_TRAFFIC)
-from pdes.kernels.buffers import (enqueue_flit, new_record, occupied_word, port_emptied,
-                                  send_credit, shared_free, shared_room)
+from pdes.kernels.buffers import (build_occupancy, enqueue_flit, new_record, occupied_word,
+                                  port_emptied, send_credit, shared_free, shared_room)
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
                                    prefetch, prefetch2)
@@ -141,7 +141,7 @@ from models.core.rng import keyed_draw53
 # size, type and checkpoint policy in pdes.kernels.state_table
 from pdes.kernels.state_table import (GROUPS, Credits, InputVCs, Messages, Outbox,  # noqa: F401
     Outputs, Pool, Ports, Sources, Stats, Tables)
-from pdes.kernels.injection import on_off_draw, on_off_replay
+from pdes.kernels.injection import build_keys, on_off_draw, on_off_replay
 from pdes.kernels.schedule import arrived, complete, next_send
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
@@ -209,6 +209,15 @@ def make_scratch(prm, views):
     for i in range(out.va_best.shape[0]):
         out.va_best[i] = -1
     return out
+
+
+@njit_borrow
+def build_derived(prm, ports, inb, srcs):
+    """The rows the kernels keep but a checkpoint does not save, built where stale (at the
+    start of every window loop): the input-port occupancy bitmap and the endpoints' keys
+    of their injection draws."""
+    build_occupancy(prm, prm[PR_NV], inb.ib_cnt, inb.ip_occ)
+    build_keys(prm, ports.ep_gid, srcs.ep_key)
 
 
 @njit_inline

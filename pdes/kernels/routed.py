@@ -30,10 +30,9 @@ from models.core.rings import ring_slot
 from models.core.record import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, F_SEQ, F_SRC,
                                 OK)
 from models.core.views import EngineView, Site
-from pdes.kernels.buffers import build_occupancy, occupied_word, shared_free, shared_room
-from pdes.kernels.cycle import (discard_front, endpoint_stage, make_scratch, output_stage,
-                                switch_allocation)
-from pdes.kernels.injection import build_keys
+from pdes.kernels.buffers import occupied_word, shared_free, shared_room
+from pdes.kernels.cycle import (build_derived, discard_front, endpoint_stage, make_scratch,
+                                output_stage, switch_allocation)
 from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
@@ -427,8 +426,7 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     :func:`advance_iq` is the same loop with BookSim's allocation: two functions, so that a
     run compiles only the router stage it runs (each is about 40% of a routing's compile)."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
-    build_occupancy(prm, prm[PR_NV], inb.ib_cnt, inb.ip_occ)
-    build_keys(prm, ports.ep_gid, srcs.ep_key)
+    build_derived(prm, ports, inb, srcs)
     scr = make_scratch(prm, scr_views)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     for t in range(t0, t1):
@@ -447,8 +445,7 @@ def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
     """:func:`advance` with BookSim's allocation (``prm[PR_ALLOC] != 0``): the router stage is
     :func:`iq_router_stage`."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
-    build_occupancy(prm, prm[PR_NV], inb.ib_cnt, inb.ip_occ)
-    build_keys(prm, ports.ep_gid, srcs.ep_key)
+    build_derived(prm, ports, inb, srcs)
     scr = make_scratch(prm, scr_views)
     iqs = make_iq_scratch(prm, ports.port_off)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
