@@ -181,6 +181,8 @@ class PartState:
         # outboxes', stay unmapped until a flit or credit uses them)
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
+        self._held_entry = None       # _entry: (dispatcher, arguments, compiled entry point)
+        self._held_occ = None         # port_occupancy: (inputs, ports, round trips, channels)
 
     def _cut_channels(self, topo, owner, ports) -> None:
         """The cut channels (network ports whose link leaves the part): flits leave on
@@ -331,8 +333,28 @@ class PartState:
             a = self.arrays
             self._args = (tuple(G(**{f: a[f] for f in G._fields}) for G in ST.GROUPS),
                           cycle.scratch_views(a["scr"], self.nv, self.rp.speedup))
-        return int(self.kernel_advance(np.int64(t0), np.int64(t1), self.prm, *self._args,
-                                       self.ctx, self.ap))
+        args = (np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx, self.ap)
+        return int(self._entry(args)(*args))
+
+    def _entry(self, args):
+        """The callable that runs the window loop on ``args``: the compiled code of the
+        dispatcher's overload for their types, called directly (the dispatcher's own call
+        types its ~130 array arguments every window, 30-40 us, which a window of a few
+        cycles on a small part, or a routing's snapshot epoch, pays each time), or the
+        dispatcher itself until it holds that overload.  The overload is looked up again
+        whenever the dispatcher or any argument object but the two cycles changes, so the
+        types it was compiled for are those of the arguments it is given."""
+        disp = self.kernel_advance
+        held = self._held_entry
+        if (held is not None and held[0] is disp and len(held[1]) == len(args) - 2
+                and all(x is y for x, y in zip(held[1], args[2:]))):
+            return held[2]
+        cres = disp.overloads.get(tuple(disp.typeof_pyval(x) for x in args))
+        if cres is None:          # not compiled or loaded for these types yet
+            self._held_entry = None
+            return disp
+        self._held_entry = (disp, args[2:], cres.entry_point)
+        return cres.entry_point
 
     @property
     def kernel_advance(self):
@@ -355,12 +377,19 @@ class PartState:
         """
         a = self.arrays
         prm = self.prm
-        ports = np.nonzero(self.is_net)[0]
-        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
-               + prm[P.PR_CD])       # as credit_rtt of the routing kernels
+        key = (self.is_net, a["out_lat"], self.out_channel, int(prm[P.PR_CHX]),
+               int(prm[P.PR_SAD]), int(prm[P.PR_CD]))
+        held = self._held_occ     # (called every snapshot epoch: its inputs change rarely)
+        if held is None or any(x is not y if isinstance(x, np.ndarray) else x != y
+                               for x, y in zip(held[0], key)):
+            ports = np.nonzero(self.is_net)[0]
+            rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
+                   + prm[P.PR_CD])       # as credit_rtt of the routing kernels
+            held = self._held_occ = (key, ports, rtt, self.out_channel[ports])
+        _, ports, rtt, channels = held
         occ = _occupancy(ports, self.nv, prm[P.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
                          a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt)
-        out[self.out_channel[ports]] = occ
+        out[channels] = occ
 
     # -------------------------------------------------------------- accounting
     def flits_held(self) -> int:
