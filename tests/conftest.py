@@ -7,10 +7,15 @@ them from there, test bodies may take these fixtures instead.
 from __future__ import annotations
 
 import functools
+import os
 
-import pytest
+# As python -m pdes does: one BLAS thread per process (the test workers and every process
+# they start share two cores), set before NumPy first loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from tests import helpers
+import pytest  # noqa: E402
+
+from tests import helpers  # noqa: E402
 
 
 @pytest.fixture(scope="session")
