@@ -137,6 +137,35 @@ def ring_positions(w: np.ndarray, ring: np.ndarray, n: int, hot: int, deep: np.n
     return np.where(w < hot, w * n + ring, deep[ring] + w)
 
 
+ENTRIES: dict = {}
+"""(window-loop dispatcher, :func:`type_key` of its arguments) -> the compiled code Numba
+chose for them (:meth:`PartState._entry`)."""
+
+
+def type_key(x):
+    """What Numba's type of an argument made of arrays, tuples and numbers depends on, as a
+    hashable key (``None`` for anything else): an array's dtype, dimensions, layout,
+    writeability and alignment; a tuple's class and items; a number's kind (a NumPy scalar:
+    its dtype)."""
+    if isinstance(x, np.ndarray):
+        if type(x) is not np.ndarray:      # a subclass: Numba's own rules
+            return None
+        f = x.flags
+        return (x.dtype.str, x.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if isinstance(x, tuple):
+        items = tuple(type_key(y) for y in x)
+        return None if any(k is None for k in items) else (type(x), items)
+    if isinstance(x, np.generic):
+        return ("scalar", x.dtype.str)
+    if isinstance(x, bool):
+        return ("bool",)
+    if isinstance(x, int):
+        return ("int",) if -2 ** 63 <= x < 2 ** 63 else None
+    if isinstance(x, float):
+        return ("float",)
+    return None
+
+
 HOP_BINS = 64
 """Bins of the hop histogram (hops 0 .. 63)."""
 
@@ -341,20 +370,29 @@ class PartState:
         dispatcher's overload for their types, called directly (the dispatcher's own call
         types its ~130 array arguments every window, 30-40 us, which a window of a few
         cycles on a small part, or a routing's snapshot epoch, pays each time), or the
-        dispatcher itself until it holds that overload.  The overload is looked up again
-        whenever the dispatcher or any argument object but the two cycles changes, so the
-        types it was compiled for are those of the arguments it is given."""
+        dispatcher itself until it holds that overload.
+
+        The same argument objects as the last call: the same code (a check of identities).
+        Otherwise (a new part, a grown record pool) the code is found by the arguments'
+        :func:`type_key` in :data:`ENTRIES`, filled by Numba's own typing of the arguments
+        once per dispatcher and key in the process."""
         disp = self.kernel_advance
         held = self._held_entry
         if (held is not None and held[0] is disp and len(held[1]) == len(args) - 2
                 and all(x is y for x, y in zip(held[1], args[2:]))):
             return held[2]
-        cres = disp.overloads.get(tuple(disp.typeof_pyval(x) for x in args))
-        if cres is None:          # not compiled or loaded for these types yet
-            self._held_entry = None
+        self._held_entry = None
+        key = type_key(args)
+        if key is None:
             return disp
-        self._held_entry = (disp, args[2:], cres.entry_point)
-        return cres.entry_point
+        entry = ENTRIES.get((disp, key))
+        if entry is None:
+            cres = disp.overloads.get(tuple(disp.typeof_pyval(x) for x in args))
+            if cres is None:      # not compiled or loaded for these types yet: this call does
+                return disp
+            entry = ENTRIES[(disp, key)] = cres.entry_point
+        self._held_entry = (disp, args[2:], entry)
+        return entry
 
     @property
     def kernel_advance(self):

@@ -1,0 +1,54 @@
+"""A part calls its window loop's compiled code directly (``PartState._entry``): the code
+Numba picks for the arguments, found again after the record pool grows, and the same
+results as calls through the dispatcher."""
+import numpy as np
+import pytest
+
+from pdes import state as S
+from pdes.build import prepare
+from tests.helpers import make_cfg, one_part
+
+
+def test_type_key_follows_what_numba_types():
+    a = np.zeros(8, np.int64)
+    assert S.type_key(a) == S.type_key(np.ones(3, np.int64))          # length is not typed
+    assert S.type_key(a) != S.type_key(np.zeros(8, np.int32))           # dtype
+    assert S.type_key(a) != S.type_key(np.zeros((2, 4), np.int64))     # dimensions
+    assert S.type_key(np.zeros((2, 4))) != S.type_key(np.zeros((2, 4), order="F"))
+    assert S.type_key(a) != S.type_key(np.zeros(16, np.int64)[::2])     # layout
+    ro = np.zeros(8, np.int64)
+    ro.flags.writeable = False
+    assert S.type_key(a) != S.type_key(ro)
+    assert S.type_key((a, 1, 2.0)) == S.type_key((np.ones(2, np.int64), 5, 7.5))
+    assert S.type_key((a, 1)) != S.type_key((a, 1.0))
+    assert S.type_key(np.int64(3)) != S.type_key(np.int32(3))
+    assert S.type_key(True) != S.type_key(1)
+    for other in (np.ma.zeros(3), "text", [1, 2], None, 2 ** 64, (a, "x")):
+        assert S.type_key(other) is None
+
+
+def _part(alg):
+    cfg = make_cfg(f"routing.algorithm={alg}", "traffic.load=0.5", preset="short")
+    return one_part(prepare(cfg))
+
+
+@pytest.mark.parametrize("alg", ["min", "ugal_g"])
+def test_direct_calls_equal_dispatcher_calls_across_pool_growth(alg):
+    direct, through = _part(alg), _part(alg)
+    through._entry = lambda args: through.kernel_advance       # always the dispatcher
+    grown = 0
+    for t in range(0, 600, 10):
+        n = direct.sizes["n_rec"]
+        assert direct.advance(t, t + 10) == 0
+        assert through.advance(t, t + 10) == 0
+        grown += direct.sizes["n_rec"] > n
+        if t == 0:       # the first call may load the code through the dispatcher
+            continue
+        disp, args, entry = direct._held_entry
+        assert disp is direct.kernel_advance
+        assert args[0] is direct.prm and args[1] is direct._args[0] and args[2] is direct._args[1]
+        sig = tuple(disp.typeof_pyval(x) for x in (np.int64(0), np.int64(0), *args))
+        assert entry is disp.overloads[sig].entry_point
+    assert grown >= 1                      # the pool grew: new arrays, the same code
+    for name, arr in direct.arrays.items():
+        np.testing.assert_array_equal(arr, through.arrays[name], err_msg=name)
