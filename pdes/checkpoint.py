@@ -52,7 +52,7 @@ from models.core.record import (F_AUX, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F
     S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, STAT_MAX)
 from pdes import reduce
 from pdes.kernels import state_table as ST
-from pdes.loopstate import INT32_MAX, LoopState, SimulationError
+from pdes.loopstate import EXIT_STOPPED, INT32_MAX, LoopState, SimulationError  # noqa: F401 (EXIT_STOPPED: here for its users)
 from pdes.state import ring_positions
 from pdes.workload import is_finite
 
@@ -66,10 +66,6 @@ MANIFEST = "state_manifest"
 DIGEST = "state_sha256"
 """The root attributes of the digests (:func:`seal`): the SHA-256 of every other attribute
 and of every dataset, by name (JSON), and the SHA-256 of that manifest."""
-
-EXIT_STOPPED = 75
-"""Exit status of a run that stopped after writing a checkpoint (sysexits' EX_TEMPFAIL:
-"try again later", here with ``--restart``)."""
 
 MAY_DIFFER = ("output.file", "output.per_link", "output.per_endpoint", "run.partition",
               "run.max_imbalance", "run.max_memory_gb")

@@ -9,6 +9,10 @@ import numpy as np
 
 INT32_MAX = np.iinfo(np.int32).max
 
+EXIT_STOPPED = 75
+"""Exit status of a run that stopped after writing a checkpoint (sysexits' EX_TEMPFAIL:
+"try again later", here with ``--restart``)."""
+
 
 class SimulationError(RuntimeError):
     """The model reached a state it cannot continue from (deadlock, routing failure)."""

@@ -22,14 +22,12 @@ import sys
 
 from models.core.errors import ParameterError
 from models.core.registry import Param
-from pdes.checkpoint import EXIT_STOPPED
 from pdes.cli.common import StopRequest, check_output, mpi_main, mpi_text, say_fn
 from pdes.cli.outputs import Claim, check_not_input
 from pdes.cli.outputs import claim as claim_outputs
 from pdes.provenance import input_files
 from pdes.compiling import check_cache_dir, compile_notice, describe
-from pdes.sizing import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
-                         describe_memory, size_text)
+from pdes.loopstate import EXIT_STOPPED
 
 HELP = "simulate a network (default: Slim Fly q=5, uniform, minimal, load 0.4)"
 
@@ -158,6 +156,8 @@ def _simulate(args, comm, cfg, ck, plan, say, prov) -> int:
     from pdes.build import prepare
     from pdes.engine import simulate
     from pdes.output import write_results
+    from pdes.sizing import (buffer_note, buffer_text, buffers_fixed, check_run_memory,
+                             describe_memory, size_text)
 
     rank, size = comm.Get_rank(), comm.Get_size()
     out = cfg["output"]["file"]
