@@ -211,7 +211,6 @@ class PartState:
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
         self._held_entry = None       # _entry: (dispatcher, arguments, compiled entry point)
-        self._held_occ = None         # port_occupancy: (inputs, ports, round trips, channels)
 
     def _cut_channels(self, topo, owner, ports) -> None:
         """The cut channels (network ports whose link leaves the part): flits leave on
@@ -415,19 +414,12 @@ class PartState:
         """
         a = self.arrays
         prm = self.prm
-        key = (self.is_net, a["out_lat"], self.out_channel, int(prm[P.PR_CHX]),
-               int(prm[P.PR_SAD]), int(prm[P.PR_CD]))
-        held = self._held_occ     # (called every snapshot epoch: its inputs change rarely)
-        if held is None or any(x is not y if isinstance(x, np.ndarray) else x != y
-                               for x, y in zip(held[0], key)):
-            ports = np.nonzero(self.is_net)[0]
-            rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
-                   + prm[P.PR_CD])       # as credit_rtt of the routing kernels
-            held = self._held_occ = (key, ports, rtt, self.out_channel[ports])
-        _, ports, rtt, channels = held
+        ports = np.nonzero(self.is_net)[0]
+        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
+               + prm[P.PR_CD])       # as credit_rtt of the routing kernels
         occ = _occupancy(ports, self.nv, prm[P.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
                          a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt)
-        out[channels] = occ
+        out[self.out_channel[ports]] = occ
 
     # -------------------------------------------------------------- accounting
     def flits_held(self) -> int:
