@@ -352,7 +352,7 @@ def next_flit_here(tau, ivc, P, prm, ports, inb):
     return inb.ib_rdy[pos] // prm[PR_SX] * prm[PR_SX] <= tau
 
 
-@njit_borrow
+@njit_inline
 def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
     """Switch allocation at router ``k`` in step ``tau``: requests (per switch input and
     output one VC, first in round-robin order from the input's pointer ``sw_rr``; its output
