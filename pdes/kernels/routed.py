@@ -5,8 +5,9 @@ the two lines marked ``# routing import`` import a routing kernel's
 ``source`` and ``hop`` functions (``models.core.routing``) as module globals,
 and imports that copy under its own module name, so Numba compiles and
 caches :func:`advance` (and :func:`advance_iq`) once per routing kernel with the algorithm's
-functions inlined or called directly (a jitted function passed as an
-argument would miss the on-disk cache in every new process).  As it stands
+functions inlined (a jitted function passed as an argument would miss the
+on-disk cache in every new process; a call would pass every array of its
+arguments).  As it stands
 it imports placeholders that route nothing.
 
 :func:`route_and_allocate_vc` is the router's second step (after
@@ -38,6 +39,10 @@ from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_r
                                    list_router_vcs)
 from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
 HAS_SOURCE = False  # routing import
+# the routing's functions are inlined into the router stage: a call would pass every array
+# of the engine's view and the routing's tables (several hundred words per head flit)
+route_hop = njit_inline(route_hop.py_func)
+route_source = njit_inline(route_source.py_func)
 DROPPED = -1        # route_head: the packet was dropped (PR_FAULT)
 
 
