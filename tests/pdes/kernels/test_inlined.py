@@ -1,0 +1,59 @@
+"""The router stages inline what they run per router and per flit.
+
+A call from one compiled function to another passes every field of every array in its
+arguments (the engine's state groups: several hundred machine words), and LLVM inlines
+a large callee only when it chooses to: a call left in the router stage cost ~660 pushes
+per router and step (BookSim's switch step) or ~370 per head flit (a routing's ``hop``
+or ``source`` compiled on its own).  These tests read the optimized LLVM IR of the window
+loop and check that the router stage calls no routing function and no engine function."""
+import re
+
+import pytest
+
+from pdes.build import prepare
+from tests.helpers import make_cfg, one_part
+
+CALL = re.compile(r'\b(?:call|invoke)\b[^@\n]*@"?([\w.$]+)')
+DEFINE = re.compile(r'^define\b[^@]*@"?([\w.$]+)')
+# mangled prefixes of functions that must not stay calls: routings and the cycle kernels
+FORBIDDEN = ("_ZN6models7routing", "_ZN4pdes7kernels")
+
+
+def module_ir(library) -> str:
+    """The optimized LLVM IR of a compiled function's module: Numba keeps that of code it
+    loaded from its cache as the module other code links against (``_shared_module``)."""
+    shared = getattr(library, "_shared_module", None)
+    return str(shared) if shared is not None else library.get_llvm_str()
+
+
+def stage_calls(ir: str) -> dict:
+    """{router stage function: the functions it calls} from a module's LLVM IR."""
+    out, name = {}, None
+    for line in ir.splitlines():
+        m = DEFINE.match(line)
+        if m:
+            name = m.group(1) if "router_stage" in m.group(1) else None
+            if name:
+                out[name] = set()
+        elif line.startswith("}"):
+            name = None
+        elif name:
+            out[name].update(CALL.findall(line))
+    return out
+
+
+@pytest.mark.parametrize("sets", [
+    ("routing.algorithm=min_adaptive",),                       # a hop compiled on its own
+    ("routing.algorithm=ugal_l", "router.num_vcs=4"),          # a source compiled on its own
+    ("routing.algorithm=ugal_l", "router.num_vcs=4", "router.allocation=booksim"),
+])
+def test_router_stage_calls_no_routing_or_engine_function(sets):
+    part = one_part(prepare(make_cfg(*sets, "traffic.load=0.5", preset="short")))
+    part.advance(0, 10)
+    stages = {}
+    for cres in part.kernel_advance.overloads.values():
+        stages.update(stage_calls(module_ir(cres.library)))
+    assert stages, "no router stage in the window loop's module"
+    for name, calls in stages.items():
+        left = sorted(c for c in calls if c.startswith(FORBIDDEN))
+        assert not left, f"{name[:60]}... still calls {[c[:60] for c in left]}"
