@@ -289,6 +289,11 @@ GROUP_ROWS = {
         # instead of three (pdes.kernels.injection.build_keys, prm[PR_KEYED])
         ("ep_key",      "nE",              I64, 0,
          rebuilt("computed from the seed at the first kernel call"),              STATE),
+        # the outcome of each endpoint's injection draw in the current cycle (0/1): the
+        # endpoint stage draws for every endpoint in one loop without branches, then
+        # visits only the endpoints with work (pdes.kernels.cycle.endpoint_stage)
+        ("ep_gen",      "nE",              I8,  0,
+         rebuilt("drawn again in every cycle"),                                   STATE),
     ]),
     "Outbox": ("flits and credits leaving the part over cut channels", [
         ("fo_rec",      "(nC * focap, NF)", I32, 0,     EMPTY,                    None),
