@@ -52,7 +52,7 @@ from models.core.record import (F_AUX, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F
     S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, STAT_MAX)
 from pdes import reduce
 from pdes.kernels import state_table as ST
-from pdes.loopstate import EXIT_STOPPED, INT32_MAX, LoopState, SimulationError  # noqa: F401 (EXIT_STOPPED: here for its users)
+from pdes.loopstate import INT32_MAX, LoopState, SimulationError
 from pdes.state import ring_positions
 from pdes.workload import is_finite
 

@@ -28,7 +28,9 @@ order); the flit's record index ``fid``.
 
 Both functions are compiled with :func:`models.core.jit.njit_kernel` or
 :func:`models.core.jit.njit_inline`: they borrow the kernel's arrays, allocate
-nothing and index with non-negative integers only.  Every random choice is
+nothing and index with non-negative integers only.  The router stage inlines
+both whatever their decorator (:mod:`pdes.kernels.routed`): a call would pass
+every array of ``eng`` and ``ctx``.  Every random choice is
 drawn from the counter-based generator keyed by the packet id, so it is the
 same whichever rank routes the packet.
 

@@ -19,7 +19,7 @@ from models.core.errors import ParameterError
 from pdes import checkpoint as K
 from pdes.build import prepare
 from pdes.engine import run_local
-from pdes.loopstate import CheckpointPlan, CheckpointStop
+from pdes.loopstate import EXIT_STOPPED, CheckpointPlan, CheckpointStop
 from pdes.kernels import cycle
 from tests.golden import golden_cfg, result_digest, stored
 from tests.helpers import (assert_same_results, cli_sets, descendants, file_content,
@@ -155,7 +155,7 @@ def test_cli_checkpoint_on_2_ranks_restart_on_1_3_4(name, tmp_path):
     r = pdes(1, *args, "-o", "ref.h5", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     r = pdes(2, *args, "-o", "a.h5", "--stop-at", "300", cwd=tmp_path)
-    assert r.returncode == K.EXIT_STOPPED, r.stderr
+    assert r.returncode == EXIT_STOPPED, r.stderr
     assert "checkpoint written to a.ckpt.h5" in r.stderr and not (tmp_path / "a.h5").exists()
     for n in (1, 3, 4):
         r = pdes(n, "--restart", "a.ckpt.h5", "-o", f"r{n}.h5", cwd=tmp_path)
@@ -184,7 +184,7 @@ def test_sigterm_leaves_a_checkpoint_that_restarts_to_the_same_file(tmp_path):
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
             job.wait()
-    assert job.returncode == K.EXIT_STOPPED, err
+    assert job.returncode == EXIT_STOPPED, err
     msgs = [ln for ln in err.splitlines() if ln.startswith("pdes:")]
     assert len(msgs) == 1 and msgs[0].startswith("pdes: terminated by SIGTERM at cycle "), err
     assert not (tmp_path / "s.h5").exists()
@@ -201,7 +201,7 @@ def test_bad_restart_and_checkpoint_options_are_one_line_exit_2(tmp_path):
     """Missing, malformed, truncated and foreign restart files, a restart into another config and
     bad checkpoint options: one `pdes: error:` line naming the option, exit 2, no file written."""
     r = pdes(1, *FAST, "-o", "res.h5", "--stop-at", "200", cwd=tmp_path)
-    assert r.returncode == K.EXIT_STOPPED, r.stderr
+    assert r.returncode == EXIT_STOPPED, r.stderr
     (tmp_path / "text.h5").write_text("not hdf5\n")
     (tmp_path / "cut.h5").write_bytes((tmp_path / "res.ckpt.h5").read_bytes()[:4000])
     with h5py.File(tmp_path / "res.ckpt.h5") as f, h5py.File(tmp_path / "part.h5", "w") as g:
