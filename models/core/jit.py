@@ -5,7 +5,9 @@ with Numba's on-disk cache so a second run does not pay the compile time again.
 
 Everything this module configures applies to the functions decorated with
 :data:`njit` / :data:`njit_inline` only; importing it changes nothing in
-Numba's process-wide state:
+Numba's process-wide state but the time it takes to load Numba's array
+functions (:func:`_import_arraymath_without_blas_probe`: the same state without
+importing SciPy's BLAS):
 
 * **Cache location.**  Compiled code of the project's functions is cached in
   a directory keyed on the digest of all project sources
@@ -130,6 +132,43 @@ def _no_wraparound_available() -> bool:
 
 NO_WRAPAROUND = _no_wraparound_available()
 """Whether this Numba version has the hook (if not, the kernels stay correct, only slower)."""
+
+
+def _import_arraymath_without_blas_probe() -> bool:
+    """Import ``numba.np.arraymath`` with its BLAS probe answered without importing SciPy's
+    BLAS; True if it did.
+
+    Numba imports that module with its lowering registry the first time a process compiles
+    or loads any compiled function, and the module probes for a BLAS by importing
+    ``scipy.linalg.cython_blas`` (with ``scipy.linalg`` and, through it, ``numpy.f2py``):
+    0.14 s of the start of every ``pdes run`` and ``pdes sweep`` on the AMD EPYC, more from a
+    shared file system.  SciPy is one of pdes's dependencies, so the probe's answer is
+    known (a BLAS is there) as long as SciPy is installed; the module is then imported
+    with the probe's import skipped and records that answer.  Numba's linear algebra still
+    imports SciPy's BLAS, and checks its integer width, when code using it compiles.
+    Without SciPy, or with Numba's module imported already, nothing changes."""
+    import importlib.util
+    import sys
+    if "numba.np.arraymath" in sys.modules:
+        return False
+    try:
+        if importlib.util.find_spec("scipy") is None:
+            return False
+        from numba.np import linalg
+    except ImportError:   # pragma: no cover - depends on the Numba version
+        return False
+    probe = getattr(linalg, "ensure_blas", None)
+    if not callable(probe):   # pragma: no cover - depends on the Numba version
+        return False
+    linalg.ensure_blas = lambda: None
+    try:
+        import numba.np.arraymath  # noqa: F401 - records the probe's answer
+    finally:
+        linalg.ensure_blas = probe
+    return True
+
+
+_import_arraymath_without_blas_probe()
 
 
 class _BlockCopier:

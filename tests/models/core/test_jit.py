@@ -77,6 +77,33 @@ def test_import_changes_no_numba_state(tmp_path):
     assert r.stdout.strip().startswith(os.path.join(str(tmp_path / "cache"), "numba-"))
 
 
+def test_numba_array_functions_load_without_scipy_blas(tmp_path):
+    """Loading Numba's lowering (what the first compiled function of a process does) with
+    the jit wrapper imported does not import SciPy's BLAS, records a BLAS as present (SciPy
+    is a dependency), and linear algebra in compiled code still works: it imports SciPy's
+    BLAS when it compiles."""
+    r = run_py("""
+        import sys
+        import numpy as np
+        import numba
+        import models.core.jit  # noqa: F401
+        from numba.core.registry import cpu_target
+        cpu_target.target_context.refresh()
+        from numba.np import arraymath
+        print("blas imported:", "scipy.linalg.cython_blas" in sys.modules, arraymath._HAVE_BLAS)
+
+        @numba.njit
+        def dot(a, b):
+            return np.dot(a, b)
+        a = np.arange(4.0)
+        assert dot(a, a) == 14.0
+        print("after dot:", "scipy.linalg.cython_blas" in sys.modules)
+        """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "blas imported: False True" in r.stdout
+    assert "after dot: True" in r.stdout
+
+
 def test_kernel_package_import_writes_no_file(tmp_path):
     """Importing the kernels creates, deletes or rewrites no file next to the sources."""
     kdir = os.path.join(str(ROOT), "pdes", "kernels")
