@@ -1,0 +1,271 @@
+"""Where the host's time goes in the cycle kernel: perf's clock samples of the compiled
+stages, per stage and per instruction.
+
+The engine benchmark's network (Slim Fly q=13 p=9, minimal routing, uniform traffic, 1-flit
+packets, 2 VCs, link latency 1; ``bench_engine.py``) runs once under ``perf record -e
+cpu-clock``: a software event, so it works where perf has no hardware counters (as on the
+virtual machine of docs/performance.md), and on the host's own kernels, the code a run
+loads from the cache (``bench_cachegrind.py`` counts instructions of kernels compiled for
+another CPU).  The run first fills the cache without perf, then runs ``--warmup`` cycles and
+``--cycles`` measured ones under perf.  The measured run keeps the object code of every
+compiled function it loads and the address it was loaded at; each sample's instruction
+address is mapped to its function and its offset there.
+
+Printed: the samples in the window loop's three stages (endpoints, routers: the routing and
+the allocators inlined into it, outputs) as shares of the kernel's samples and of all
+samples, the kernel's router-cycles per second during the run, and for each stage its
+``--top`` instructions with the most samples, disassembled (``objdump``, when present) with
+the instruction before each: a clock sample lands on the instruction after one that made
+the core wait, so a hot instruction that follows a load is that load's latency.
+
+    python run_scripts/bench_perf.py                         # SF q=13, load 0.5
+    python run_scripts/bench_perf.py --load 0.1 --top 8 --json out.json
+    python run_scripts/bench_perf.py --set router.allocation=booksim
+
+Needs ``perf`` (``--perf``) allowed to sample a process it starts
+(``/proc/sys/kernel/perf_event_paranoid`` at most 2) and ``nm`` (binutils).
+"""
+from __future__ import annotations
+
+import argparse
+import bisect
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+STAGES = ("endpoint_stage", "router_stage", "output_stage")
+OTHER = "other compiled code"
+OUTSIDE = "outside the compiled code"
+
+
+def stage_of(name: str) -> str:
+    """The window loop's stage a compiled function's symbol belongs to, else :data:`OTHER`."""
+    for s in STAGES:
+        if s in name:
+            return s
+    return OTHER
+
+
+def child(args) -> None:
+    """Build the network, run ``--warmup`` cycles and then ``--cycles`` cycles; with
+    ``--outdir``, save the object code of the compiled functions loaded and print their
+    symbols (address, size, name, object file, offset in it) with the figures, as JSON."""
+    captured = []
+    if args.outdir:
+        from numba.core import codegen
+
+        keep = codegen.CPUCodeLibrary._set_compiled_object
+
+        def capture(self, value):
+            captured.append((self, value))
+            return keep(self, value)
+        codegen.CPUCodeLibrary._set_compiled_object = capture
+    import numpy as np
+
+    from models.core import params as P
+    from pdes import config as C
+    from pdes.build import make_parts, prepare
+    cfg = C.resolve({}, [f"topology.q={args.q}", f"topology.p={args.p}",
+                         f"router.num_vcs={args.vcs}", "router.link_latency=1",
+                         "router.buffer_flits=64", "router.packet_size=1",
+                         f"traffic.load={args.load}", *args.set])
+    prep = prepare(cfg)
+    owner = np.zeros(prep.topo.n_routers, np.int32)
+    W = cfg["measure"]["sample_period"]
+    part = make_parts(prep, owner, [0], W)[0]
+    part.prm[P.PR_M0], part.prm[P.PR_M1] = 0, args.warmup + args.cycles
+
+    def cycles(t0, t1):                  # in windows of the sample period, as a run does
+        for t in range(t0, t1, W):
+            part.advance(t, min(t + W, t1))
+    cycles(0, args.warmup)
+    symbols = _symbols(captured, args.outdir) if args.outdir else []
+    t = time.perf_counter()
+    c0 = time.process_time()
+    cycles(args.warmup, args.warmup + args.cycles)
+    secs, cpu = time.perf_counter() - t, time.process_time() - c0
+    print(json.dumps({"routers": int(prep.topo.n_routers), "cycles": args.cycles,
+                      "kernel_s": secs, "kernel_cpu_s": cpu,
+                      "link_flits": int(part.arrays["link_flits"].sum()),
+                      "symbols": symbols}))
+
+
+def _symbols(captured, outdir: str) -> list:
+    """[address, size, name, object file, offset] of the functions defined in the object
+    code of each compiled library: the object is written to ``outdir``, its symbols read with
+    ``nm``, and its load address found from a symbol the JIT resolves by name."""
+    out = []
+    for i, (lib, obj) in enumerate(captured):
+        path = os.path.join(outdir, f"lib{i}.o")
+        with open(path, "wb") as f:
+            f.write(obj)
+        nm = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True,
+                            text=True, check=True).stdout
+        rows = []
+        for line in nm.splitlines():
+            p = line.split()
+            if len(p) == 4 and p[2] in "TtWw":
+                rows.append((int(p[0], 16), int(p[1], 16), p[2], p[3]))
+        base = None
+        for value, _, kind, name in rows:
+            if kind != "T":
+                continue
+            try:
+                addr = lib._codegen._engine.get_function_address(name)
+            except Exception:      # noqa: BLE001 - a symbol the engine does not know
+                addr = 0
+            if addr:
+                base = addr - value
+                break
+        if base is None:
+            continue
+        out += [[base + value, size, name, path, value] for value, size, _, name in rows]
+    return out
+
+
+def aggregate(ips, symbols) -> tuple[collections.Counter, dict]:
+    """Samples per stage (:func:`stage_of`; :data:`OUTSIDE` for addresses in no symbol),
+    and per symbol name a Counter of the samples at each offset in its object file."""
+    rng = sorted((int(a), int(a) + int(s), n, int(off)) for a, s, n, _, off in symbols)
+    starts = [r[0] for r in rng]
+    per_stage = collections.Counter()
+    per_symbol: dict = {}
+    for ip, n in collections.Counter(ips).items():
+        i = bisect.bisect_right(starts, ip) - 1
+        if i >= 0 and ip < rng[i][1]:
+            lo, _, name, off = rng[i]
+            per_stage[stage_of(name)] += n
+            per_symbol.setdefault(name, collections.Counter())[off + ip - lo] += n
+        else:
+            per_stage[OUTSIDE] += n
+    return per_stage, per_symbol
+
+
+def disassemble(objdump: str | None, path: str, lo: int, hi: int) -> dict:
+    """{offset: instruction text} of ``path`` between two offsets (empty without objdump)."""
+    if objdump is None:
+        return {}
+    r = subprocess.run([objdump, "-d", "--no-show-raw-insn", f"--start-address={lo}",
+                        f"--stop-address={hi}", path], capture_output=True, text=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        head, sep, text = line.partition(":\t")
+        if sep and head.strip() and all(c in "0123456789abcdef" for c in head.strip()):
+            text = text.split(" <", 1)[0]          # drop the (long, mangled) target names
+            out[int(head.strip(), 16)] = " ".join(text.split())
+    return out
+
+
+def perf_ips(perf: str, data: str) -> list[int]:
+    """The instruction address of every sample in ``data`` (``perf script``)."""
+    r = subprocess.run([perf, "script", "-i", data, "-F", "ip"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench_perf: perf script failed:\n{r.stderr[-2000:]}")
+    out = []
+    for line in r.stdout.split():
+        try:
+            out.append(int(line, 16))
+        except ValueError:
+            pass
+    return out
+
+
+def child_cmd(args, outdir: str | None, cycles: int) -> list[str]:
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", "--q", str(args.q),
+           "--p", str(args.p), "--vcs", str(args.vcs), "--load", str(args.load),
+           "--warmup", str(args.warmup), "--cycles", str(cycles)]
+    for s in args.set:
+        cmd += ["--set", s]
+    if outdir:
+        cmd += ["--outdir", outdir]
+    return cmd
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--q", type=int, default=13)
+    ap.add_argument("--p", type=int, default=9)
+    ap.add_argument("--vcs", type=int, default=2)
+    ap.add_argument("--load", type=float, default=0.5)
+    ap.add_argument("--warmup", type=int, default=200, help="cycles before the sampled ones")
+    ap.add_argument("--cycles", type=int, default=3000, help="cycles sampled")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override (repeatable)")
+    ap.add_argument("--freq", type=int, default=4999, help="samples per second")
+    ap.add_argument("--top", type=int, default=12, help="instructions shown per stage")
+    ap.add_argument("--perf", default="perf", help="the perf executable")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--outdir", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args)
+        return 0
+    if args.cycles <= 0 or args.warmup < 0 or args.top < 0 or args.freq <= 0:
+        ap.error("--cycles and --freq must be positive, --warmup and --top not negative")
+    perf = shutil.which(args.perf)
+    if perf is None:
+        ap.error(f"--perf: {args.perf!r} not found")
+    if shutil.which("nm") is None:
+        ap.error("nm (binutils) not found")
+    objdump = shutil.which("objdump")
+    # fill the compiled-code cache first: the sampled run loads the kernels
+    r = subprocess.run(child_cmd(args, None, 1), capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bench_perf: the run without perf failed:\n{r.stderr[-3000:]}")
+    with tempfile.TemporaryDirectory() as d:
+        data = os.path.join(d, "perf.data")
+        cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(args.freq), "-o", data,
+               "--", *child_cmd(args, d, args.cycles)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"bench_perf: perf record failed:\n{r.stderr[-3000:]}")
+        run = json.loads(r.stdout.strip().splitlines()[-1])
+        per_stage, per_symbol = aggregate(perf_ips(perf, data), run["symbols"])
+        total = sum(per_stage.values())
+        kernel = sum(per_stage[s] for s in STAGES)
+        if kernel == 0:
+            raise SystemExit("bench_perf: no sample in the kernel's stages")
+        rate = run["routers"] * run["cycles"] / run["kernel_s"]
+        res = {"q": args.q, "p": args.p, "load": args.load, "cycles": args.cycles,
+               "router_cycles_per_s": rate, "samples": total, "kernel_samples": kernel,
+               "stages": {s: per_stage[s] for s in (*STAGES, OTHER, OUTSIDE)}, "top": {}}
+        print(f"Slim Fly q={args.q} p={args.p}, load {args.load}, {args.set or 'defaults'}: "
+              f"{args.cycles} cycles after {args.warmup}, {rate:,.0f} router-cycles/s in the "
+              f"kernel (under perf); {total} samples, {kernel} in the stages")
+        for s in (*STAGES, OTHER, OUTSIDE):
+            share = f"{100 * per_stage[s] / kernel:5.1f}% of the stages, " if s in STAGES else ""
+            print(f"  {s:<26} {per_stage[s]:>8}  {share}{100 * per_stage[s] / total:5.1f}% of all")
+        syms = {n: (int(off), int(size), path) for _, size, n, path, off in run["symbols"]}
+        for name, counts in sorted(per_symbol.items(), key=lambda kv: -sum(kv[1].values())):
+            s = stage_of(name)
+            if s not in STAGES or s in res["top"]:
+                continue
+            off, size, path = syms[name]
+            text = disassemble(objdump, path, off, off + size)
+            order = sorted(text)
+            n = sum(counts.values())
+            rows = []
+            print(f"{s}: its {args.top} hottest instructions (samples, share of the stage, "
+                  f"offset; the instruction before, then the sampled one)")
+            for o, c in counts.most_common(args.top):
+                i = bisect.bisect_left(order, o)
+                before = text.get(order[i - 1], "") if 0 < i <= len(order) else ""
+                rows.append({"offset": o - off, "samples": c, "before": before,
+                             "instruction": text.get(o, "")})
+                print(f"  {c:>6} {100 * c / n:5.1f}%  +{o - off:<6x} {before:<38.38} | "
+                      f"{text.get(o, '')}")
+            res["top"][s] = rows
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
