@@ -44,9 +44,12 @@ import time
 EVENTS = ("Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
 
 
-def child(args) -> None:
-    """Build the network, run ``--warmup`` and then ``--cycles`` cycles (one call of the
-    kernel per sample period), print JSON."""
+def engine_part(args):
+    """``(prep, part, cycles)``: the engine benchmark's network with ``args``'s size, VCs,
+    load and overrides as one part whose link counters count every cycle up to ``--warmup``
+    plus ``--cycles``, and ``cycles(t0, t1)``, which runs cycles ``t0 .. t1 - 1`` in windows
+    of the sample period (one call of the kernel each, as a run does).  Also used by
+    ``bench_perf.py``."""
     import numpy as np
 
     from models.core import params as P
@@ -58,13 +61,19 @@ def child(args) -> None:
                          f"traffic.load={args.load}", *args.set])
     prep = prepare(cfg)
     owner = np.zeros(prep.topo.n_routers, np.int32)
-    part = make_parts(prep, owner, [0], cfg["measure"]["sample_period"])[0]
-    part.prm[P.PR_M0], part.prm[P.PR_M1] = 0, args.warmup + args.cycles   # links count all cycles
     W = cfg["measure"]["sample_period"]
+    part = make_parts(prep, owner, [0], W)[0]
+    part.prm[P.PR_M0], part.prm[P.PR_M1] = 0, args.warmup + args.cycles   # links count all cycles
 
-    def cycles(t0, t1):                  # in windows of the sample period, as a run does
+    def cycles(t0, t1):
         for t in range(t0, t1, W):
             part.advance(t, min(t + W, t1))
+    return prep, part, cycles
+
+
+def child(args) -> None:
+    """Build the network, run ``--warmup`` and then ``--cycles`` cycles, print JSON."""
+    prep, part, cycles = engine_part(args)
     cycles(0, args.warmup)
     t = time.perf_counter()
     c0 = time.process_time()

@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+from bench_cachegrind import engine_part  # run as a script: run_scripts/ is on the path
+
 STAGES = ("endpoint_stage", "router_stage", "output_stage")
 OTHER = "other compiled code"
 OUTSIDE = "outside the compiled code"
@@ -65,24 +67,7 @@ def child(args) -> None:
             captured.append((self, value))
             return keep(self, value)
         codegen.CPUCodeLibrary._set_compiled_object = capture
-    import numpy as np
-
-    from models.core import params as P
-    from pdes import config as C
-    from pdes.build import make_parts, prepare
-    cfg = C.resolve({}, [f"topology.q={args.q}", f"topology.p={args.p}",
-                         f"router.num_vcs={args.vcs}", "router.link_latency=1",
-                         "router.buffer_flits=64", "router.packet_size=1",
-                         f"traffic.load={args.load}", *args.set])
-    prep = prepare(cfg)
-    owner = np.zeros(prep.topo.n_routers, np.int32)
-    W = cfg["measure"]["sample_period"]
-    part = make_parts(prep, owner, [0], W)[0]
-    part.prm[P.PR_M0], part.prm[P.PR_M1] = 0, args.warmup + args.cycles
-
-    def cycles(t0, t1):                  # in windows of the sample period, as a run does
-        for t in range(t0, t1, W):
-            part.advance(t, min(t + W, t1))
+    prep, part, cycles = engine_part(args)
     cycles(0, args.warmup)
     symbols = _symbols(captured, args.outdir) if args.outdir else []
     t = time.perf_counter()
