@@ -30,7 +30,7 @@ from models.core.jit import njit_kernel
 from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.nonminimal import (BIAS, KNOBS, UGAL, MidTables, PARAMS, _ugal_checks,
-                                       pack, ugal_l_source, valiant_source)
+                                       mid_source, pack)
 from models.routing.paths import eject_port, group_port, target_of
 from models.core.record import ERR_ROUTE, F_AUX2, NF_HOT, OK
 from models.core.routing import RoutingKernel, register_kernel
@@ -127,15 +127,15 @@ def dragonfly_hop(site, eng, ctx, ap, fid):
 
 
 _OPTIONAL = {"mid_cand": np.zeros(0, np.int32)}
-register_kernel("dragonfly_min", RoutingKernel(module=__name__, hop="dragonfly_hop",
-                                               tables=MidTables, optional=_OPTIONAL,
-                                               schemes=("dragonfly",), params=PARAMS,
-                                               knobs=KNOBS["valiant"], pack=pack))
+register_kernel("dragonfly_min", RoutingKernel(
+    module=__name__, hop="dragonfly_hop", source="mid_source", tables=MidTables,
+    optional=_OPTIONAL, schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["valiant"],
+    pack=pack))
 register_kernel("dragonfly_valiant", RoutingKernel(
-    module=__name__, hop="dragonfly_hop", source="valiant_source", tables=MidTables,
+    module=__name__, hop="dragonfly_hop", source="mid_source", tables=MidTables,
     schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["valiant"], pack=pack))
 register_kernel("dragonfly_ugal_l", RoutingKernel(
-    module=__name__, hop="dragonfly_hop", source="ugal_l_source", tables=MidTables,
+    module=__name__, hop="dragonfly_hop", source="mid_source", tables=MidTables,
     schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["ugal_l"], pack=pack))
 
 

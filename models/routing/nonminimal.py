@@ -36,7 +36,7 @@ from collections import namedtuple
 import numpy as np
 
 from models.core.errors import ParameterError
-from models.core.jit import njit_kernel
+from models.core.jit import njit_inline, njit_kernel
 from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import SCHEME_DOC, check_scheme
@@ -167,9 +167,18 @@ one row, ``r_group``): intermediate groups instead (see :func:`models.routing.pa
 OPTIONAL = {"r_group": np.zeros(1, np.int32), "g_entry": np.zeros((1, 1), np.int32)}
 
 # kernel parameters (``ap``) of valiant / ugal_l / ugal_g
-A_PHASE, A_MAXHOPS, A_NIND, A_CMICRO, A_LENW, A_THRESH, A_BIAS = range(7)
+A_PHASE, A_MAXHOPS, A_NIND, A_CMICRO, A_LENW, A_THRESH, A_BIAS, A_VARIANT = range(8)
 PARAMS = ("phase_classes", "max_hops_cap", "n_indirect", "c_micro", "length_weighted",
-          "threshold_micro", "bias_micro")
+          "threshold_micro", "bias_micro", "variant")
+
+V_NONE, V_VALIANT, V_UGAL_L, V_UGAL_G = range(4)
+"""Values of ``ap[A_VARIANT]``: which decision :func:`mid_source` makes at a packet's first
+router (``V_NONE``: none, the packet goes minimally)."""
+
+VARIANT = {"valiant": V_VALIANT, "ugal_l": V_UGAL_L, "ugal_g": V_UGAL_G,
+           "dragonfly_min": V_NONE, "dragonfly_valiant": V_VALIANT,
+           "dragonfly_ugal_l": V_UGAL_L, "dragonfly_par": V_UGAL_L}
+"""The source variant of every kernel that packs its parameters with :func:`pack`."""
 
 
 def pack(plan, cfg):
@@ -180,7 +189,8 @@ def pack(plan, cfg):
             "n_indirect": kp.get("n_indirect", 0), "c_micro": int(round(kp.get("c", 1.0) * 1_000_000)),
             "length_weighted": int(kp.get("length_weighted", True)),
             "threshold_micro": int(round(kp.get("threshold", 0.0) * 1_000_000)),
-            "bias_micro": int(round(kp.get("bias", 0.0) * 1_000_000))}
+            "bias_micro": int(round(kp.get("bias", 0.0) * 1_000_000)),
+            "variant": VARIANT[plan.kernel]}
 
 
 @njit_kernel
@@ -275,6 +285,27 @@ def ugal_g_source(site, eng, ctx, ap, fid):
     rec_c[fid, F_MID - NF_HOT] = mid
 
 
+_valiant = njit_inline(valiant_source.py_func)
+_ugal_l = njit_inline(ugal_l_source.py_func)
+_ugal_g = njit_inline(ugal_g_source.py_func)
+
+
+@njit_kernel
+def mid_source(site, eng, ctx, ap, fid):
+    """The source decision of the kernel's variant (``ap[A_VARIANT]``): Valiant's, UGAL-L's,
+    UGAL-G's or none.  Valiant, UGAL-L and UGAL-G (and Dragonfly's minimal, Valiant and UGAL-L
+    routings) each share one router stage this way, compiled once for all of them, instead
+    of one each (each about 20 s of CPU); the variant is a branch at a packet's first
+    router."""
+    v = ap[A_VARIANT]
+    if v == V_UGAL_L:
+        _ugal_l(site, eng, ctx, ap, fid)
+    elif v == V_UGAL_G:
+        _ugal_g(site, eng, ctx, ap, fid)
+    elif v == V_VALIANT:
+        _valiant(site, eng, ctx, ap, fid)
+
+
 @njit_kernel
 def mid_hop(site, eng, ctx, ap, fid):
     """Minimal towards the intermediate router, then minimal towards the destination."""
@@ -290,7 +321,7 @@ KNOBS = {"valiant": ("max_hops_cap",),
          "ugal_g": ("max_hops_cap", "n_indirect", "c", "bias")}
 """Kernel parameters of the plans (``RoutingPlan.kernel_params``), per kernel."""
 for _name in ("valiant", "ugal_l", "ugal_g"):
-    register_kernel(_name, RoutingKernel(module=__name__, hop="mid_hop", source=_name + "_source",
+    register_kernel(_name, RoutingKernel(module=__name__, hop="mid_hop", source="mid_source",
                                          tables=MidTables, optional=OPTIONAL,
                                          schemes=("hop", "phase"), params=PARAMS,
                                          knobs=KNOBS[_name], pack=pack))

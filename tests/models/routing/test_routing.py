@@ -304,3 +304,24 @@ def test_min_on_a_dragonfly_is_booksims_hierarchical_route():
     assert a["summary"]["hops_mean"] > b["summary"]["hops_mean"]    # l-g-l is not always shortest
     _, _, sf, _ = plan_routing(cfg_of("routing.algorithm=min"))
     assert (sf.kernel, sf.scheme) == ("min", "hop")
+
+
+@pytest.mark.parametrize("topo,algs", [
+    ("sf", ("valiant", "ugal_l", "ugal_g")),
+    ("df", ("min", "dragonfly_valiant", "dragonfly_ugal")),
+])
+def test_source_variants_share_one_router_stage(topo, algs):
+    """Valiant, UGAL-L and UGAL-G (and Dragonfly's minimal, Valiant and UGAL-L routings) run
+    one compiled router stage, told apart by their variant parameter."""
+    from models.core.routing import kernel_of, pack
+    from models.routing.nonminimal import A_VARIANT
+    from pdes.kernels.generate import module_name
+    names, variants = set(), []
+    for alg in algs:
+        cfg = cfg_of(*TOPOS[topo], f"routing.algorithm={alg}")
+        prep = prepare(cfg)
+        kernel = kernel_of(alg, prep.plan)
+        names.add(module_name(kernel))
+        variants.append(int(pack(alg, prep.plan, cfg)[1][A_VARIANT]))
+    assert len(names) == 1, names
+    assert len(set(variants)) == len(algs), variants
