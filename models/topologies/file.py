@@ -87,7 +87,6 @@ import json
 import os
 import re
 from typing import NamedTuple
-from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -595,6 +594,9 @@ def _write_anynet(topo, fh, latency=None, cable_m=None):
 
 
 def _write_graphml(topo, fh, latency=None, cable_m=None):
+    # imported here: the module pulls in urllib.request and http.client, 10-25 ms of the
+    # start of every pdes command
+    from xml.sax.saxutils import escape
     names = [str(n) for n in topo.link_class_names]
     params = json.dumps(topo.params, sort_keys=True, default=str)
     out = ["<?xml version='1.0' encoding='utf-8'?>",
