@@ -30,7 +30,7 @@ from models.core.jit import njit_kernel
 from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.nonminimal import (BIAS, KNOBS, UGAL, MidTables, PARAMS, _ugal_checks,
-                                       mid_source, pack)
+                                       V_NONE, V_UGAL_L, V_VALIANT, mid_source, packing)
 from models.routing.paths import eject_port, group_port, target_of
 from models.core.record import ERR_ROUTE, F_AUX2, NF_HOT, OK
 from models.core.routing import RoutingKernel, register_kernel
@@ -130,13 +130,13 @@ _OPTIONAL = {"mid_cand": np.zeros(0, np.int32)}
 register_kernel("dragonfly_min", RoutingKernel(
     module=__name__, hop="dragonfly_hop", source="mid_source", tables=MidTables,
     optional=_OPTIONAL, schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["valiant"],
-    pack=pack))
+    pack=packing(V_NONE)))
 register_kernel("dragonfly_valiant", RoutingKernel(
     module=__name__, hop="dragonfly_hop", source="mid_source", tables=MidTables,
-    schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["valiant"], pack=pack))
+    schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["valiant"], pack=packing(V_VALIANT)))
 register_kernel("dragonfly_ugal_l", RoutingKernel(
     module=__name__, hop="dragonfly_hop", source="mid_source", tables=MidTables,
-    schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["ugal_l"], pack=pack))
+    schemes=("dragonfly",), params=PARAMS, knobs=KNOBS["ugal_l"], pack=packing(V_UGAL_L)))
 
 
 def dragonfly_min_plan(topo, dist):

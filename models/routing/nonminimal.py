@@ -31,6 +31,7 @@ VC classes: ``hop`` (default; 000 Sec. IV-D: class = hops taken, so
 valid on MLFM/OFT/fat trees whose minimal routes are acyclic).
 """
 import dataclasses
+import functools
 from collections import namedtuple
 
 import numpy as np
@@ -175,22 +176,27 @@ V_NONE, V_VALIANT, V_UGAL_L, V_UGAL_G = range(4)
 """Values of ``ap[A_VARIANT]``: which decision :func:`mid_source` makes at a packet's first
 router (``V_NONE``: none, the packet goes minimally)."""
 
-VARIANT = {"valiant": V_VALIANT, "ugal_l": V_UGAL_L, "ugal_g": V_UGAL_G,
-           "dragonfly_min": V_NONE, "dragonfly_valiant": V_VALIANT,
-           "dragonfly_ugal_l": V_UGAL_L, "dragonfly_par": V_UGAL_L}
-"""The source variant of every kernel that packs its parameters with :func:`pack`."""
 
-
-def pack(plan, cfg):
+def pack(plan, cfg, variant=V_NONE):
     """Integer kernel parameters: ``c``, ``threshold`` (a fraction of the buffer behind the
-    port, :func:`models.routing.paths.buffer_share`) and ``bias`` in millionths."""
+    port, :func:`models.routing.paths.buffer_share`) and ``bias`` in millionths; ``variant``
+    the decision of :func:`mid_source` (a kernel registered with :func:`packing`)."""
     kp = plan.kernel_params
     return {"phase_classes": int(plan.scheme == "phase"), "max_hops_cap": kp["max_hops_cap"],
             "n_indirect": kp.get("n_indirect", 0), "c_micro": int(round(kp.get("c", 1.0) * 1_000_000)),
             "length_weighted": int(kp.get("length_weighted", True)),
             "threshold_micro": int(round(kp.get("threshold", 0.0) * 1_000_000)),
             "bias_micro": int(round(kp.get("bias", 0.0) * 1_000_000)),
-            "variant": VARIANT[plan.kernel]}
+            "variant": variant}
+
+
+_PACKS = {v: functools.partial(pack, variant=v) for v in (V_NONE, V_VALIANT, V_UGAL_L, V_UGAL_G)}
+
+
+def packing(variant: int):
+    """The ``pack`` of a kernel whose :func:`mid_source` makes ``variant``'s decision (one
+    object per variant, so a registration repeated with the same one is the same)."""
+    return _PACKS[variant]
 
 
 @njit_kernel
@@ -320,8 +326,8 @@ KNOBS = {"valiant": ("max_hops_cap",),
          "ugal_l": ("max_hops_cap", "n_indirect", "c", "length_weighted", "threshold", "bias"),
          "ugal_g": ("max_hops_cap", "n_indirect", "c", "bias")}
 """Kernel parameters of the plans (``RoutingPlan.kernel_params``), per kernel."""
-for _name in ("valiant", "ugal_l", "ugal_g"):
+for _name, _variant in (("valiant", V_VALIANT), ("ugal_l", V_UGAL_L), ("ugal_g", V_UGAL_G)):
     register_kernel(_name, RoutingKernel(module=__name__, hop="mid_hop", source="mid_source",
                                          tables=MidTables, optional=OPTIONAL,
                                          schemes=("hop", "phase"), params=PARAMS,
-                                         knobs=KNOBS[_name], pack=pack))
+                                         knobs=KNOBS[_name], pack=packing(_variant)))
