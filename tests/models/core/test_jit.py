@@ -268,3 +268,51 @@ def test_block_copier_is_installed_only_while_the_project_compiles(tmp_path):
         """ % str(tmp_path), tmp_path)
     assert r.returncode == 0, r.stderr
     assert int(r.stdout.strip()) > 0
+
+
+def test_cached_functions_load_without_numba_registries(tmp_path):
+    """A project function loaded from the cache runs without the target context's refresh
+    (Numba's registries: none of its 55 modules are imported); a later compilation in the
+    same process refreshes the context itself and compiles code that needs the registries."""
+    (tmp_path / "probe.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from models.core import jit
+
+        def doubled(n):
+            return np.arange(n) * 2          # allocates: needs the runtime (NRT)
+
+        def keyed(a):
+            return hash((a[0], 7)) == hash((a[0], 7))     # the hash secret's symbols
+        doubled, keyed = jit.njit(doubled), jit.njit(keyed)
+        """))
+    first = run_py("""
+        import numpy as np
+        from probe import doubled, keyed
+        assert doubled(4).tolist() == [0, 2, 4, 6] and keyed(np.arange(3))
+        assert doubled.stats.cache_misses and keyed.stats.cache_misses
+        """, tmp_path, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    r = run_py("""
+        import sys
+        import numpy as np
+        from numba.core import base
+        calls = []
+        refresh = base.BaseContext.refresh
+        base.BaseContext.refresh = lambda self: (calls.append(1), refresh(self))[1]
+        from probe import doubled, keyed
+        assert doubled(5).tolist() == [0, 2, 4, 6, 8] and keyed(np.arange(3))
+        assert doubled.stats.cache_hits and keyed.stats.cache_hits
+        print("loaded:", len(calls), "numba.typed.typedlist" in sys.modules)
+
+        import numba
+        from numba.typed import List
+
+        @numba.njit
+        def total(xs):
+            return np.sum(np.asarray([x for x in xs]))
+        assert total(List([1.0, 2.0, 3.0])) == 6.0
+        print("compiled:", len(calls) > 0)
+        """, tmp_path, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "loaded: 0 False" in r.stdout
+    assert "compiled: True" in r.stdout
