@@ -99,8 +99,7 @@ class RouterParams:
 
 
 @njit
-def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, rtt):
-    out = np.zeros(ports.shape[0], dtype=np.int32)
+def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, rtt, chan, out):
     nK = cr_cnt.shape[0]
     for i in range(ports.shape[0]):
         q = 0
@@ -116,8 +115,7 @@ def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, 
                 h = h + 1 if h + 1 < cap else 0
             q += cap - c
         q -= rtt[i]
-        out[i] = q if q > 0 else 0
-    return out
+        out[chan[i]] = q if q > 0 else 0
 
 
 def ring_layout(cap_per_ring: np.ndarray, hot: int) -> tuple[np.ndarray, int]:
@@ -211,6 +209,7 @@ class PartState:
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
         self._held_entry = None       # _entry: (dispatcher, arguments, compiled entry point)
+        self._occ_ports = None        # port_occupancy: (network ports, round trips, channels)
 
     def _cut_channels(self, topo, owner, ports) -> None:
         """The cut channels (network ports whose link leaves the part): flits leave on
@@ -414,12 +413,14 @@ class PartState:
         """
         a = self.arrays
         prm = self.prm
-        ports = np.nonzero(self.is_net)[0]
-        rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
-               + prm[P.PR_CD])       # as credit_rtt of the routing kernels
-        occ = _occupancy(ports, self.nv, prm[P.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
-                         a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt)
-        out[self.out_channel[ports]] = occ
+        if self._occ_ports is None:     # the ports, their round trips and channels: fixed
+            ports = np.nonzero(self.is_net)[0]
+            rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
+                   + prm[P.PR_CD])       # as credit_rtt of the routing kernels
+            self._occ_ports = (ports, rtt, np.asarray(self.out_channel[ports], np.int64))
+        ports, rtt, chan = self._occ_ports
+        _occupancy(ports, self.nv, prm[P.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
+                   a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt, chan, out)
 
     # -------------------------------------------------------------- accounting
     def flits_held(self) -> int:
