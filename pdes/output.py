@@ -82,10 +82,47 @@ def run_image(res: dict, cfg_toml: str, *, nranks: int, partition: dict | None, 
     return buf.getvalue()
 
 
+class Shared:
+    """What a study file already holds that the next point may hold too: its config
+    sections and its network's arrays (the topology's links, routers and endpoints, link
+    latencies and lengths, the histogram's bin edges), by content.
+
+    A point whose section or array equals one written before gets an HDF5 hard link to it:
+    the same object under a second name, read like any other (HDF5 counts its names).  A
+    point of SF q=5 writes 129 datasets; in a sweep of routings and loads 75 of them are
+    links after the first point of each network."""
+
+    def __init__(self):
+        self.groups: dict = {}        # (name, JSON text) -> path
+        self.arrays: dict = {}        # name -> [(array, path)]
+
+    def group(self, parent, name: str, text: str) -> bool:
+        """Link ``parent[name]`` to the group written with the same ``text``, if any."""
+        path = self.groups.get((name, text))
+        if path is None:
+            return False
+        parent[name] = parent.file[path]
+        return True
+
+    def put(self, parent, name: str, value, writer=None) -> None:
+        """``put(parent, name, value)`` (or ``writer``), or a link to an equal array."""
+        value = np.asarray(value)
+        seen = self.arrays.setdefault(name, [])
+        for old, path in seen:
+            if old.dtype == value.dtype and old.shape == value.shape and np.array_equal(old, value):
+                parent[name] = parent.file[path]
+                return
+        (writer or put)(parent, name, value)
+        if len(seen) < 4:            # a few networks per study; more are written, not linked
+            seen.append((value, parent[name].name))
+
+
 def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | None,
-              version: str) -> None:
-    """Write one run's results into the HDF5 group (or file) ``f``: the schema of a run file."""
+              version: str, shared: Shared | None = None) -> None:
+    """Write one run's results into the HDF5 group (or file) ``f``: the schema of a run file.
+    ``shared``: the config sections and network arrays already in the file (a study's)."""
     prep = res["prepared"]
+    sput = shared.put if shared is not None else (lambda g, n, v, writer=None: (writer or put)(g, n, v))
     topo = prep.topo
     f.attrs["format"] = FORMAT
     f.attrs["format_version"] = FORMAT_VERSION
@@ -102,7 +139,7 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
         f.attrs["deadlock_warning"] = prep.deadlock_warning
     for k, v in prep.provenance.items():     # the input files' digests (pdes.provenance)
         f.attrs[k] = v
-    write_config(f.create_group("config"), prep.cfg)
+    write_config(f.create_group("config"), prep.cfg, shared)
     if prep.failure is not None:              # a failure during the run (pdes.failure)
         write_failure(f.create_group("faults"), prep.failure)
     elif topo.is_degraded:
@@ -117,7 +154,7 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     put_histogram(h, "packet_latency", res["hist_packet_latency"])
     put_histogram(h, "network_latency", res["hist_network_latency"])
     put(h, "hops", res["hist_hops"])
-    put_histogram(h, "latency_edges", res["hist_latency_edges"])
+    sput(h, "latency_edges", res["hist_latency_edges"], put_histogram)
     if res.get("hist_message_latency") is not None:
         put_histogram(h, "message_latency", res["hist_message_latency"])
     if res.get("workload") is not None:        # a schedule (docs/workloads.md#results)
@@ -132,16 +169,16 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
             for k, v in vals.items():
                 put(g, k, v)
     ln = f.create_group("links")
-    put(ln, "routers", topo.links.astype(np.int32))
-    put(ln, "latency_cycles", np.asarray(prep.link_latency, np.int64))
+    sput(ln, "routers", topo.links.astype(np.int32))
+    sput(ln, "latency_cycles", np.asarray(prep.link_latency, np.int64))
     if prep.cable_m is not None:
-        put(ln, "cable_m", np.asarray(prep.cable_m, np.float64))
-    put(ln, "link_class", topo.link_class)
+        sput(ln, "cable_m", np.asarray(prep.cable_m, np.float64))
+    sput(ln, "link_class", topo.link_class)
     ln.attrs["link_class_names"] = json.dumps(list(topo.link_class_names))
     if prep.cfg["output"]["per_link"]:
         put(ln, "channel_flits", res["link_flits"])
     ep = f.create_group("endpoints")
-    put(ep, "router", topo.endpoint_router)
+    sput(ep, "router", topo.endpoint_router)
     if prep.cfg["output"]["per_endpoint"]:
         put(ep, "injected_flits", res["endpoint_injected"])
         put(ep, "delivered_flits", res["endpoint_delivered"])
@@ -150,8 +187,8 @@ def write_run(f, res: dict, cfg_toml: str, *, nranks: int, partition: dict | Non
     for i, name in enumerate(SERIES_COLUMNS):
         put(sr, name, res["series"][:, i])
     rt = f.create_group("routers")
-    put(rt, "endpoints", topo.endpoints)
-    put(rt, "group", topo.group)
+    sput(rt, "endpoints", topo.endpoints)
+    sput(rt, "group", topo.group)
     tm = f.create_group("run")
     for k, v in res["timing"].items():
         tm.attrs[k] = float(v)
@@ -197,14 +234,22 @@ def write_failure(g, failure) -> None:
     g.attrs["description"] = fs.description
 
 
-def write_config(g, cfg: dict) -> None:
+def write_config(g, cfg: dict, shared: Shared | None = None) -> None:
     """The resolved config as datasets ``<section>/<key>`` (``None`` values omitted).
 
     Strings are string datasets, numbers and booleans scalars, lists arrays (a
     list that numpy cannot make a plain array of is stored as its JSON text).
+    With ``shared``, a section equal to one already in the file is a link to it.
     """
     for section, body in cfg.items():
+        text = None
+        if shared is not None:
+            text = json.dumps(body, sort_keys=True, default=repr)
+            if shared.group(g, section, text):
+                continue
         sg = g.create_group(section)
+        if text is not None:
+            shared.groups[(section, text)] = sg.name
         if section == "jobs":          # one group per job: jobs/<N>/<key>
             for i, job in enumerate(body):
                 jg = sg.create_group(str(i))

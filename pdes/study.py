@@ -413,7 +413,7 @@ class Runner:
                "wall_s": wall, "world_rank": self.world_rank}
         args = dict(nranks=self.size, partition=res["partition"], version=self.version)
         if self.world_rank == 0:     # the file's writer: the results go into the file as they are
-            rec["write"] = lambda g: write_run(g, res, C.to_toml(cfg), **args)
+            rec["write"] = lambda g, shared=None: write_run(g, res, C.to_toml(cfg), shared=shared, **args)
         else:                        # sent to the writer as an HDF5 image
             rec["image"] = run_image(res, C.to_toml(cfg), **args)
         return summary, rec
@@ -463,6 +463,8 @@ class StudyFile:
         self.buf = io.BytesIO()
         self.f = h5py.File(self.buf, "w")
         self.f.create_group("points")
+        from pdes.output import Shared
+        self.shared = Shared()        # what later points link to instead of writing again
 
     # ---- reading an existing study (resume)
     def load_existing(self) -> None:
@@ -505,6 +507,8 @@ class StudyFile:
             raise ParameterError(f"--resume: cannot read {self.path} as a study ({exc})") from None
         self.f.close()
         self.f, self.buf, self.rows = f, buf, rows
+        from pdes.output import Shared
+        self.shared = Shared()
 
     def _compare_inputs(self, attrs) -> None:
         """Refuse to resume a study whose input files changed since it was written (unless
@@ -548,7 +552,7 @@ class StudyFile:
             raise RuntimeError(f"point {rec['name']} written twice")
         g = pts.create_group(rec["name"])
         if "write" in rec:
-            rec["write"](g)
+            rec["write"](g, self.shared)
         else:
             with h5py.File(io.BytesIO(rec["image"]), "r") as src:
                 for k, v in src.attrs.items():

@@ -279,6 +279,49 @@ def study_file(tmp_path_factory):
     return out
 
 
+def test_points_link_the_config_sections_and_network_arrays_they_share(study_file):
+    """A study's points hold each config section and network array once: a later point's
+    equal section or array is an HDF5 hard link to the first (the same object); sections that
+    differ (the varied routing, the load) and results are each point's own."""
+    with h5py.File(study_file) as f:
+        pts = [f["points"][row["point"].decode()] for row in f["table"][()]]
+        first, same_series, other_series = pts[0], pts[1], pts[-1]
+        for p in pts[1:]:
+            for name in ("config/topology", "config/router", "config/measure", "links/routers",
+                         "links/latency_cycles", "routers/group", "endpoints/router",
+                         "hist/latency_edges"):
+                assert p[name] == first[name], name          # one object, two names
+            assert p["summary/accepted_load"] != first["summary/accepted_load"]
+            if p.attrs["study_load"] != first.attrs["study_load"]:
+                assert p["config/traffic"] != first["config/traffic"]
+            else:
+                assert p["config/traffic"] == first["config/traffic"]
+        assert same_series["config/routing"] == first["config/routing"]
+        assert other_series["config/routing"] != first["config/routing"]
+        assert other_series["config/routing/algorithm"][()] != first["config/routing/algorithm"][()]
+
+
+def test_shared_writes_link_equal_content_only(tmp_path):
+    """``pdes.output.Shared`` links an array or config section only to an equal one."""
+    from pdes.output import Shared, write_config
+    sh = Shared()
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        a, b = f.create_group("a"), f.create_group("b")
+        sh.put(a, "x", np.arange(4, dtype=np.int32))
+        sh.put(b, "x", np.arange(4, dtype=np.int32))           # equal: linked
+        sh.put(b, "y", np.arange(4, dtype=np.int64))           # another name: written
+        c = f.create_group("c")
+        sh.put(c, "x", np.arange(4, dtype=np.int64))           # another dtype: written
+        d = f.create_group("d")
+        sh.put(d, "x", np.array([0, 1, 2, 5], dtype=np.int32))  # other values: written
+        assert b["x"] == a["x"] and c["x"] != a["x"] and d["x"] != a["x"]
+        assert d["x"][()].tolist() == [0, 1, 2, 5] and c["x"].dtype == np.int64
+        write_config(f.create_group("c1"), {"s": {"k": 1}, "t": {"k": [1, 2]}}, sh)
+        write_config(f.create_group("c2"), {"s": {"k": 1}, "t": {"k": [1, 3]}}, sh)
+        assert f["c2/s"] == f["c1/s"] and f["c2/t"] != f["c1/t"]
+        assert f["c2/t/k"][()].tolist() == [1, 3]
+
+
 def test_show_table_and_csv(study_file):
     """`pdes show` prints every point; --csv gives the whole /table, parseable as CSV."""
     r = pdes("show", str(study_file))
