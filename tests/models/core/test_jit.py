@@ -300,6 +300,7 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
         refresh = base.BaseContext.refresh
         base.BaseContext.refresh = lambda self: (calls.append(1), refresh(self))[1]
         from probe import doubled, keyed
+        assert doubled._cache._cache is None        # made when first used, not at import
         assert doubled(5).tolist() == [0, 2, 4, 6, 8] and keyed(np.arange(3))
         assert doubled.stats.cache_hits and keyed.stats.cache_hits
         print("loaded:", len(calls), "numba.typed.typedlist" in sys.modules)
