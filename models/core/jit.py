@@ -5,9 +5,11 @@ with Numba's on-disk cache so a second run does not pay the compile time again.
 
 Everything this module configures applies to the functions decorated with
 :data:`njit` / :data:`njit_inline` only; importing it changes nothing in
-Numba's process-wide state but the time it takes to load Numba's array
-functions (:func:`_import_arraymath_without_blas_probe`: the same state without
-importing SciPy's BLAS):
+Numba's process-wide state, and the first compilation of a project function
+only the time it takes to load Numba's array functions
+(:func:`_import_arraymath_without_blas_probe`: the same state without importing
+SciPy's BLAS).  A process that only loads cached functions loads neither those
+nor the rest of Numba's compiler registries (:class:`_ProjectCache`):
 
 * **Cache location.**  Compiled code of the project's functions is cached in
   a directory keyed on the digest of all project sources
@@ -172,8 +174,18 @@ def _no_wraparound_available() -> bool:
     return callable(getattr(arrayobj, "fix_integer_index", None))
 
 
-NO_WRAPAROUND = _no_wraparound_available()
-"""Whether this Numba version has the hook (if not, the kernels stay correct, only slower)."""
+@functools.lru_cache(maxsize=None)
+def no_wraparound() -> bool:
+    """Whether this Numba version has the hook (if not, the kernels stay correct, only
+    slower); asked when a project function first compiles (importing Numba's array lowering
+    takes 20 ms, which a process that only loads cached kernels does not need)."""
+    return _no_wraparound_available()
+
+
+def __getattr__(name):
+    if name == "NO_WRAPAROUND":         # the old constant, now asked when first needed
+        return no_wraparound()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _import_arraymath_without_blas_probe() -> bool:
@@ -188,7 +200,11 @@ def _import_arraymath_without_blas_probe() -> bool:
     known (a BLAS is there) as long as SciPy is installed; the module is then imported
     with the probe's import skipped and records that answer.  Numba's linear algebra still
     imports SciPy's BLAS, and checks its integer width, when code using it compiles.
-    Without SciPy, or with Numba's module imported already, nothing changes."""
+    Without SciPy, or with Numba's module imported already, nothing changes.
+
+    Called when a project function first compiles, before Numba loads its registries; a
+    process that only loads cached kernels never loads them (:class:`_ProjectCache`), nor
+    this module (10 ms)."""
     import importlib.util
     import sys
     if "numba.np.arraymath" in sys.modules:
@@ -208,9 +224,6 @@ def _import_arraymath_without_blas_probe() -> bool:
     finally:
         linalg.ensure_blas = probe
     return True
-
-
-_import_arraymath_without_blas_probe()
 
 
 class _BlockCopier:
@@ -263,6 +276,12 @@ def _copy_hook(install: bool) -> None:
         _copier.release()
 
 
+@functools.lru_cache(maxsize=None)
+def _before_first_compile() -> None:
+    """Once per process, before the first project function compiles (under ``_hook_lock``)."""
+    _import_arraymath_without_blas_probe()
+
+
 def _hook_enter() -> None:
     """Install the no-wraparound index fix-up and the inliner's block copier (nested
     compilations count)."""
@@ -271,8 +290,9 @@ def _hook_enter() -> None:
         _hook_depth += 1
         if _hook_depth > 1:
             return
+        _before_first_compile()
         _copy_hook(True)
-        if not NO_WRAPAROUND:
+        if not no_wraparound():
             return
         from numba.core import types
         from numba.np import arrayobj
@@ -293,7 +313,7 @@ def _hook_exit() -> None:
         _hook_depth -= 1
         if _hook_depth == 0:
             _copy_hook(False)
-            if NO_WRAPAROUND:
+            if no_wraparound():
                 from numba.np import arrayobj
                 arrayobj.fix_integer_index = _hook_orig
                 _hook_orig = None
@@ -303,16 +323,18 @@ def _project_jit(func, **options):
     """Compile ``func`` lazily with the project's options, cache and compile hook."""
     disp = numba.njit(nogil=True, **options)(func)
     disp._cache = _LazyCache(disp.py_func)        # what cache=True does, with our location
-    compile_ = disp.compile
+    # the hooks are on while Numba compiles (a signature the cache does not hold), not while
+    # it loads from the cache: a process that only loads imports none of what they need
+    compile_ = disp._compiler.compile
 
-    def compile(sig):
+    def compile(args, return_type):
         with _hook_lock:      # the hook must not be removed while another thread compiles
             _hook_enter()
             try:
-                return compile_(sig)
+                return compile_(args, return_type)
             finally:
                 _hook_exit()
-    disp.compile = compile
+    disp._compiler.compile = compile
     return disp
 
 

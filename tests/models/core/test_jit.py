@@ -16,7 +16,7 @@ def run_py(code, tmp_path, cwd=ROOT, **env):
 
 
 def test_hook_is_installed():
-    assert jit.NO_WRAPAROUND
+    assert jit.no_wraparound() and jit.NO_WRAPAROUND
 
 
 def test_hook_applies_to_kernel_modules_only(tmp_path):
@@ -78,17 +78,25 @@ def test_import_changes_no_numba_state(tmp_path):
 
 
 def test_numba_array_functions_load_without_scipy_blas(tmp_path):
-    """Loading Numba's lowering (what the first compiled function of a process does) with
-    the jit wrapper imported does not import SciPy's BLAS, records a BLAS as present (SciPy
-    is a dependency), and linear algebra in compiled code still works: it imports SciPy's
-    BLAS when it compiles."""
+    """Importing the jit wrapper loads none of Numba's array lowering; the first compilation
+    of a project function loads it (and Numba's other registries) without importing SciPy's
+    BLAS, records a BLAS as present (SciPy is a dependency), and linear algebra in compiled
+    code still works: it imports SciPy's BLAS when it compiles."""
+    (tmp_path / "probe.py").write_text(textwrap.dedent("""
+        from models.core import jit
+
+        def total(a):
+            return a.sum()
+        total = jit.njit(total)
+        """))
     r = run_py("""
         import sys
         import numpy as np
         import numba
         import models.core.jit  # noqa: F401
-        from numba.core.registry import cpu_target
-        cpu_target.target_context.refresh()
+        print("at import:", "numba.np.arraymath" in sys.modules, "numba.np.arrayobj" in sys.modules)
+        from probe import total
+        assert total(np.arange(4.0)) == 6.0
         from numba.np import arraymath
         print("blas imported:", "scipy.linalg.cython_blas" in sys.modules, arraymath._HAVE_BLAS)
 
@@ -98,8 +106,9 @@ def test_numba_array_functions_load_without_scipy_blas(tmp_path):
         a = np.arange(4.0)
         assert dot(a, a) == 14.0
         print("after dot:", "scipy.linalg.cython_blas" in sys.modules)
-        """, tmp_path)
+        """, tmp_path, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    assert "at import: False False" in r.stdout
     assert "blas imported: False True" in r.stdout
     assert "after dot: True" in r.stdout
 
