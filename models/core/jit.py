@@ -37,6 +37,7 @@ nor the rest of Numba's compiler registries (:class:`_ProjectCache`):
   (:class:`_BlockCopier`) instead of one per block: the same IR, a quarter less
   compile time for the cycle kernels.
 """
+import contextlib
 import copy
 import functools
 import hashlib
@@ -115,21 +116,21 @@ class _ProjectCache(FunctionCache):
     creation, the runtime (NRT) and :mod:`numba.cpython.hashing` add, and calling it from
     Python goes through its own compiled wrapper.  The registries are for compiling, and
     Numba refreshes the context itself before any compilation, so a process that then
-    compiles something loads them there.  This saved 0.3 s of every process that only loads
-    kernels (a sweep of 4 points: 1.29 -> 0.99 s wall, docs/performance.md).
+    compiles something loads them there.  With the lazy caches and hooks below, a process
+    that only loads kernels starts about 0.15 s sooner (docs/performance.md).
     """
     _impl_class = _ProjectCacheImpl
 
     def load_overload(self, sig, target_context):
         _link_prerequisites(target_context)
-        with self._guard_against_spurious_io_errors():
+        with self._guard_against_spurious_io_errors(), _blas_probe_answered():
             return self._load_overload(sig, target_context)
 
 
 class _LazyCache:
     """A dispatcher's :class:`_ProjectCache`, made when it is first used (a compilation, a
     load, the dispatcher's ``stats``): making one finds the function's source file and cache
-    place, about 0.12 ms, which the ~185 functions pdes's modules define paid at every
+    place, about 0.07 ms, which the ~185 functions pdes's modules define paid at every
     import, though a run uses a few dozen of them."""
 
     def __init__(self, py_func):
@@ -188,42 +189,54 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _import_arraymath_without_blas_probe() -> bool:
-    """Import ``numba.np.arraymath`` with its BLAS probe answered without importing SciPy's
-    BLAS; True if it did.
-
-    Numba imports that module with its lowering registry the first time a process compiles
-    or loads any compiled function, and the module probes for a BLAS by importing
-    ``scipy.linalg.cython_blas`` (with ``scipy.linalg`` and, through it, ``numpy.f2py``):
-    0.14 s of the start of every ``pdes run`` and ``pdes sweep`` on the AMD EPYC, more from a
-    shared file system.  SciPy is one of pdes's dependencies, so the probe's answer is
-    known (a BLAS is there) as long as SciPy is installed; the module is then imported
-    with the probe's import skipped and records that answer.  Numba's linear algebra still
-    imports SciPy's BLAS, and checks its integer width, when code using it compiles.
-    Without SciPy, or with Numba's module imported already, nothing changes.
-
-    Called when a project function first compiles, before Numba loads its registries; a
-    process that only loads cached kernels never loads them (:class:`_ProjectCache`), nor
-    this module (10 ms)."""
+@functools.lru_cache(maxsize=None)
+def _have_scipy() -> bool:
     import importlib.util
+    return importlib.util.find_spec("scipy") is not None
+
+
+@contextlib.contextmanager
+def _blas_probe_answered():
+    """While the block runs, an import of ``numba.np.arraymath`` finds its BLAS probe
+    answered without importing SciPy's BLAS.
+
+    Numba imports that module with its lowering registry when a process first compiles,
+    and when it loads a cached function whose code used NumPy's array functions (the
+    function's environment names the module).  The module probes for a BLAS by importing
+    ``scipy.linalg.cython_blas`` (with ``scipy.linalg`` and, through it, ``numpy.f2py``):
+    0.14 s of a process's start on the AMD EPYC, more from a shared file system.  SciPy is
+    one of pdes's dependencies, so the probe's answer is known (a BLAS is there) as long as
+    SciPy is installed; the module then records that answer.  Numba's linear algebra still
+    imports SciPy's BLAS, and checks its integer width, when code using it compiles.
+    Without SciPy, or with Numba's module imported already, nothing changes."""
     import sys
-    if "numba.np.arraymath" in sys.modules:
-        return False
+    if "numba.np.arraymath" in sys.modules or not _have_scipy():
+        yield
+        return
     try:
-        if importlib.util.find_spec("scipy") is None:
-            return False
         from numba.np import linalg
     except ImportError:   # pragma: no cover - depends on the Numba version
-        return False
+        yield
+        return
     probe = getattr(linalg, "ensure_blas", None)
     if not callable(probe):   # pragma: no cover - depends on the Numba version
-        return False
+        yield
+        return
     linalg.ensure_blas = lambda: None
     try:
-        import numba.np.arraymath  # noqa: F401 - records the probe's answer
+        yield
     finally:
         linalg.ensure_blas = probe
-    return True
+
+
+def _import_arraymath_without_blas_probe() -> None:
+    """Import ``numba.np.arraymath`` with its BLAS probe answered (:func:`_blas_probe_answered`).
+
+    Called when a project function first compiles, before Numba loads its registries; a
+    process that only loads cached kernels never loads them (:class:`_ProjectCache`), and
+    imports this module only if a kernel's code used NumPy's array functions."""
+    with _blas_probe_answered():
+        import numba.np.arraymath  # noqa: F401 - records the probe's answer
 
 
 class _BlockCopier:

@@ -292,12 +292,16 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
 
         def keyed(a):
             return hash((a[0], 7)) == hash((a[0], 7))     # the hash secret's symbols
-        doubled, keyed = jit.njit(doubled), jit.njit(keyed)
+
+        def sorted_sum(a):
+            return np.sort(a)[:2].sum()      # NumPy's array functions (numba.np.arraymath)
+        doubled, keyed, sorted_sum = jit.njit(doubled), jit.njit(keyed), jit.njit(sorted_sum)
         """))
     first = run_py("""
         import numpy as np
-        from probe import doubled, keyed
+        from probe import doubled, keyed, sorted_sum
         assert doubled(4).tolist() == [0, 2, 4, 6] and keyed(np.arange(3))
+        assert sorted_sum(np.array([3.0, 1.0, 2.0])) == 3.0
         assert doubled.stats.cache_misses and keyed.stats.cache_misses
         """, tmp_path, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -308,11 +312,16 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
         calls = []
         refresh = base.BaseContext.refresh
         base.BaseContext.refresh = lambda self: (calls.append(1), refresh(self))[1]
-        from probe import doubled, keyed
+        from probe import doubled, keyed, sorted_sum
         assert doubled._cache._cache is None        # made when first used, not at import
         assert doubled(5).tolist() == [0, 2, 4, 6, 8] and keyed(np.arange(3))
-        assert doubled.stats.cache_hits and keyed.stats.cache_hits
+        assert sorted_sum(np.array([3.0, 1.0, 2.0])) == 3.0
+        assert doubled.stats.cache_hits and keyed.stats.cache_hits and sorted_sum.stats.cache_hits
         print("loaded:", len(calls), "numba.typed.typedlist" in sys.modules)
+        # loading code that used NumPy's array functions imports them, with the BLAS probe
+        # answered: SciPy's BLAS is not imported
+        from numba.np import arraymath
+        print("blas:", "scipy.linalg.cython_blas" in sys.modules, arraymath._HAVE_BLAS)
 
         import numba
         from numba.typed import List
@@ -325,4 +334,5 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
         """, tmp_path, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "loaded: 0 False" in r.stdout
+    assert "blas: False True" in r.stdout
     assert "compiled: True" in r.stdout
