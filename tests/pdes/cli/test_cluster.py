@@ -326,6 +326,38 @@ def test_compile_lock_holds_off_a_second_compiler(tmp_path, monkeypatch):
         jit.cache_dir.cache_clear()
 
 
+def test_a_waiting_rank_looks_after_a_millisecond_then_at_doubling_intervals(monkeypatch):
+    """A rank waiting for its node's compiler looks after 1 ms, then at intervals doubling up
+    to 50 ms: a sweep's points, whose kernels are loaded already, wait a few milliseconds,
+    a long compilation is not polled faster than every 50 ms."""
+    import pdes.compiling as PC
+
+    class Req:
+        def __init__(self, n):
+            self.n = n
+
+        def Test(self):
+            self.n -= 1
+            return self.n < 0
+
+    class Node:
+        def Get_size(self):
+            return 2
+
+        def Get_rank(self):
+            return 1
+
+        def Ibcast(self, buf, root):
+            return Req(9)
+
+    slept = []
+    monkeypatch.setattr(PC.time, "sleep", slept.append)
+    ran = []
+    PC._first_on_node(Node(), lambda: ran.append(1))
+    assert ran == [1]
+    assert slept == [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.05, 0.05, 0.05]
+
+
 def test_describe_says_a_process_waited_for_another_compiler():
     from pdes.compiling import describe
     info = {"ranks": 1, "compiled": 0, "loaded": 1, "in_memory": 0, "nodes": 1, "seconds": 40.0,
