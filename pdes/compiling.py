@@ -97,8 +97,9 @@ def _counts(disps) -> tuple[int, int]:
 def _first_on_node(node, work) -> None:
     """``work()`` on the node's rank 0, then on the node's other ranks (collective over
     ``node``; ``None`` or one rank: just ``work()``).  The others poll for the end without
-    spinning on a core (after 1 ms, then at doubling intervals up to 50 ms); an exception of rank 0's ``work`` is raised on every rank of the node
-    (on the others as a ``RuntimeError`` that quotes it)."""
+    spinning on a core (after 1 ms, then at doubling intervals up to 50 ms); an exception of
+    rank 0's ``work`` is raised on every rank of the node (on the others as a
+    ``RuntimeError`` that quotes it)."""
     if node is None or node.Get_size() == 1:
         work()
         return
@@ -163,6 +164,22 @@ def compile_lock(disp):
         os.close(fd)           # releases the lock
 
 
+_DONE_ON_NODE: set = set()
+"""The window loops (dispatcher identities, with the exchange kernels or not) that every
+rank of this process's node has compiled or loaded already, in a :func:`compile_parts` call
+that ended: a sweep's later points with the same routing."""
+
+
+def _indexed(disps) -> bool:
+    """Whether each dispatcher's function has an index in the on-disk cache: the ranks of a
+    node then load at once instead of one after another (a signature the index lacks, as on
+    another CPU, is compiled by each rank that needs it)."""
+    try:
+        return all(os.path.exists(d._cache._cache_file._index_path) for d in disps)
+    except AttributeError:     # pragma: no cover - depends on the Numba version
+        return False
+
+
 def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
     """Compile the cycle kernels of ``parts`` (their router stage's ``advance`` and the stages
     it calls), or load them from the cache, without running a cycle: what the first window
@@ -171,7 +188,9 @@ def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
 
     Collective over ``comm`` (the run's ranks; ``None``: this process only); ``node`` (the
     ranks of ``comm`` on this node, ``COMM_TYPE_SHARED``): its rank 0 goes first, the
-    others load after it.  Returns this rank's and the job's counts (:func:`describe`).
+    others load after it, unless every rank of the node holds the kernels in memory or
+    finds them in the on-disk cache (then all load at once).  Returns this rank's and the
+    job's counts (:func:`describe`).
     """
     from models.core.jit import cache_dir
     disps = _advances(parts)
@@ -188,7 +207,21 @@ def compile_parts(parts, comm=None, node=None, exchange: bool = False) -> dict:
             if exchange:
                 from pdes.comm import compile_exchange
                 compile_exchange(p)
-    _first_on_node(node, work)
+    key = (tuple(sorted(id(d) for d in disps)), exchange)
+    ready = False
+    if node is not None and node.Get_size() > 1:      # collective: every rank of the node asks
+        from mpi4py import MPI
+        if key in _DONE_ON_NODE:
+            mine = 1
+        else:
+            from pdes.kernels import exchange as X
+            mine = int(_indexed(disps + ([X.pack_block, X.unpack_block] if exchange else [])))
+        ready = node.allreduce(mine, op=MPI.MIN) == 1
+    if ready:
+        work()         # in memory or in the cache on every rank of the node: all load at once
+    else:
+        _first_on_node(node, work)
+    _DONE_ON_NODE.add(key)
     seconds = time.perf_counter() - t
     hits, misses = (a - b for a, b in zip(_counts(disps), before))
     mine = [1 if misses else 0, 1 if hits and not misses else 0,

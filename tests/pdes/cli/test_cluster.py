@@ -251,6 +251,41 @@ def test_one_rank_per_node_compiles_and_the_others_load(fresh_kernel):
 
 
 @pytest.mark.mpi(min_size=2)
+def test_kernels_in_the_cache_are_loaded_by_every_rank_of_a_node_at_once(fresh_kernel,
+                                                                          monkeypatch):
+    """Once the cache holds the kernels (a new process: here the same file imported again),
+    the ranks of a node load them at once, none waits for another; the next call of the
+    same process finds them in memory."""
+    from mpi4py import MPI
+
+    import pdes.compiling as PC
+    mod, salt, _cache = fresh_kernel
+    comm = MPI.COMM_WORLD
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+    try:
+        PC.compile_parts([_Part(mod)], comm, node)       # rank 0 compiles, the others load
+        spec = importlib.util.spec_from_file_location(mod.__name__, mod.__file__)
+        again = importlib.util.module_from_spec(spec)    # a new dispatcher, its index on disk
+        sys.modules[mod.__name__] = again
+        spec.loader.exec_module(again)
+
+        def in_turn(node, work):
+            raise AssertionError("the ranks of the node took turns")
+        monkeypatch.setattr(PC, "_first_on_node", in_turn)
+        info = PC.compile_parts([_Part(again)], comm, node)
+        here = (sum(again.advance.stats.cache_misses.values()),
+                sum(again.advance.stats.cache_hits.values()))
+        assert all(comm.allgather(here == (0, 1))), comm.allgather(here)
+        assert (info["compiled"], info["loaded"]) == (0, comm.Get_size())
+        info = PC.compile_parts([_Part(again)], comm, node)
+        assert info["in_memory"] == comm.Get_size()
+        assert again.advance(np.int64(3), np.int64(10)) == 7 + salt
+    finally:
+        node.Free()
+        comm.Barrier()
+
+
+@pytest.mark.mpi(min_size=2)
 def test_a_failure_of_the_compiling_rank_reaches_every_rank_of_its_node(fresh_kernel):
     """An exception on the node's compiling rank is raised there and, quoted, on the node's
     waiting ranks: none waits forever, and none compiles after it."""
