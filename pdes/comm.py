@@ -25,6 +25,11 @@ import numpy as np
 from models.core.params import PR_HRDY
 from pdes.kernels import exchange as X
 from pdes.kernels import cycle
+from pdes.kernels.state_table import GROUPS
+from pdes.state import DirectCall
+
+_PORTS, _POOL, _INB, _CRD = (GROUPS.index(G) for G in (cycle.Ports, cycle.Pool, cycle.InputVCs,
+                                                        cycle.Credits))
 
 
 class Mailbox:
@@ -57,20 +62,26 @@ class Mailbox:
         self.part = p
         self._pack_args = (p.cut_out_channel, p.cut_in_channel, a["fo_rec"], a["fo_t"], a["fo_cnt"],
                            focap, a["co_t"], a["co_vc"], a["co_cnt"], cocap)
+        # one direct call per neighbour (its own buffers): Numba's call types every argument
+        self._pack_call = {q: DirectCall(X.pack_block) for q in self.neighbours}
+        self._unpack_call = {}      # per block buffer; the block and the scalar are fresh
 
     def pack(self, q) -> np.ndarray:
         """The block for neighbour ``q`` (a view of the send buffer); clears those outboxes."""
         buf = self.send_buf[q]
-        return buf[:X.pack_block(buf, self.cuts[q], *self._pack_args)]
+        return buf[:self._pack_call[q](buf, self.cuts[q], *self._pack_args)]
 
     def unpack(self, block) -> None:
         """Insert a block received from a neighbour."""
         p = self.part
-        a = p.arrays          # looked up each time: the record pool grows between windows
-        ports, pool, inb, crd = (G(**{f: a[f] for f in G._fields})
-                                 for G in (cycle.Ports, cycle.Pool, cycle.InputVCs, cycle.Credits))
-        if not X.unpack_block(block, p.in_port_of_channel, p.out_port_of_channel,
-                              p.prm[PR_HRDY], p.prm, ports, pool, inb, crd):
+        g = p.groups()        # asked each time: the record pool grows between windows
+        call = self._unpack_call.get(id(block.base) if block.base is not None else id(block))
+        if call is None:
+            call = DirectCall(X.unpack_block, fresh=(0, 3))
+            if len(self._unpack_call) < 64:
+                self._unpack_call[id(block.base) if block.base is not None else id(block)] = call
+        if not call(block, p.in_port_of_channel, p.out_port_of_channel, p.prm[PR_HRDY], p.prm,
+                    g[_PORTS], g[_POOL], g[_INB], g[_CRD]):
             raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
 
