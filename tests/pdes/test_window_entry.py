@@ -52,3 +52,43 @@ def test_direct_calls_equal_dispatcher_calls_across_pool_growth(alg):
     assert grown >= 1                      # the pool grew: new arrays, the same code
     for name, arr in direct.arrays.items():
         np.testing.assert_array_equal(arr, through.arrays[name], err_msg=name)
+
+
+def test_direct_call_keeps_its_code_while_the_arguments_stay_and_looks_again_when_not():
+    """``DirectCall`` (the exchange's pack and unpack calls): the dispatcher's result; its compiled code held while the arguments are
+    the same objects (the ``fresh`` ones: of the same type), found again for new objects or
+    a fresh argument of another type, and the dispatcher called for types it has no code
+    for yet."""
+    calls = []
+
+    class Disp:          # the real dispatcher, counting the calls that go through it
+        def __init__(self, d):
+            self.d, self.overloads, self.typeof_pyval = d, d.overloads, d.typeof_pyval
+
+        def __call__(self, *args):
+            calls.append(1)
+            return self.d(*args)
+
+    import numba
+
+    @numba.njit
+    def scaled(a, k, b):
+        s = 0.0
+        for i in range(a.shape[0]):
+            s += a[i] * k + b[i]
+        return s
+
+    d = Disp(scaled)
+    call = S.DirectCall(d, fresh=(1,))
+    a, b = np.arange(4.0), np.ones(4)
+    assert call(a, np.int64(2), b) == scaled(a, 2, b) and len(calls) == 1   # compiles
+    calls.clear()
+    assert call(a, np.int64(3), b) == 22.0 and not calls       # held: fresh scalar, same type
+    assert call(a, np.int64(3), b) == 22.0 and call.held is not None
+    b2 = np.full(4, 2.0)
+    assert call(a, np.int64(3), b2) == 26.0 and not calls       # a new object: looked up again
+    assert call.held[0][2] is b2
+    assert call(a, 1.5, b2) == scaled(a, 1.5, b2) and len(calls) == 1    # a float: compiles
+    calls.clear()
+    assert call(a, 1.5, b2) == 17.0 and not calls
+    assert call(a.astype(np.int64), 1.5, b2) == 17.0 and len(calls) == 1  # another array type
