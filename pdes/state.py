@@ -191,7 +191,7 @@ class DirectCall:
                 return entry(*args)
             self.held = None
         disp = self.disp
-        key = type_key(args)
+        key = type_key(args) if hasattr(disp, "overloads") else None   # else not Numba's
         if key is None:
             return disp(*args)
         entry = ENTRIES.get((disp, key))

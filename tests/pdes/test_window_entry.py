@@ -92,3 +92,5 @@ def test_direct_call_keeps_its_code_while_the_arguments_stay_and_looks_again_whe
     calls.clear()
     assert call(a, 1.5, b2) == 17.0 and not calls
     assert call(a.astype(np.int64), 1.5, b2) == 17.0 and len(calls) == 1  # another array type
+    plain = S.DirectCall(lambda x, y: x + y)     # not a dispatcher (a test's spy): called
+    assert plain(1, 2) == 3 and plain.held is None
