@@ -64,7 +64,7 @@ class Mailbox:
                            focap, a["co_t"], a["co_vc"], a["co_cnt"], cocap)
         # one direct call per neighbour (its own buffers): Numba's call types every argument
         self._pack_call = {q: DirectCall(X.pack_block) for q in self.neighbours}
-        self._unpack_call = {}      # per block buffer; the block and the scalar are fresh
+        self._unpack_call = DirectCall(X.unpack_block, fresh=(0, 3))   # a block, a scalar
 
     def pack(self, q) -> np.ndarray:
         """The block for neighbour ``q`` (a view of the send buffer); clears those outboxes."""
@@ -75,13 +75,8 @@ class Mailbox:
         """Insert a block received from a neighbour."""
         p = self.part
         g = p.groups()        # asked each time: the record pool grows between windows
-        call = self._unpack_call.get(id(block.base) if block.base is not None else id(block))
-        if call is None:
-            call = DirectCall(X.unpack_block, fresh=(0, 3))
-            if len(self._unpack_call) < 64:
-                self._unpack_call[id(block.base) if block.base is not None else id(block)] = call
-        if not call(block, p.in_port_of_channel, p.out_port_of_channel, p.prm[PR_HRDY], p.prm,
-                    g[_PORTS], g[_POOL], g[_INB], g[_CRD]):
+        if not self._unpack_call(block, p.in_port_of_channel, p.out_port_of_channel,
+                                 p.prm[PR_HRDY], p.prm, g[_PORTS], g[_POOL], g[_INB], g[_CRD]):
             raise RuntimeError("credit FIFO overflow on receive (engine bug)")
 
 

@@ -164,6 +164,23 @@ def type_key(x):
     return None
 
 
+def compiled_entry(disp, args):
+    """The compiled code ``disp`` (a Numba dispatcher) holds for the types of ``args``, found
+    by their :func:`type_key` in :data:`ENTRIES` (filled by Numba's own typing of the
+    arguments once per dispatcher and key), or None: not a type key, or no such overload yet
+    (then the dispatcher's own call compiles or loads it)."""
+    key = type_key(args)
+    if key is None:
+        return None
+    entry = ENTRIES.get((disp, key))
+    if entry is None:
+        cres = disp.overloads.get(tuple(disp.typeof_pyval(x) for x in args))
+        if cres is None:
+            return None
+        entry = ENTRIES[(disp, key)] = cres.entry_point
+    return entry
+
+
 class DirectCall:
     """A dispatcher called through the compiled code of its overload for the arguments'
     types, as :meth:`PartState._entry` calls the window loop: Numba's own call types every
@@ -191,15 +208,9 @@ class DirectCall:
                 return entry(*args)
             self.held = None
         disp = self.disp
-        key = type_key(args) if hasattr(disp, "overloads") else None   # else not Numba's
-        if key is None:
+        entry = compiled_entry(disp, args) if hasattr(disp, "overloads") else None
+        if entry is None:       # not Numba's (a test's spy), or not compiled for these types
             return disp(*args)
-        entry = ENTRIES.get((disp, key))
-        if entry is None:
-            cres = disp.overloads.get(tuple(disp.typeof_pyval(x) for x in args))
-            if cres is None:        # not compiled or loaded for these types yet: this call does
-                return disp(*args)
-            entry = ENTRIES[(disp, key)] = cres.entry_point
         self.held = (args, tuple(type_key(args[i]) for i in self.fresh), entry)
         return entry(*args)
 
@@ -426,15 +437,9 @@ class PartState:
                 and all(x is y for x, y in zip(held[1], args[2:]))):
             return held[2]
         self._held_entry = None
-        key = type_key(args)
-        if key is None:
+        entry = compiled_entry(disp, args)
+        if entry is None:       # not compiled or loaded for these types yet: this call does
             return disp
-        entry = ENTRIES.get((disp, key))
-        if entry is None:
-            cres = disp.overloads.get(tuple(disp.typeof_pyval(x) for x in args))
-            if cres is None:      # not compiled or loaded for these types yet: this call does
-                return disp
-            entry = ENTRIES[(disp, key)] = cres.entry_point
         self._held_entry = (disp, args[2:], entry)
         return entry
 

@@ -289,12 +289,6 @@ def _copy_hook(install: bool) -> None:
         _copier.release()
 
 
-@functools.lru_cache(maxsize=None)
-def _before_first_compile() -> None:
-    """Once per process, before the first project function compiles (under ``_hook_lock``)."""
-    _import_arraymath_without_blas_probe()
-
-
 def _hook_enter() -> None:
     """Install the no-wraparound index fix-up and the inliner's block copier (nested
     compilations count)."""
@@ -303,7 +297,7 @@ def _hook_enter() -> None:
         _hook_depth += 1
         if _hook_depth > 1:
             return
-        _before_first_compile()
+        _import_arraymath_without_blas_probe()     # (nothing once it is imported)
         _copy_hook(True)
         if not no_wraparound():
             return
