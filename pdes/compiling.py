@@ -16,6 +16,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import re
+import shutil
+import sys
 import time
 
 from models.core.errors import ParameterError
@@ -47,11 +50,99 @@ def kernels_cached(kernels=None, booksim: bool = False) -> bool:
 
 
 def compile_notice(say, kernels=None, ranks: int = 1, booksim: bool = False) -> None:
-    """Say that the kernels will be compiled first, when they are not cached."""
+    """Say that the kernels will be compiled first, when they are not cached (and how much
+    the kernels of other pdes versions take in the cache, if any)."""
     if say is not None and not kernels_cached(kernels, booksim):
         say(f"compiling simulation kernels once for this version, about {COMPILE_SECONDS} s"
             + (" (one rank per node compiles, the node's other ranks then load them)"
                if ranks > 1 else ""))
+        others = [v for v in cache_versions() if not v.current]
+        if others:
+            say(f"the kernels of {len(others)} other pdes version(s) take "
+                f"{size_text(sum(v.bytes for v in others))} in {cache_base_dir()}; "
+                "'python -m pdes cache --prune' deletes them")
+
+
+VERSION_DIR = re.compile(r"numba-[0-9a-f]{16}")
+"""The name of one source version's directory in the cache base (``models.core.jit``)."""
+
+
+class CacheVersion(tuple):
+    """One source version's directory in the cache: ``(path, bytes, current)``."""
+    __slots__ = ()
+
+    def __new__(cls, path: str, nbytes: int, current: bool):
+        return super().__new__(cls, (path, nbytes, current))
+
+    path = property(lambda self: self[0])
+    bytes = property(lambda self: self[1])
+    current = property(lambda self: self[2])
+
+
+def cache_base_dir() -> str:
+    """The cache's base directory (``$PDES_CACHE_DIR``, ``$NUMBA_CACHE_DIR`` or the default)."""
+    from models.core.jit import cache_base
+    return cache_base()[0]
+
+
+def tree_bytes(path: str) -> int:
+    """Bytes of the regular files under ``path`` (symbolic links neither followed nor counted;
+    files that vanish meanwhile are skipped)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                st = os.lstat(os.path.join(root, f))
+            except OSError:
+                continue
+            if not os.path.islink(os.path.join(root, f)):
+                total += st.st_size
+    return total
+
+
+def size_text(n: int) -> str:
+    """``n`` bytes for a person: kB below a megabyte, else MB or GB (decimal)."""
+    if n < 1_000_000:
+        return f"{n / 1e3:.0f} kB"
+    return f"{n / 1e6:.0f} MB" if n < 1_000_000_000 else f"{n / 1e9:.1f} GB"
+
+
+def cache_versions() -> list[CacheVersion]:
+    """The source versions' directories in the cache base (``numba-<digest>``, real
+    directories only, not links), sorted by name, this version's marked ``current``."""
+    from models.core.jit import cache_dir
+    base = cache_base_dir()
+    current = os.path.basename(cache_dir())
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        path = os.path.join(base, name)
+        if VERSION_DIR.fullmatch(name) and os.path.isdir(path) and not os.path.islink(path):
+            out.append(CacheVersion(path, tree_bytes(path), name == current))
+    return out
+
+
+def prune_cache() -> list[CacheVersion]:
+    """Delete the directories of every other source version from the cache base (what
+    :func:`cache_versions` lists, this version's kept); returns those deleted.  A
+    directory another process deletes meanwhile is skipped."""
+    def missing_ok(_func, _path, exc):
+        if not isinstance(exc, FileNotFoundError):
+            raise exc
+
+    gone = []
+    for v in cache_versions():
+        if v.current:
+            continue
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(v.path, onexc=missing_ok)
+        else:
+            shutil.rmtree(v.path, onerror=lambda f, p, info: missing_ok(f, p, info[1]))
+        gone.append(v)
+    return gone
 
 
 def check_cache_dir(comm=None) -> None:

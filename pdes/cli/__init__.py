@@ -14,7 +14,7 @@ import sys
 from models.core.errors import ParameterError
 
 COMMANDS = ("run", "sweep", "show", "plot", "topo", "info", "check", "analyze", "design",
-            "compile")
+            "compile", "cache")
 
 
 def _available():

@@ -10,9 +10,12 @@ from tests.helpers import ROOT, run_python
 
 
 def run_py(code, tmp_path, cwd=ROOT, **env):
-    """Run ``code`` in a child Python with its own Numba cache under ``tmp_path``."""
+    """Run ``code`` in a child Python with its own Numba cache under ``tmp_path``
+    (``$NUMBA_CACHE_DIR``; a ``$PDES_CACHE_DIR`` of the caller's, which would win, is
+    emptied: an empty value is unset for the project's cache)."""
     return run_python("-c", textwrap.dedent(code), cwd=cwd, timeout=900,
-                      env=dict(NUMBA_CACHE_DIR=str(tmp_path / "cache"), **env))
+                      env=dict(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PDES_CACHE_DIR="",
+                               **env))
 
 
 def test_hook_is_installed():
