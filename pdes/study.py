@@ -841,6 +841,8 @@ class Queue:
                 task(i)
                 self.poll()
             self._bcast(-1)
+            if not self.others:
+                return         # one group: a sweep on one rank loads no MPI (cli.common)
             from mpi4py import MPI
             st = MPI.Status()
             while self._finished < len(self.others):

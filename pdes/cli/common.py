@@ -18,7 +18,7 @@ Open MPI, PMIx, MVAPICH, Cray PALS/ALPS) or a batch system (Slurm, PBS, LSF, Flu
 a process that has one may be a rank of several."""
 
 
-def alone() -> bool:
+def not_launched() -> bool:
     """Whether this process is certainly a single rank: no launcher or batch system started
     it (none of :data:`LAUNCH_MARKERS`) and ``PDES_MPI`` is not ``1``."""
     if os.environ.get("PDES_MPI") == "1":
@@ -26,10 +26,10 @@ def alone() -> bool:
     return not any(k.startswith(LAUNCH_MARKERS) for k in os.environ)
 
 
-class Alone:
-    """``COMM_WORLD`` of a process no launcher started (:func:`alone`): rank 0 of 1, without
-    loading the MPI library (its load and ``MPI_Init`` take 0.06-0.09 s, a tenth of a short
-    run).  Anything but the rank and the size loads MPI and is answered by its
+class SingleRank:
+    """``COMM_WORLD`` of a process no launcher started (:func:`not_launched`): rank 0 of 1,
+    without loading the MPI library (its load and ``MPI_Init`` take 0.06-0.09 s, a tenth of
+    a short run).  Anything but the rank and the size loads MPI and is answered by its
     ``COMM_WORLD`` (then a singleton of one rank, as before)."""
 
     def Get_rank(self) -> int:
@@ -44,9 +44,9 @@ class Alone:
 
 
 def world():
-    """MPI's ``COMM_WORLD``, or :class:`Alone` in a process no launcher started."""
-    if alone():
-        return Alone()
+    """MPI's ``COMM_WORLD``, or :class:`SingleRank` in a process no launcher started."""
+    if not_launched():
+        return SingleRank()
     from mpi4py import MPI
     return MPI.COMM_WORLD
 

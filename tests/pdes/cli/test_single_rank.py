@@ -22,7 +22,7 @@ def _clean_env(monkeypatch):
             monkeypatch.delenv(k)
 
 
-def test_a_run_alone_loads_no_mpi(tmp_path, monkeypatch):
+def test_a_run_not_launched_loads_no_mpi(tmp_path, monkeypatch):
     _clean_env(monkeypatch)
     (tmp_path / "run.py").write_text(SCRIPT)
     r = run_python(tmp_path / "run.py", cwd=tmp_path)
@@ -39,24 +39,24 @@ def test_a_run_alone_loads_no_mpi(tmp_path, monkeypatch):
                                  "MV2_COMM_WORLD_RANK", "I_MPI_ROOT"])
 def test_any_launcher_or_batch_variable_means_mpi(monkeypatch, var):
     _clean_env(monkeypatch)
-    assert common.alone()
+    assert common.not_launched()
     monkeypatch.setenv(var, "0")
-    assert not common.alone()
+    assert not common.not_launched()
 
 
 def test_pdes_mpi_forces_mpi(monkeypatch):
     _clean_env(monkeypatch)
     monkeypatch.setenv("PDES_MPI", "1")
-    assert not common.alone()
+    assert not common.not_launched()
     monkeypatch.setenv("PDES_MPI", "0")
-    assert common.alone() and isinstance(common.world(), common.Alone)
+    assert common.not_launched() and isinstance(common.world(), common.SingleRank)
 
 
-def test_alone_answers_the_rest_through_mpi():
+def test_single_rank_answers_the_rest_through_mpi():
     """Rank 0 of 1 without MPI; any other call is MPI's COMM_WORLD's (here a singleton, or
     rank 0 of a pytest run under mpiexec)."""
     from mpi4py import MPI
-    w = common.Alone()
+    w = common.SingleRank()
     assert (w.Get_rank(), w.Get_size()) == (0, 1)
     assert w.allreduce(3) == 3 * MPI.COMM_WORLD.Get_size()
     assert w.Split_type is not None
