@@ -18,8 +18,10 @@ import glob
 import os
 import re
 import shutil
+import stat
 import sys
 import time
+from collections import namedtuple
 
 from models.core.errors import ParameterError
 
@@ -67,16 +69,9 @@ VERSION_DIR = re.compile(r"numba-[0-9a-f]{16}")
 """The name of one source version's directory in the cache base (``models.core.jit``)."""
 
 
-class CacheVersion(tuple):
-    """One source version's directory in the cache: ``(path, bytes, current)``."""
-    __slots__ = ()
-
-    def __new__(cls, path: str, nbytes: int, current: bool):
-        return super().__new__(cls, (path, nbytes, current))
-
-    path = property(lambda self: self[0])
-    bytes = property(lambda self: self[1])
-    current = property(lambda self: self[2])
+CacheVersion = namedtuple("CacheVersion", ["path", "bytes", "current"])
+CacheVersion.__doc__ = ("One source version's directory in the cache: its path, its bytes, "
+                        "whether it is this version's")
 
 
 def cache_base_dir() -> str:
@@ -95,7 +90,7 @@ def tree_bytes(path: str) -> int:
                 st = os.lstat(os.path.join(root, f))
             except OSError:
                 continue
-            if not os.path.islink(os.path.join(root, f)):
+            if stat.S_ISREG(st.st_mode):
                 total += st.st_size
     return total
 
