@@ -60,3 +60,6 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("pdes: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:            # stdout closed by the reader (e.g. piped into head)
+        from pdes.cli.common import stdout_closed
+        return stdout_closed()

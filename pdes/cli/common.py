@@ -103,7 +103,7 @@ def mpi_main(body, args) -> int:
             print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
         return 2
     except BrokenPipeError:        # stdout closed by the reader (e.g. piped into head)
-        return 0
+        return stdout_closed()
     except Exception as exc:  # noqa: BLE001 - any failure must end the whole job
         print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         if size > 1:
@@ -112,6 +112,19 @@ def mpi_main(body, args) -> int:
         return 3
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def stdout_closed() -> int:
+    """Standard output was closed by its reader (``pdes ... | head``): the rest of the output
+    goes nowhere, so that the interpreter's last flush at exit does not fail again with a
+    traceback; the command ends with status 0, as other tools in a pipe do."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):      # no file descriptor behind sys.stdout
+        pass
+    return 0
 
 
 class Terminated(Exception):

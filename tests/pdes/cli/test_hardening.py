@@ -236,3 +236,20 @@ def test_every_family_refuses_a_size_that_cannot_fit_before_building(name, param
     from models.topology import build
     with pytest.raises(ParameterError, match=key):
         build(name, params)
+
+
+@pytest.mark.parametrize("cmd", [["info"], ["cache", "--json"],
+                                 ["run", "--set", "measure.warmup_cycles=100",
+                                  "--set", "measure.measure_cycles=200",
+                                  "--set", "measure.sample_period=100"]],
+                         ids=["info", "cache", "run"])
+def test_output_closed_by_its_reader_is_no_traceback(tmp_path, cmd):
+    """``pdes ... | head``: a reader that closes the pipe early ends the command with status 0
+    and nothing on stderr but its own progress lines (no BrokenPipeError traceback, neither
+    from the command nor from the interpreter's last flush)."""
+    p = subprocess.Popen(python_argv("-m", "pdes", *cmd), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=tmp_path, env=subprocess_env())
+    p.stdout.close()                 # before the command writes its first line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert [ln for ln in err.splitlines() if not ln.startswith("[pdes]")] == [], err
