@@ -136,8 +136,8 @@ def ring_positions(w: np.ndarray, ring: np.ndarray, n: int, hot: int, deep: np.n
 
 
 ENTRIES: dict = {}
-"""(window-loop dispatcher, :func:`type_key` of its arguments) -> the compiled code Numba
-chose for them (:meth:`PartState._entry`)."""
+"""(dispatcher, :func:`type_key` of its arguments) -> the compiled code Numba chose for
+them (:class:`DirectCall`: the window loop, the exchange's pack and unpack)."""
 
 
 def type_key(x):
@@ -183,12 +183,13 @@ def compiled_entry(disp, args):
 
 class DirectCall:
     """A dispatcher called through the compiled code of its overload for the arguments'
-    types, as :meth:`PartState._entry` calls the window loop: Numba's own call types every
-    argument each time (an exchange block's unpacking, 4 groups of arrays: about 15 us of
-    its 21).  The code is kept while the arguments are the same objects as the last call's
-    or, at the positions ``fresh`` (made anew for each call: a scalar, a view), of the same
-    :func:`type_key`; otherwise it is found by the arguments' key in :data:`ENTRIES`, or the
-    dispatcher itself is called until it holds that overload."""
+    types (the window loop, :meth:`PartState._window_call`; the exchange's pack and unpack):
+    Numba's own call types every argument each time (an exchange block's unpacking, 4
+    groups of arrays: about 15 us of its 21).  The code is kept while the arguments are the
+    same objects as the last call's or, at the positions ``fresh`` (made anew for each call:
+    a scalar, a view), of the same :func:`type_key`; otherwise it is found by the arguments'
+    key in :data:`ENTRIES`, or the dispatcher itself is called until it holds that
+    overload."""
 
     __slots__ = ("disp", "fresh", "held")
 
@@ -259,7 +260,7 @@ class PartState:
         # outboxes', stay unmapped until a flit or credit uses them)
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
-        self._held_entry = None       # _entry: (dispatcher, arguments, compiled entry point)
+        self._window = None           # _window_call: the window loop's DirectCall
         self._occ_ports = None        # port_occupancy: (network ports, round trips, channels)
 
     def _cut_channels(self, topo, owner, ports) -> None:
@@ -409,7 +410,7 @@ class PartState:
         self.reserve_records(self.records_per_cycle * (t1 - t0))
         self.groups()
         args = (np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx, self.ap)
-        return int(self._entry(args)(*args))
+        return int(self._window_call()(*args))
 
     def groups(self) -> tuple:
         """The kernel's grouped state (:data:`pdes.kernels.state_table.GROUPS`, views of
@@ -420,28 +421,17 @@ class PartState:
                           cycle.scratch_views(a["scr"], self.nv, self.rp.speedup))
         return self._args[0]
 
-    def _entry(self, args):
-        """The callable that runs the window loop on ``args``: the compiled code of the
-        dispatcher's overload for their types, called directly (the dispatcher's own call
-        types its ~130 array arguments every window, 30-40 us, which a window of a few
-        cycles on a small part, or a routing's snapshot epoch, pays each time), or the
-        dispatcher itself until it holds that overload.
-
-        The same argument objects as the last call: the same code (a check of identities).
-        Otherwise (a new part, a grown record pool) the code is found by the arguments'
-        :func:`type_key` in :data:`ENTRIES`, filled by Numba's own typing of the arguments
-        once per dispatcher and key in the process."""
+    def _window_call(self) -> DirectCall:
+        """The window loop's :class:`DirectCall` (``t0`` and ``t1`` made anew each window):
+        its compiled code called directly, as the dispatcher's own call types its ~130 array
+        arguments every window, 30-40 us, which a window of a few cycles on a small part, or
+        a routing's snapshot epoch, pays each time.  A new one when the part's dispatcher
+        changes (``PR_ALLOC``)."""
         disp = self.kernel_advance
-        held = self._held_entry
-        if (held is not None and held[0] is disp and len(held[1]) == len(args) - 2
-                and all(x is y for x, y in zip(held[1], args[2:]))):
-            return held[2]
-        self._held_entry = None
-        entry = compiled_entry(disp, args)
-        if entry is None:       # not compiled or loaded for these types yet: this call does
-            return disp
-        self._held_entry = (disp, args[2:], entry)
-        return entry
+        call = self._window
+        if call is None or call.disp is not disp:
+            call = self._window = DirectCall(disp, fresh=(0, 1))
+        return call
 
     @property
     def kernel_advance(self):

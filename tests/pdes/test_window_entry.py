@@ -1,4 +1,4 @@
-"""A part calls its window loop's compiled code directly (``PartState._entry``): the code
+"""A part calls its window loop's compiled code directly (``PartState._window_call``): the code
 Numba picks for the arguments, found again after the record pool grows, and the same
 results as calls through the dispatcher."""
 import numpy as np
@@ -35,7 +35,7 @@ def _part(alg):
 @pytest.mark.parametrize("alg", ["min", "ugal_g"])
 def test_direct_calls_equal_dispatcher_calls_across_pool_growth(alg):
     direct, through = _part(alg), _part(alg)
-    through._entry = lambda args: through.kernel_advance       # always the dispatcher
+    through._window_call = lambda: through.kernel_advance       # always the dispatcher
     grown = 0
     for t in range(0, 600, 10):
         n = direct.sizes["n_rec"]
@@ -44,7 +44,9 @@ def test_direct_calls_equal_dispatcher_calls_across_pool_growth(alg):
         grown += direct.sizes["n_rec"] > n
         if t == 0:       # the first call may load the code through the dispatcher
             continue
-        disp, args, entry = direct._held_entry
+        disp = direct._window.disp
+        args, _, entry = direct._window.held
+        args = args[2:]                    # after t0 and t1, made anew each window
         assert disp is direct.kernel_advance
         assert args[0] is direct.prm and args[1] is direct._args[0] and args[2] is direct._args[1]
         sig = tuple(disp.typeof_pyval(x) for x in (np.int64(0), np.int64(0), *args))
