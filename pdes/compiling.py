@@ -61,7 +61,8 @@ def compile_notice(say, kernels=None, ranks: int = 1, booksim: bool = False) -> 
         others = [v for v in cache_versions() if not v.current]
         if others:
             say(f"the kernels of {len(others)} other pdes version(s) take "
-                f"{size_text(sum(v.bytes for v in others))} in {cache_base_dir()}; "
+                f"{size_text(sum(v.bytes for v in others))} in "
+                f"{os.path.dirname(others[0].path)}; "
                 "'python -m pdes cache --prune' deletes them")
 
 
@@ -72,12 +73,6 @@ VERSION_DIR = re.compile(r"numba-[0-9a-f]{16}")
 CacheVersion = namedtuple("CacheVersion", ["path", "bytes", "current"])
 CacheVersion.__doc__ = ("One source version's directory in the cache: its path, its bytes, "
                         "whether it is this version's")
-
-
-def cache_base_dir() -> str:
-    """The cache's base directory (``$PDES_CACHE_DIR``, ``$NUMBA_CACHE_DIR`` or the default)."""
-    from models.core.jit import cache_base
-    return cache_base()[0]
 
 
 def tree_bytes(path: str) -> int:
@@ -105,8 +100,8 @@ def size_text(n: int) -> str:
 def cache_versions() -> list[CacheVersion]:
     """The source versions' directories in the cache base (``numba-<digest>``, real
     directories only, not links), sorted by name, this version's marked ``current``."""
-    from models.core.jit import cache_dir
-    base = cache_base_dir()
+    from models.core.jit import cache_base, cache_dir
+    base = cache_base()[0]
     current = os.path.basename(cache_dir())
     try:
         names = sorted(os.listdir(base))
