@@ -202,10 +202,7 @@ class DirectCall:
         held = self.held
         if held is not None:
             old, keys, entry = held
-            fresh = self.fresh
-            if len(old) == len(args) and \
-                    all(x is y or i in fresh for i, (x, y) in enumerate(zip(old, args))) and \
-                    all(type_key(args[i]) == k for i, k in zip(fresh, keys)):
+            if len(old) == len(args) and self._holds(old, keys, args):
                 return entry(*args)
             self.held = None
         disp = self.disp
@@ -214,6 +211,20 @@ class DirectCall:
             return disp(*args)
         self.held = (args, tuple(type_key(args[i]) for i in self.fresh), entry)
         return entry(*args)
+
+    def _holds(self, old, keys, args) -> bool:
+        """Whether the held code fits ``args``: the same objects as ``old`` but at the fresh
+        positions, which have the held type keys (a NumPy scalar of the held one's class
+        has: the check most calls take, without computing the key)."""
+        fresh = self.fresh
+        for i in range(len(args)):
+            if args[i] is not old[i] and i not in fresh:
+                return False
+        for j, i in enumerate(fresh):
+            x, y = args[i], old[i]
+            if not (type(x) is type(y) and isinstance(x, np.generic)) and type_key(x) != keys[j]:
+                return False
+        return True
 
 
 HOP_BINS = 64
