@@ -195,6 +195,32 @@ def _have_scipy() -> bool:
     return importlib.util.find_spec("scipy") is not None
 
 
+class _ArraymathFinder:
+    """A meta-path entry that, when ``numba.np.arraymath`` is about to be imported, imports
+    ``numba.np.linalg`` (which it imports first) and answers its BLAS probe; it finds no
+    module itself, so the import goes on as usual."""
+
+    def __init__(self):
+        self.probe = None       # Numba's probe, once replaced
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "numba.np.arraymath" and self.probe is None:
+            try:
+                from numba.np import linalg
+            except ImportError:   # pragma: no cover - depends on the Numba version
+                return None
+            probe = getattr(linalg, "ensure_blas", None)
+            if callable(probe):
+                self.probe = probe
+                linalg.ensure_blas = lambda: None
+        return None
+
+    def restore(self) -> None:
+        if self.probe is not None:
+            from numba.np import linalg
+            linalg.ensure_blas = self.probe
+
+
 @contextlib.contextmanager
 def _blas_probe_answered():
     """While the block runs, an import of ``numba.np.arraymath`` finds its BLAS probe
@@ -208,25 +234,21 @@ def _blas_probe_answered():
     one of pdes's dependencies, so the probe's answer is known (a BLAS is there) as long as
     SciPy is installed; the module then records that answer.  Numba's linear algebra still
     imports SciPy's BLAS, and checks its integer width, when code using it compiles.
-    Without SciPy, or with Numba's module imported already, nothing changes."""
+    Without SciPy, or with Numba's module imported already, nothing changes.  The probe is
+    replaced only if the module is imported in the block (:class:`_ArraymathFinder`):
+    importing ``numba.np.linalg`` takes 30 ms, which loading a kernel that used none of
+    NumPy's array functions does not need."""
     import sys
     if "numba.np.arraymath" in sys.modules or not _have_scipy():
         yield
         return
-    try:
-        from numba.np import linalg
-    except ImportError:   # pragma: no cover - depends on the Numba version
-        yield
-        return
-    probe = getattr(linalg, "ensure_blas", None)
-    if not callable(probe):   # pragma: no cover - depends on the Numba version
-        yield
-        return
-    linalg.ensure_blas = lambda: None
+    finder = _ArraymathFinder()
+    sys.meta_path.insert(0, finder)
     try:
         yield
     finally:
-        linalg.ensure_blas = probe
+        sys.meta_path.remove(finder)
+        finder.restore()
 
 
 def _import_arraymath_without_blas_probe() -> None:
