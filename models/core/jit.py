@@ -36,6 +36,9 @@ nor the rest of Numba's compiler registries (:class:`_ProjectCache`):
   compiles, Numba's inliner copies a callee's blocks with one memo per IR
   (:class:`_BlockCopier`) instead of one per block: the same IR, a quarter less
   compile time for the cycle kernels.
+* **Helpers inlined by LLVM.**  The functions decorated with :func:`njit_llvm_inline`
+  are given LLVM's ``alwaysinline`` attribute when they compile: Numba compiles them
+  once, and LLVM inlines them into each routing's router stage.
 """
 import contextlib
 import copy
@@ -311,6 +314,33 @@ def _copy_hook(install: bool) -> None:
         _copier.release()
 
 
+_decorate_orig = None
+
+
+def _always_inline_hook(install: bool) -> None:
+    """Give the functions of :data:`ALWAYS_INLINE_PREFIX` LLVM's ``alwaysinline`` attribute
+    when Numba lowers them (Numba's calling convention names and decorates every function
+    it defines); and back.  Under ``_hook_lock``."""
+    global _decorate_orig
+    try:
+        from numba.core.callconv import CPUCallConv
+    except ImportError:   # pragma: no cover - depends on the Numba version
+        return
+    if install:
+        if _decorate_orig is not None:
+            return
+        orig = _decorate_orig = CPUCallConv.decorate_function
+
+        def decorate_function(self, fn, *args, **kwargs):
+            if ALWAYS_INLINE_PREFIX and fn.name.startswith(ALWAYS_INLINE_PREFIX):
+                fn.attributes.add("alwaysinline")
+            return orig(self, fn, *args, **kwargs)
+        CPUCallConv.decorate_function = decorate_function
+    elif _decorate_orig is not None:
+        CPUCallConv.decorate_function = _decorate_orig
+        _decorate_orig = None
+
+
 def _hook_enter() -> None:
     """Install the no-wraparound index fix-up and the inliner's block copier (nested
     compilations count)."""
@@ -321,6 +351,7 @@ def _hook_enter() -> None:
             return
         _import_arraymath_without_blas_probe()     # (nothing once it is imported)
         _copy_hook(True)
+        _always_inline_hook(True)
         if not no_wraparound():
             return
         from numba.core import types
@@ -342,6 +373,7 @@ def _hook_exit() -> None:
         _hook_depth -= 1
         if _hook_depth == 0:
             _copy_hook(False)
+            _always_inline_hook(False)
             if no_wraparound():
                 from numba.np import arrayobj
                 arrayobj.fix_integer_index = _hook_orig
@@ -385,6 +417,27 @@ def njit_kernel(func):
     with _hook_lock:
         if prefix not in NO_WRAPAROUND_PREFIX:
             NO_WRAPAROUND_PREFIX = NO_WRAPAROUND_PREFIX + (prefix,)
+    return njit_borrow(func)
+
+
+ALWAYS_INLINE_PREFIX: tuple = ()
+"""Mangled-name prefixes of the functions decorated with :func:`njit_llvm_inline`."""
+
+
+def njit_llvm_inline(func):
+    """:func:`njit_borrow` for a helper of the router stages that LLVM inlines into every
+    caller (the ``alwaysinline`` attribute), so that Numba compiles it once per process
+    (and caches it) instead of once per caller as :func:`njit_inline` does: a routing's
+    router stage is a template compiled once per routing (:mod:`pdes.kernels.generate`),
+    and the helpers that do not depend on the routing cost each routing's compilation
+    their typing, SSA and lowering again.  The machine code is the same: LLVM inlines the
+    helper where Numba did (``tests/pdes/kernels/test_inlined.py`` checks that no stage
+    calls one)."""
+    global ALWAYS_INLINE_PREFIX
+    prefix = mangled_prefix(func)
+    with _hook_lock:
+        if prefix not in ALWAYS_INLINE_PREFIX:
+            ALWAYS_INLINE_PREFIX = ALWAYS_INLINE_PREFIX + (prefix,)
     return njit_borrow(func)
 
 

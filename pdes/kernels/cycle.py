@@ -118,7 +118,7 @@ from collections import namedtuple
 import numpy as np
 
 from models.core.bits import trailing_zeros
-from models.core.jit import njit, njit_borrow, njit_inline
+from models.core.jit import njit, njit_borrow, njit_inline, njit_llvm_inline
 from models.core.rings import ring_slot
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
     ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
@@ -626,7 +626,7 @@ def count_dropped(fid, prm, pool, stats):
             st[S_DROPPED_MEAS] += 1
 
 
-@njit_inline
+@njit_llvm_inline
 def discard_front(now, t, P, ivc, prm, ports, crd, pool, inb, outq, obox, stats):
     """After a failure (``PR_FAULT``): drop the packet at the front of input VC ``ivc`` (port
     ``P``), which found no route, VC or working port, one flit per cycle and input port (so

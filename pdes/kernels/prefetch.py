@@ -14,7 +14,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from models.core.bits import trailing_zeros
-from models.core.jit import njit_inline
+from models.core.jit import njit_inline, njit_llvm_inline
 from models.core.nexthop import NH_MASKS
 from models.core.record import F_DSTR, F_VC
 from pdes.kernels.buffers import occupied_word, ring_slot
@@ -110,7 +110,7 @@ def check_geometry(routers=PF_ROUTERS, ring=PF_RING, out=PF_OUT, out_ring=PF_OUT
 check_geometry()
 
 
-@njit_inline
+@njit_llvm_inline
 def list_router_vcs(t, ka, nv, hot, nIV, ports, inb, crd, pf_l, m):
     """Router stage, first step (router ``ka``): list the VCs that will be allocated this
     cycle (every VC is written, the count advances past one with work: no branch on the
@@ -149,7 +149,7 @@ def list_router_vcs(t, ka, nv, hot, nIV, ports, inb, crd, pf_l, m):
         prefetch(ports.cr_deep, kk)
 
 
-@njit_inline
+@njit_llvm_inline
 def fetch_router_lines(t, kb, nv, hot, nIV, ports, inb, outq, crd, rec, pf_l, m):
     """Router stage, second step (router ``kb``): the router's own per-port and per-VC
     lines, the front flits' records and the credit slot the sender will write."""
@@ -195,7 +195,7 @@ def fetch_router_lines(t, kb, nv, hot, nIV, ports, inb, outq, crd, rec, pf_l, m)
             prefetch(crd.cr_t, ring_slot(w, kk, nK, hot, ports.cr_deep))
 
 
-@njit_inline
+@njit_llvm_inline
 def fetch_next_hops(kc, use_nh, hot, nIV, iv_deep, inb, tab, rec, pf_l, m):
     """Router stage, last step (router ``kc``): the next-hop table entry each front
     flit's destination selects."""

@@ -344,3 +344,50 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
     assert "loaded: 0 False" in r.stdout
     assert "blas: False True" in r.stdout
     assert "compiled: True" in r.stdout
+
+
+def test_llvm_inline_helpers_compile_once_and_leave_no_call(tmp_path):
+    """A helper decorated with ``njit_llvm_inline`` is compiled by Numba once for two callers
+    (``njit_inline`` would type and lower it inside each), carries LLVM's ``alwaysinline``
+    attribute, and neither caller's optimized code calls it; the hook that adds the
+    attribute is Numba's own again when no project function compiles."""
+    (tmp_path / "probe.py").write_text(textwrap.dedent("""
+        from models.core import jit
+
+        def scaled_sum(a, k):
+            s = 0
+            for i in range(a.shape[0]):
+                s += a[i] * k
+            return s
+
+        def first(a):
+            return scaled_sum(a, a[2]) + 1
+
+        def second(a):
+            return scaled_sum(a, a[3]) - 1
+        scaled_sum = jit.njit_llvm_inline(scaled_sum)
+        first, second = jit.njit(first), jit.njit(second)
+        """))
+    r = run_py("""
+        import re
+        import numpy as np
+        from numba.core.callconv import CPUCallConv
+        orig = CPUCallConv.decorate_function
+        from probe import first, second, scaled_sum
+        a = np.arange(5)
+        assert first(a) == 21 and second(a) == 29
+        assert CPUCallConv.decorate_function is orig      # restored after each compilation
+        print("helper overloads:", len(scaled_sum.overloads))
+        helper_ir = next(iter(scaled_sum.inspect_llvm().values()))
+        print("alwaysinline:", bool(re.search(r"define[^\\n]*scaled_sum[^\\n]*#", helper_ir))
+              and "alwaysinline" in helper_ir)
+        for f in (first, second):
+            opt = next(iter(f.inspect_llvm().values()))
+            calls = re.findall(r"call[^@\\n]*@\\"?([\\w.$]+)", opt)
+            print(f.__name__, "calls helper:", any("scaled_sum" in c for c in calls))
+        """, tmp_path, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "helper overloads: 1" in r.stdout
+    assert "alwaysinline: True" in r.stdout
+    assert "first calls helper: False" in r.stdout
+    assert "second calls helper: False" in r.stdout
