@@ -413,11 +413,15 @@ def njit_kernel(func):
     """:func:`njit_borrow` for kernel functions outside ``pdes.kernels`` (a routing kernel's
     ``source`` and ``hop``): also compiled without negative-index wraparound."""
     global NO_WRAPAROUND_PREFIX
-    prefix = mangled_prefix(func)
     with _hook_lock:
-        if prefix not in NO_WRAPAROUND_PREFIX:
-            NO_WRAPAROUND_PREFIX = NO_WRAPAROUND_PREFIX + (prefix,)
+        NO_WRAPAROUND_PREFIX = _with_prefix(NO_WRAPAROUND_PREFIX, func)
     return njit_borrow(func)
+
+
+def _with_prefix(prefixes: tuple, func) -> tuple:
+    """``prefixes`` with ``func``'s mangled-name prefix (:func:`mangled_prefix`) added."""
+    prefix = mangled_prefix(func)
+    return prefixes if prefix in prefixes else prefixes + (prefix,)
 
 
 ALWAYS_INLINE_PREFIX: tuple = ()
@@ -434,10 +438,8 @@ def njit_llvm_inline(func):
     helper where Numba did (``tests/pdes/kernels/test_inlined.py`` checks that no stage
     calls one)."""
     global ALWAYS_INLINE_PREFIX
-    prefix = mangled_prefix(func)
     with _hook_lock:
-        if prefix not in ALWAYS_INLINE_PREFIX:
-            ALWAYS_INLINE_PREFIX = ALWAYS_INLINE_PREFIX + (prefix,)
+        ALWAYS_INLINE_PREFIX = _with_prefix(ALWAYS_INLINE_PREFIX, func)
     return njit_borrow(func)
 
 
