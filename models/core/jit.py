@@ -105,8 +105,76 @@ class _ProjectLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
         return self._cache_path
 
 
+_LINK_LATER = "object, module for linking parsed when asked"
+"""The kind of a cached library saved by :class:`_ProjectCacheImpl`: Numba's ``"object"``
+(the object code and the LLVM bitcode other functions link in) with the names the
+library defines."""
+
+
 class _ProjectCacheImpl(CompileResultCacheImpl):
+    """Numba's cache of compile results, with the module for linking parsed when used.
+
+    A cached function is its object code, which is what runs, and its LLVM bitcode,
+    which Numba parses at every load so that later compilations can link it in.  The
+    kernels a run calls from Python (each routing's cycle kernel, the exchange's pack and
+    unpack) are linked into nothing, and parsing their bitcode was two thirds of loading
+    them (about 40 ms each on SF q=5).  The cache saves the names the library defines
+    beside it (what Numba's engine otherwise reads off the parsed module), and the
+    library parses its bitcode when a compilation first links it in
+    (:func:`_linked_when_asked`)."""
     _locator_classes = [_ProjectLocator, *CompileResultCacheImpl._locator_classes]
+
+    def reduce(self, cres):
+        libdata, *rest = super().reduce(cres)
+        name, kind, data = libdata
+        if kind == "object":
+            mod = cres.library._get_module_for_linking()
+            names = sorted({gv.name for gsets in (mod.functions, mod.global_variables)
+                            for gv in gsets if not gv.is_declaration})
+            libdata = (name, _LINK_LATER, (*data, tuple(names)))
+        return (libdata, *rest)
+
+    def rebuild(self, target_context, payload):
+        codegen = target_context.codegen()
+        plain = codegen.unserialize_library
+
+        def unserialize(state):
+            name, kind, data = state
+            if kind != _LINK_LATER:
+                return plain(state)
+            object_code, bitcode, names = data
+            lib = _linked_when_asked()(codegen, name)
+            lib.enable_object_caching()
+            lib._set_compiled_object(object_code)
+            lib._bitcode = bitcode
+            lib._finalize_final_module()
+            codegen._engine._defined_symbols.update(names)
+            return lib
+
+        codegen.unserialize_library = unserialize      # this load only (under Numba's lock)
+        try:
+            return super().rebuild(target_context, payload)
+        finally:
+            del codegen.unserialize_library
+
+
+@functools.lru_cache(maxsize=None)
+def _linked_when_asked():
+    """Numba's JIT code library, loaded from the cache with its LLVM bitcode unparsed until
+    a compilation links it in (made when first needed: the class derives from Numba's)."""
+    from llvmlite import binding as ll
+    from numba.core.codegen import JITCodeLibrary
+
+    class LinkedWhenAsked(JITCodeLibrary):
+        _bitcode = None
+
+        def _get_module_for_linking(self):
+            if self._shared_module is None and self._bitcode is not None:
+                self._shared_module = ll.parse_bitcode(self._bitcode)
+                self._bitcode = None
+            return super()._get_module_for_linking()
+
+    return LinkedWhenAsked
 
 
 class _ProjectCache(FunctionCache):

@@ -391,3 +391,46 @@ def test_llvm_inline_helpers_compile_once_and_leave_no_call(tmp_path):
     assert "alwaysinline: True" in r.stdout
     assert "first calls helper: False" in r.stdout
     assert "second calls helper: False" in r.stdout
+
+
+def test_cached_library_parses_its_bitcode_only_when_linked(tmp_path):
+    """A function loaded from the cache runs without its LLVM bitcode parsed (the names it
+    defines come with it); a later compilation that calls it parses the bitcode then, links
+    it in, and gives the right result, in a process where nothing was compiled before."""
+    (tmp_path / "probe.py").write_text(textwrap.dedent("""
+        from models.core import jit
+
+        def tripled(a):
+            s = 0
+            for i in range(a.shape[0]):
+                s += 3 * a[i]
+            return s
+
+        def first(a):
+            return tripled(a) + 1
+
+        def second(a):                  # compiled by the second process only
+            return tripled(a) - 1
+        tripled, first, second = jit.njit(tripled), jit.njit(first), jit.njit(second)
+        """))
+    first = run_py("""
+        import numpy as np
+        from probe import first
+        assert first(np.arange(4)) == 19 and first.stats.cache_misses
+        """, tmp_path, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    r = run_py("""
+        import numpy as np
+        from probe import first, second, tripled
+        a = np.arange(5)
+        assert first(a) == 31 and tripled(a) == 30
+        assert first.stats.cache_hits and tripled.stats.cache_hits
+        libs = [first.overloads[first.signatures[0]].library,
+                tripled.overloads[tripled.signatures[0]].library]
+        print("parsed after load:", [lib._shared_module is not None for lib in libs])
+        assert second(a) == 29 and second.stats.cache_misses
+        print("parsed after linking:", [lib._shared_module is not None for lib in libs])
+        """, tmp_path, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "parsed after load: [False, False]" in r.stdout
+    assert "parsed after linking: [False, True]" in r.stdout
