@@ -194,7 +194,8 @@ class _ProjectCache(FunctionCache):
 
     def load_overload(self, sig, target_context):
         _link_prerequisites(target_context)
-        with self._guard_against_spurious_io_errors(), _blas_probe_answered():
+        with self._guard_against_spurious_io_errors(), _blas_probe_answered(), \
+                _numba_environments_unimported():
             return self._load_overload(sig, target_context)
 
 
@@ -212,6 +213,43 @@ class _LazyCache:
         if self._cache is None:
             self._cache = _ProjectCache(self._py_func)
         return getattr(self._cache, name)
+
+
+@contextlib.contextmanager
+def _numba_environments_unimported():
+    """While the block runs, the environment of a Numba function whose module is not
+    imported is rebuilt without importing it.
+
+    A cached function comes with the environments of the functions compiled into it
+    (``NumbaEnv`` globals: the constants its exceptions raise, and its module's globals),
+    and Numba rebuilds each by importing the module.  A kernel that allocates an array or
+    indexes one names Numba's array implementations (``numba.np.arrayobj``, with
+    ``numba.np.arraymath``, the unicode and character-sequence types): importing them took
+    50 ms of each process that loaded a kernel.  Numba reads a module's globals only to run
+    object-mode code, which Numba's own implementations are not (they compile in nopython
+    mode), so the environment of a function from a ``numba.`` module not imported yet gets a
+    globals dict holding the module's name only (what saving it again reads), and its
+    constants as Numba would."""
+    import sys
+
+    from numba.core import environment
+    rebuild = environment._rebuild_env
+
+    def unimported(modname, consts, env_name):
+        if (not modname or not modname.startswith("numba.") or modname in sys.modules
+                or environment.lookup_environment(env_name) is not None):
+            return rebuild(modname, consts, env_name)
+        env = environment.Environment({"__name__": modname})
+        env.consts[:] = consts
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+        return env
+
+    environment._rebuild_env = unimported     # what unpickling a cached environment calls
+    try:
+        yield
+    finally:
+        environment._rebuild_env = rebuild
 
 
 def _link_prerequisites(target_context) -> None:
@@ -297,9 +335,9 @@ def _blas_probe_answered():
     """While the block runs, an import of ``numba.np.arraymath`` finds its BLAS probe
     answered without importing SciPy's BLAS.
 
-    Numba imports that module with its lowering registry when a process first compiles,
-    and when it loads a cached function whose code used NumPy's array functions (the
-    function's environment names the module).  The module probes for a BLAS by importing
+    Numba imports that module with its lowering registry when a process first compiles
+    (loading a cached function whose code used NumPy's array functions no longer imports
+    it: :func:`_numba_environments_unimported`).  The module probes for a BLAS by importing
     ``scipy.linalg.cython_blas`` (with ``scipy.linalg`` and, through it, ``numpy.f2py``):
     0.14 s of a process's start on the AMD EPYC, more from a shared file system.  SciPy is
     one of pdes's dependencies, so the probe's answer is known (a BLAS is there) as long as

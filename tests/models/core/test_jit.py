@@ -284,8 +284,9 @@ def test_block_copier_is_installed_only_while_the_project_compiles(tmp_path):
 
 def test_cached_functions_load_without_numba_registries(tmp_path):
     """A project function loaded from the cache runs without the target context's refresh
-    (Numba's registries: none of its 55 modules are imported); a later compilation in the
-    same process refreshes the context itself and compiles code that needs the registries."""
+    (Numba's registries: none of its 55 modules are imported) and without importing the
+    Numba modules its environments name; a later compilation in the same process refreshes
+    the context itself and compiles code that needs the registries."""
     (tmp_path / "probe.py").write_text(textwrap.dedent("""
         import numpy as np
         from models.core import jit
@@ -298,12 +299,16 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
 
         def sorted_sum(a):
             return np.sort(a)[:2].sum()      # NumPy's array functions (numba.np.arraymath)
+
+        def made(n):
+            return np.empty(n).size          # raises from Numba's array code for n < 0
         doubled, keyed, sorted_sum = jit.njit(doubled), jit.njit(keyed), jit.njit(sorted_sum)
+        made = jit.njit(made)
         """))
     first = run_py("""
         import numpy as np
-        from probe import doubled, keyed, sorted_sum
-        assert doubled(4).tolist() == [0, 2, 4, 6] and keyed(np.arange(3))
+        from probe import doubled, keyed, made, sorted_sum
+        assert doubled(4).tolist() == [0, 2, 4, 6] and keyed(np.arange(3)) and made(3) == 3
         assert sorted_sum(np.array([3.0, 1.0, 2.0])) == 3.0
         assert doubled.stats.cache_misses and keyed.stats.cache_misses
         """, tmp_path, cwd=tmp_path)
@@ -325,10 +330,15 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
         assert sorted_sum(np.array([3.0, 1.0, 2.0])) == 3.0
         assert doubled.stats.cache_hits and keyed.stats.cache_hits and sorted_sum.stats.cache_hits
         print("loaded:", len(calls), "numba.typed.typedlist" in sys.modules)
-        # loading code that used NumPy's array functions imports them, with the BLAS probe
-        # answered: SciPy's BLAS is not imported
-        from numba.np import arraymath
-        print("blas:", "scipy.linalg.cython_blas" in sys.modules, arraymath._HAVE_BLAS)
+        # nor does loading code that used them (its environments name Numba's array modules,
+        # which are not imported to rebuild them), and the code runs
+        from probe import made
+        try:
+            made(-1)
+        except ValueError as e:
+            print("raised:", e)
+        print("arrays:", "numba.np.arraymath" in sys.modules, "numba.np.arrayobj" in sys.modules,
+              "scipy.linalg.cython_blas" in sys.modules, bool(made.stats.cache_hits))
 
         import numba
         from numba.typed import List
@@ -342,7 +352,8 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "plain: False False" in r.stdout
     assert "loaded: 0 False" in r.stdout
-    assert "blas: False True" in r.stdout
+    assert "raised: negative dimensions not allowed" in r.stdout
+    assert "arrays: False False False True" in r.stdout
     assert "compiled: True" in r.stdout
 
 
