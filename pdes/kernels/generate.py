@@ -17,6 +17,7 @@ named after the digest of its text.
 """
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import importlib.util
@@ -34,18 +35,26 @@ MARK = "# routing import"
 
 def kernel_source(kernel) -> str:
     """The text of the router stage for ``kernel`` (a ``RoutingKernel``)."""
+    return _source(kernel.module, kernel.hop, kernel.source)
+
+
+@functools.lru_cache(maxsize=None)
+def _source(module: str, hop: str, source: str | None) -> str:
+    """The router stage's text, made once per process and routing kernel (like the cache
+    directory's digest, from the sources as the process found them): every point of a
+    study asks for it."""
     text = TEMPLATE.read_text()
     lines = [i for i, line in enumerate(text.splitlines()) if line.rstrip().endswith(MARK)]
     if len(lines) != 2:
         raise RuntimeError(f"{TEMPLATE.name}: expected two lines marked '{MARK}'")
-    if kernel.source:
-        imp = f"from {kernel.module} import {kernel.hop} as route_hop, {kernel.source} as route_source"
+    if source:
+        imp = f"from {module} import {hop} as route_hop, {source} as route_source"
     else:
-        imp = (f"from {kernel.module} import {kernel.hop} as route_hop\n"
+        imp = (f"from {module} import {hop} as route_hop\n"
                "from pdes.kernels.plugin_placeholder import source as route_source")
     out = text.splitlines()
     out[lines[0]] = f"{imp}  {MARK}"
-    out[lines[1]] = f"HAS_SOURCE = {kernel.source is not None}  {MARK}"
+    out[lines[1]] = f"HAS_SOURCE = {source is not None}  {MARK}"
     return "\n".join(out) + "\n"
 
 
@@ -78,8 +87,13 @@ def _write_once(path: str, text: str) -> None:
 
 def module_name(kernel) -> str:
     """The module name of a routing kernel's router stage (keyed on its text)."""
-    digest = hashlib.sha256(kernel_source(kernel).encode()).hexdigest()[:16]
-    stem = re.sub(r"\W", "_", f"{kernel.module}_{kernel.hop}_{kernel.source}")
+    return _module_name(kernel.module, kernel.hop, kernel.source)
+
+
+@functools.lru_cache(maxsize=None)
+def _module_name(module: str, hop: str, source: str | None) -> str:
+    digest = hashlib.sha256(_source(module, hop, source).encode()).hexdigest()[:16]
+    stem = re.sub(r"\W", "_", f"{module}_{hop}_{source}")
     return f"pdes.kernels.routed_{stem}_{digest}"
 
 
@@ -99,11 +113,11 @@ def cached(name: str, function: str = "advance") -> bool:
 
 def kernel_module(kernel):
     """The compiled-on-demand router stage module of a routing kernel (imported once)."""
-    text = kernel_source(kernel)
     name = module_name(kernel)
     mod = sys.modules.get(name)
     if mod is not None:
         return mod
+    text = kernel_source(kernel)
     path = os.path.join(_directory(), name.rsplit(".", 1)[1] + ".py")
     _write_once(path, text)
     spec = importlib.util.spec_from_file_location(name, path)
