@@ -108,7 +108,18 @@ class _ProjectLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
 _LINK_LATER = "object, module for linking parsed when asked"
 """The kind of a cached library saved by :class:`_ProjectCacheImpl`: Numba's ``"object"``
 (the object code and the LLVM bitcode other functions link in) with the names the
-library defines."""
+library defines and whether it reads the hash secret."""
+
+HASH_SECRET_PREFIX = "_numba_hashsecret_"
+"""Symbols of the hash secret, which :mod:`numba.cpython.hashing` adds when imported."""
+
+
+def _import_hash_secret() -> None:
+    """Add the hash secret's symbols (a cached function that hashes a string links
+    against them) by importing :mod:`numba.cpython.hashing`: 30 ms, most of it the first
+    ``isinstance`` test against Numba's type classes, which a process loading only
+    functions that hash no string does not pay."""
+    import numba.cpython.hashing  # noqa: F401
 
 
 class _ProjectCacheImpl(CompileResultCacheImpl):
@@ -131,7 +142,9 @@ class _ProjectCacheImpl(CompileResultCacheImpl):
             mod = cres.library._get_module_for_linking()
             names = sorted({gv.name for gsets in (mod.functions, mod.global_variables)
                             for gv in gsets if not gv.is_declaration})
-            libdata = (name, _LINK_LATER, (*data, tuple(names)))
+            hashed = any(gv.is_declaration and gv.name.startswith(HASH_SECRET_PREFIX)
+                         for gv in mod.global_variables)
+            libdata = (name, _LINK_LATER, (*data, tuple(names), hashed))
         return (libdata, *rest)
 
     def rebuild(self, target_context, payload):
@@ -141,8 +154,11 @@ class _ProjectCacheImpl(CompileResultCacheImpl):
         def unserialize(state):
             name, kind, data = state
             if kind != _LINK_LATER:
+                _import_hash_secret()
                 return plain(state)
-            object_code, bitcode, names = data
+            object_code, bitcode, names, hashed = data
+            if hashed:
+                _import_hash_secret()
             lib = _linked_when_asked()(codegen, name)
             lib.enable_object_caching()
             lib._set_compiled_object(object_code)
@@ -184,7 +200,8 @@ class _ProjectCache(FunctionCache):
     every typing and lowering registry of Numba (NumPy's array functions, typed containers,
     random generators, ...; 55 modules) before it loads a compiled function.  Loading needs
     none of it: a cached function is object code linked against the symbols the context's
-    creation, the runtime (NRT) and :mod:`numba.cpython.hashing` add, and calling it from
+    creation, the runtime (NRT) and, if it hashes a string, :mod:`numba.cpython.hashing`
+    add, and calling it from
     Python goes through its own compiled wrapper.  The registries are for compiling, and
     Numba refreshes the context itself before any compilation, so a process that then
     compiles something loads them there.  With the lazy caches and hooks below, a process
@@ -253,12 +270,74 @@ def _numba_environments_unimported():
 
 
 def _link_prerequisites(target_context) -> None:
-    """What a cached function's object code needs to link: the runtime's symbols (NRT) and
-    the hash secret's (added when :mod:`numba.cpython.hashing` is imported); the C helpers
-    and math functions were added when the context was created."""
-    import numba.cpython.hashing  # noqa: F401  (its import adds the hash secret's symbols)
-    from numba.core.runtime import rtsys
-    rtsys.initialize(target_context)
+    """What a cached function's object code needs to link: the runtime's symbols (NRT); the
+    C helpers and math functions were added when the context was created, and the hash
+    secret's are added when a function that reads it loads (:func:`_import_hash_secret`)."""
+    from numba.core.runtime import nrtdynmod, rtsys
+    if getattr(rtsys, "_init", None) is False and hasattr(nrtdynmod, "create_nrt_module"):
+        _initialize_runtime(rtsys, target_context)
+    else:                     # initialized, or a Numba version without these internals
+        rtsys.initialize(target_context)
+
+
+def _initialize_runtime(rtsys, ctx) -> None:
+    """Numba's ``rtsys.initialize`` with the runtime's compiled functions from the cache.
+
+    Numba builds its runtime's functions (reference counts, the atomic operations, the
+    abort of an unresolved symbol) as LLVM IR and compiles them in every process that
+    loads or compiles a function: 40–50 ms of each start.  They are the same for a Numba
+    version and a CPU, so the first process compiles them as Numba does and saves their
+    object code in the cache directory (named after the CPU's triple, name and features);
+    later processes load it.  Where the directory cannot be written, each process compiles
+    them (as Numba does)."""
+    import pickle
+
+    from llvmlite import binding as ll
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.runtime import _nrt_python as _nrt
+    from numba.core.runtime import nrtdynmod
+
+    with global_compiler_lock:
+        if rtsys._init:
+            return
+        if config.NRT_STATS:
+            _nrt.memsys_enable_stats()
+        for py_name, c_address in _nrt.c_helpers.items():       # as Numba registers them
+            ll.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, c_address)
+        codegen = ctx.codegen()
+        key = hashlib.sha256(repr(codegen.magic_tuple()).encode()).hexdigest()[:16]
+        path = os.path.join(cache_dir(), "runtime", f"nrt-{key}.pkl")
+        library = None
+        try:
+            with open(path, "rb") as fh:
+                library = codegen.unserialize_library(pickle.load(fh))
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, RuntimeError):
+            library = None                  # none yet, or unreadable: compiled (and saved) anew
+        if library is None:
+            ir_mod, library = nrtdynmod.create_nrt_module(ctx)
+            library.enable_object_caching()
+            library.add_ir_module(ir_mod)
+            library.finalize()
+            _save_atomically(path, pickle.dumps(library.serialize_using_object_code()))
+        rtsys._library = library
+        rtsys._init = True
+
+
+def _save_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary name, with the permissions the umask
+    gives (nothing if the directory cannot be written: the next process compiles again)."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 # mangled-name prefixes of the functions compiled without negative-index wraparound: the

@@ -294,8 +294,8 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
         def doubled(n):
             return np.arange(n) * 2          # allocates: needs the runtime (NRT)
 
-        def keyed(a):
-            return hash((a[0], 7)) == hash((a[0], 7))     # the hash secret's symbols
+        def keyed(a, s):
+            return hash((a[0], 7)) == hash((a[0], 7)) and hash(s) != 0  # a string's: the secret
 
         def sorted_sum(a):
             return np.sort(a)[:2].sum()      # NumPy's array functions (numba.np.arraymath)
@@ -308,7 +308,7 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
     first = run_py("""
         import numpy as np
         from probe import doubled, keyed, made, sorted_sum
-        assert doubled(4).tolist() == [0, 2, 4, 6] and keyed(np.arange(3)) and made(3) == 3
+        assert doubled(4).tolist() == [0, 2, 4, 6] and keyed(np.arange(3), "ab") and made(3) == 3
         assert sorted_sum(np.array([3.0, 1.0, 2.0])) == 3.0
         assert doubled.stats.cache_misses and keyed.stats.cache_misses
         """, tmp_path, cwd=tmp_path)
@@ -320,13 +320,21 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
         calls = []
         refresh = base.BaseContext.refresh
         base.BaseContext.refresh = lambda self: (calls.append(1), refresh(self))[1]
+        from numba.core.runtime import nrtdynmod
+        nrt_built = []
+        create_nrt = nrtdynmod.create_nrt_module
+        nrtdynmod.create_nrt_module = lambda ctx: (nrt_built.append(1), create_nrt(ctx))[1]
         from probe import doubled, keyed, sorted_sum
         assert doubled._cache._cache is None        # made when first used, not at import
         assert doubled(5).tolist() == [0, 2, 4, 6, 8]
+        # the runtime's functions (NRT: the array's reference counts) loaded from the cache
+        print("runtime compiled:", len(nrt_built))
         # loading code that used none of NumPy's array functions imports neither them nor
         # Numba's linear algebra (which their BLAS probe is in)
-        print("plain:", "numba.np.arraymath" in sys.modules, "numba.np.linalg" in sys.modules)
-        assert keyed(np.arange(3))
+        print("plain:", "numba.np.arraymath" in sys.modules, "numba.np.linalg" in sys.modules,
+              "numba.cpython.hashing" in sys.modules)
+        assert keyed(np.arange(3), "ab")      # loading it adds the hash secret's symbols
+        print("hash secret:", "numba.cpython.hashing" in sys.modules)
         assert sorted_sum(np.array([3.0, 1.0, 2.0])) == 3.0
         assert doubled.stats.cache_hits and keyed.stats.cache_hits and sorted_sum.stats.cache_hits
         print("loaded:", len(calls), "numba.typed.typedlist" in sys.modules)
@@ -350,7 +358,10 @@ def test_cached_functions_load_without_numba_registries(tmp_path):
         print("compiled:", len(calls) > 0)
         """, tmp_path, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "plain: False False" in r.stdout
+    assert "plain: False False False" in r.stdout
+    assert "hash secret: True" in r.stdout
+    assert "runtime compiled: 0" in r.stdout
+    assert list((tmp_path / "cache").glob("numba-*/runtime/nrt-*.pkl"))
     assert "loaded: 0 False" in r.stdout
     assert "raised: negative dimensions not allowed" in r.stdout
     assert "arrays: False False False True" in r.stdout
