@@ -21,10 +21,9 @@ FORBIDDEN = ("_ZN6models7routing", "_ZN4pdes7kernels")
 
 
 def module_ir(library) -> str:
-    """The optimized LLVM IR of a compiled function's module: Numba keeps that of code it
-    loaded from its cache as the module other code links against (``_shared_module``)."""
-    shared = getattr(library, "_shared_module", None)
-    return str(shared) if shared is not None else library.get_llvm_str()
+    """The optimized LLVM IR of a compiled function's module: the module other code links
+    against, which code loaded from the cache keeps as bitcode, parsed when asked for."""
+    return str(library._get_module_for_linking())
 
 
 STAGES = ("router_stage", "endpoint_stage", "output_stage")
