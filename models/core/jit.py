@@ -167,11 +167,24 @@ class _ProjectCacheImpl(CompileResultCacheImpl):
             codegen._engine._defined_symbols.update(names)
             return lib
 
-        codegen.unserialize_library = unserialize      # this load only (under Numba's lock)
-        try:
+        with _replaced(codegen, "unserialize_library", unserialize):   # under Numba's lock
             return super().rebuild(target_context, payload)
-        finally:
-            del codegen.unserialize_library
+
+
+@contextlib.contextmanager
+def _replaced(obj, name: str, value):
+    """``obj.<name>`` is ``value`` while the block runs, then as it was (an attribute the
+    object did not hold itself, such as a method of its class, is removed again)."""
+    own = vars(obj)
+    had, old = name in own, own.get(name)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        if had:
+            setattr(obj, name, old)
+        else:
+            delattr(obj, name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -262,11 +275,8 @@ def _numba_environments_unimported():
         environment.Environment._memo[env_name] = env
         return env
 
-    environment._rebuild_env = unimported     # what unpickling a cached environment calls
-    try:
+    with _replaced(environment, "_rebuild_env", unimported):   # what unpickling calls
         yield
-    finally:
-        environment._rebuild_env = rebuild
 
 
 def _link_prerequisites(target_context) -> None:
@@ -325,19 +335,15 @@ def _initialize_runtime(rtsys, ctx) -> None:
 
 
 def _save_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary name, with the permissions the umask
-    gives (nothing if the directory cannot be written: the next process compiles again)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
+    """Write ``data`` to ``path`` whole (:func:`models.core.files.replaced_when_whole`), or
+    nothing if the directory cannot be written: the next process compiles again."""
+    from models.core.files import replaced_when_whole
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
+        with replaced_when_whole(path) as tmp, open(tmp, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass
 
 
 # mangled-name prefixes of the functions compiled without negative-index wraparound: the

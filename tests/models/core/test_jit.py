@@ -450,9 +450,15 @@ def test_cached_library_parses_its_bitcode_only_when_linked(tmp_path):
         libs = [first.overloads[first.signatures[0]].library,
                 tripled.overloads[tripled.signatures[0]].library]
         print("parsed after load:", [lib._shared_module is not None for lib in libs])
+        from numba.core import environment
+        from numba.core.registry import cpu_target
+        codegen = cpu_target.target_context.codegen()
+        print("hooks restored:", "unserialize_library" not in vars(codegen),
+              environment._rebuild_env.__module__ == "numba.core.environment")
         assert second(a) == 29 and second.stats.cache_misses
         print("parsed after linking:", [lib._shared_module is not None for lib in libs])
         """, tmp_path, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "parsed after load: [False, False]" in r.stdout
+    assert "hooks restored: True True" in r.stdout
     assert "parsed after linking: [False, True]" in r.stdout
