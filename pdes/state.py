@@ -24,7 +24,7 @@ import numpy as np
 
 from models.core import nexthop as NHK
 from models.core import params as P
-from models.core.jit import njit
+from models.core.jit import njit, njit_holding
 from models.core.record import HIST_OCTAVES, HIST_SUB, S_LAST_MOVE
 from pdes.kernels import cycle, generate
 from pdes.kernels import nexthop as NH
@@ -98,7 +98,7 @@ class RouterParams:
         return int(min(cap.min(), self.endpoint_capacity())) if cap.size else self.endpoint_capacity()
 
 
-@njit
+@njit_holding
 def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, rtt, chan, out):
     nK = cr_cnt.shape[0]
     for i in range(ports.shape[0]):
@@ -272,7 +272,8 @@ class PartState:
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
         self._window = None           # _window_call: the window loop's DirectCall
-        self._occ_ports = None        # port_occupancy: (network ports, round trips, channels)
+        self._occ_ports = None        # port_occupancy: (network ports, round trips, channels,
+        #                               its DirectCall of _occupancy)
 
     def _cut_channels(self, topo, owner, ports) -> None:
         """The cut channels (network ports whose link leaves the part): flits leave on
@@ -469,10 +470,13 @@ class PartState:
             ports = np.nonzero(self.is_net)[0]
             rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
                    + prm[P.PR_CD])       # as credit_rtt of the routing kernels
-            self._occ_ports = (ports, rtt, np.asarray(self.out_channel[ports], np.int64))
-        ports, rtt, chan = self._occ_ports
-        _occupancy(ports, self.nv, prm[P.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
-                   a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt, chan, out)
+            # called directly: a routing's snapshot every few cycles would otherwise pay for
+            # Numba's typing of the 13 arguments at each call (most of its time on a small part)
+            self._occ_ports = (ports, rtt, np.asarray(self.out_channel[ports], np.int64),
+                               DirectCall(_occupancy, fresh=(1, 2, 5)))
+        ports, rtt, chan, call = self._occ_ports
+        call(ports, self.nv, prm[P.PR_HOT], a["cr_cap"], a["cr_deep"], np.int64(t),
+             a["cred"], a["cr_t"], a["cr_head"], a["cr_cnt"], rtt, chan, out)
 
     # -------------------------------------------------------------- accounting
     def flits_held(self) -> int:

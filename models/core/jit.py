@@ -573,7 +573,7 @@ def _hook_exit() -> None:
 
 def _project_jit(func, **options):
     """Compile ``func`` lazily with the project's options, cache and compile hook."""
-    disp = numba.njit(nogil=True, **options)(func)
+    disp = numba.njit(**{"nogil": True, **options})(func)
     disp._cache = _LazyCache(disp.py_func)        # what cache=True does, with our location
     # the hooks are on while Numba compiles (a signature the cache does not hold), not while
     # it loads from the cache: a process that only loads imports none of what they need
@@ -632,6 +632,14 @@ def njit_llvm_inline(func):
     with _hook_lock:
         ALWAYS_INLINE_PREFIX = _with_prefix(ALWAYS_INLINE_PREFIX, func)
     return njit_borrow(func)
+
+
+def njit_holding(func):
+    """Decorator for short functions called from Python many times per run: compiled to keep
+    the interpreter lock.  The other functions release it while they run (a study writes its
+    finished points on another thread meanwhile), and taking it back waits for that thread
+    to let go of it, which would cost such a function more than its own work."""
+    return _project_jit(func, nogil=False)
 
 
 def njit_borrow(func):

@@ -683,6 +683,79 @@ def test_a_stopped_study_keeps_the_points_not_yet_written(tmp_path, monkeypatch)
     assert any("2 points done, 2 grid points to run" in s for s in said), said
 
 
+def _study_files_equal(a_path, b_path):
+    with h5py.File(a_path) as a, h5py.File(b_path) as b:
+        assert a.attrs["finished"] and b.attrs["finished"]
+        assert sorted(a["points"]) == sorted(b["points"])
+        for name in a["points"]:
+            assert_same_results(a["points"][name], b["points"][name], attrs=False)
+        x, y = a["table"][()], b["table"][()]
+        for col in x.dtype.names:
+            if col != "wall_s":
+                assert np.array_equal(x[col], y[col], equal_nan=x[col].dtype.kind == "f"), col
+
+
+def test_points_written_on_a_thread_equal_points_written_at_once(tmp_path, monkeypatch):
+    """A study in one process writes its finished points on a thread of its own while the next
+    point runs: the file is the one the study's own thread writes, and the thread is gone
+    (and the interpreter's switch interval as it was) when the study ends."""
+    import sys
+    import threading
+    spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
+    interval = sys.getswitchinterval()
+    threads = []
+    start = S.PointWriter.__init__
+
+    def spy(self, write):
+        start(self, write)
+        threads.append(self._thread)
+    monkeypatch.setattr(S.PointWriter, "__init__", spy)
+    monkeypatch.setattr(S, "BACKGROUND_WRITES", True)
+    S.run_study(spec, str(tmp_path / "thread.h5"), None)
+    assert len(threads) == 1 and not threads[0].is_alive()
+    assert sys.getswitchinterval() == interval
+    monkeypatch.setattr(S, "BACKGROUND_WRITES", False)
+    S.run_study(spec, str(tmp_path / "here.h5"), None)
+    assert len(threads) == 1
+    _study_files_equal(tmp_path / "thread.h5", tmp_path / "here.h5")
+
+
+def test_background_writes_only_in_one_process_with_cpus_to_spare(monkeypatch):
+    monkeypatch.setattr(S, "BACKGROUND_WRITES", None)
+    monkeypatch.setattr(S.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert S.background_writes(1) and not S.background_writes(2)
+    monkeypatch.setattr(S.os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert not S.background_writes(1)
+    monkeypatch.setattr(S, "BACKGROUND_WRITES", True)
+    assert S.background_writes(4)
+
+
+def test_a_point_the_writer_thread_fails_on_ends_the_study(tmp_path, monkeypatch):
+    """The writer thread's failure is raised in the study's thread; the file on disk keeps the
+    points committed before it (the image may hold half a point: it is not committed)."""
+    import sys
+    spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
+    path = str(tmp_path / "w.h5")
+    monkeypatch.setattr(S, "BACKGROUND_WRITES", True)
+    monkeypatch.setattr(S, "COMMIT_EVERY_S", 1e9)
+    interval = sys.getswitchinterval()
+    add = S.StudyFile._add_group
+    seen = []
+
+    def fail_on_second(self, rec):
+        seen.append(rec["name"])
+        if len(seen) == 2:
+            self.f["points"].create_group(rec["name"])     # half a point
+            raise OSError("disk full")
+        return add(self, rec)
+    monkeypatch.setattr(S.StudyFile, "_add_group", fail_on_second)
+    with pytest.raises(OSError, match="disk full"):
+        S.run_study(spec, path, None)
+    assert sys.getswitchinterval() == interval
+    with h5py.File(path) as f:
+        assert not f.attrs["finished"] and list(f["points"]) == seen[:1]
+
+
 def test_show_prints_the_completion_columns(finite_study, capsys):
     """`pdes show` of a finite study prints completion time, throughput, message latency and
     the processes' finish instead of load, accepted load and packet latency."""

@@ -462,3 +462,19 @@ def test_cached_library_parses_its_bitcode_only_when_linked(tmp_path):
     assert "parsed after load: [False, False]" in r.stdout
     assert "hooks restored: True True" in r.stdout
     assert "parsed after linking: [False, True]" in r.stdout
+
+
+def test_kernels_release_the_interpreter_short_helpers_keep_it():
+    """The window loop releases the interpreter lock while it runs (a study's writer thread
+    works meanwhile); the short functions called between windows keep it, so that they do not
+    wait to take it back from that thread."""
+    from pdes.kernels import routed
+    from pdes.state import _occupancy
+    assert routed.advance.targetoptions["nogil"] is True
+    assert _occupancy.targetoptions["nogil"] is False
+
+    def twice(x):
+        return 2 * x
+    held = jit.njit_holding(twice)
+    assert held.targetoptions["nogil"] is False and held(21) == 42
+    assert jit.njit(twice).targetoptions["nogil"] is True
