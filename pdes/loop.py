@@ -87,6 +87,8 @@ class Engine:
         self.lookahead = lookahead
         self.progress = progress  # callable(str) or None
         self.checkpoint = checkpoint
+        self._snap_local = None   # _snapshot: this process's share of the occupancy snapshot
+        self._active = None       # (prep, its active endpoints): read at every sample boundary
 
     # ---------------------------------------------------------------- helpers
     def _set_window(self, m0, m1):
@@ -207,7 +209,9 @@ class Engine:
         st = reduce.stats(self.group)
         s.series.append((T, int(smp[C_DELIVERED]), int(smp[C_INJECTED]), int(smp[C_CREATED]),
                          int(smp[C_MOVES]), int(st[S_INFLIGHT])))
-        rate = smp[C_DELIVERED] / (m["sample_period"] * self.prep.active_endpoints)
+        if self._active is None or self._active[0] is not self.prep:   # (a reroute: a new one)
+            self._active = (self.prep, self.prep.active_endpoints)
+        rate = smp[C_DELIVERED] / (m["sample_period"] * self._active[1])
         now = time.perf_counter()
         self._next_phase(s, rate, now)
         s.prev_rate = rate
@@ -290,7 +294,11 @@ class Engine:
     def _snapshot(self, T):
         """Network-wide output-port occupancy at the start of cycle ``T`` (``RoutingPlan.snapshot_every``)."""
         snap = self.parts[0].arrays["snap"]
-        local = np.zeros_like(snap)
+        local = self._snap_local
+        if local is None or local.shape != snap.shape or local.dtype != snap.dtype:
+            local = self._snap_local = np.zeros_like(snap)
+        else:
+            local[:] = 0
         for p in self.parts:
             p.port_occupancy(T - 1, local)
         snap[:] = self.group.sum(local)

@@ -28,10 +28,14 @@ def stats(group) -> np.ndarray:
     """The statistics counters ``st`` of every part of every rank: sums, but the largest value
     of the counters that are maxima (:data:`models.core.record.STAT_MAX`)."""
     parts = group.parts
-    st = sum(p.arrays["st"] for p in parts)
-    mx = np.max(np.stack([p.arrays["st"] for p in parts]), axis=0)
-    total = group.sum(st.copy())
-    maxed = group.max(mx.copy())
+    if len(parts) == 1:           # every sample boundary of a run on one rank
+        st = parts[0].arrays["st"].copy()
+        mx = st
+    else:
+        st = sum(p.arrays["st"] for p in parts)
+        mx = np.max(np.stack([p.arrays["st"] for p in parts]), axis=0)
+    total = group.sum(st)
+    maxed = group.max(mx)
     for i in STAT_MAX:
         total[i] = maxed[i]
     return total
@@ -39,7 +43,9 @@ def stats(group) -> np.ndarray:
 
 def sample(group) -> np.ndarray:
     """The sample counters ``smp`` summed over the parts and ranks; the parts' are cleared."""
-    smp = sum(p.arrays["smp"] for p in group.parts).copy()
+    parts = group.parts
+    smp = parts[0].arrays["smp"].copy() if len(parts) == 1 else \
+        sum(p.arrays["smp"] for p in parts).copy()
     for p in group.parts:
         p.arrays["smp"][:] = 0
     return group.sum(smp)

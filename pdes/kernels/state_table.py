@@ -34,6 +34,7 @@ computes), the checkpoint's lists and the memory estimate are derived from the r
 """
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 
 import numpy as np
@@ -352,9 +353,15 @@ assert tuple(G.__name__ for G in GROUPS) == tuple(g for g in GROUP_ROWS if g is 
 
 
 # --------------------------------------------------------------------------- sizes
+@functools.lru_cache(maxsize=None)
+def _length_code(expr: str):
+    """A row's length expression, compiled once (every part allocates every row)."""
+    return compile(expr, "<length>", "eval")
+
+
 def shape(row: Row, sizes: dict) -> tuple:
     """The shape of an array with the named ``sizes`` (a dict of :data:`SIZES`)."""
-    n = eval(row.length, {"__builtins__": {}}, {**CONSTANTS, **sizes})  # noqa: S307 - our table
+    n = eval(_length_code(row.length), {"__builtins__": {}}, {**CONSTANTS, **sizes})  # noqa: S307
     return tuple(int(x) for x in n) if isinstance(n, tuple) else (int(n),)
 
 
@@ -368,7 +375,7 @@ def trailing_shape(row: Row) -> tuple:
 
 def nbytes(row: Row, sizes: dict) -> float:
     """Bytes of an array with the named ``sizes`` (estimated sizes may be fractional)."""
-    n = eval(row.length, {"__builtins__": {}}, {**CONSTANTS, **sizes})      # noqa: S307
+    n = eval(_length_code(row.length), {"__builtins__": {}}, {**CONSTANTS, **sizes})  # noqa: S307
     n = np.prod(n) if isinstance(n, tuple) else n
     return float(n) * np.dtype(row.dtype).itemsize
 
