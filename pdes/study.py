@@ -25,6 +25,7 @@ finished before it; ``resume`` runs only the missing points.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import json
 import math
@@ -456,15 +457,15 @@ def background_writes(world_size: int) -> bool:
 
 
 class PointWriter:
-    """Writes finished points into the study file's image on a thread of its own, in the order
-    they finished, while the study's thread runs the next point (its kernels release the
-    interpreter).  HDF5 takes some hundred microseconds per object, and a point of a small
-    network writes about 60 datasets and 30 attributes: 15 to 25 ms, against a few hundred
-    ms of kernel.  A failure to write is raised in the study's thread at its next
-    :meth:`put` or :meth:`wait`; the points after it are not written."""
+    """Writes into the study file on a thread of its own, in order, while the study's thread
+    runs the next point (its kernels release the interpreter): the finished points into the
+    file's image, and the commits (tables, then the image to disk).  HDF5 takes some hundred
+    microseconds per object, and a point of a small network writes about 60 datasets and 30
+    attributes: 15 to 25 ms, against a few hundred ms of kernel; a commit rewrites the whole
+    image and waits for the disk.  A failure is raised in the study's thread at its next
+    :meth:`put` or :meth:`wait`; nothing queued after it is written."""
 
-    def __init__(self, write):
-        self._write = write
+    def __init__(self):
         self._jobs: queue.Queue = queue.Queue(maxsize=WRITES_AHEAD)
         self.error: BaseException | None = None
         self._interval = sys.getswitchinterval()
@@ -474,34 +475,33 @@ class PointWriter:
 
     def _loop(self) -> None:
         while True:
-            rec = self._jobs.get()
+            job = self._jobs.get()
             try:
-                if rec is None:
+                if job is None:
                     return
                 if self.error is None:
-                    self._write(rec)
+                    job()
             except BaseException as exc:  # noqa: BLE001 - raised in the study's thread
                 self.error = exc
             finally:
                 self._jobs.task_done()
 
-    def put(self, rec: dict) -> None:
-        """Queue a finished point (waits while :data:`WRITES_AHEAD` are queued)."""
+    def put(self, job) -> None:
+        """Queue ``job()`` (waits while :data:`WRITES_AHEAD` are queued)."""
         self.check()
-        self._jobs.put(rec)
+        self._jobs.put(job)
 
-    def wait(self, check: bool = True) -> None:
-        """Wait until every queued point is written; raise the writer's failure (``check``)."""
+    def wait(self) -> None:
+        """Wait until every queued job is done; raise the writer's failure."""
         self._jobs.join()
-        if check:
-            self.check()
+        self.check()
 
     def check(self) -> None:
         if self.error is not None:
             raise self.error
 
     def stop(self) -> None:
-        """Let the queued points be written, end the thread, restore the switch interval."""
+        """Let the queued jobs run, end the thread, restore the switch interval."""
         if self._thread.is_alive():
             self._jobs.put(None)
             self._thread.join()
@@ -618,9 +618,9 @@ class StudyFile:
         """Put a finished point into the file image (written out at the next commit): at once,
         or queued for the writer thread."""
         if self.background and self.writer is None:
-            self.writer = PointWriter(self._write_point)
+            self.writer = PointWriter()
         if self.writer is not None:
-            self.writer.put(rec)
+            self.writer.put(functools.partial(self._write_point, rec))
         else:
             self._write_point(rec)
         self.rows[rec["name"]] = {k: v for k, v in rec.items() if k not in ("image", "write")}
@@ -680,7 +680,9 @@ class StudyFile:
     def commit(self, finished: bool = False, now: bool = False) -> None:
         """Write the file with every point so far to a temporary name, then rename it: at once
         for the first point, at the end (``finished``) and when ``now``; otherwise only when
-        :data:`COMMIT_EVERY_S` and :data:`COMMIT_SHARE` times the last commit have passed."""
+        :data:`COMMIT_EVERY_S` and :data:`COMMIT_SHARE` times the last commit have passed.
+        With the writer thread the commit is queued after the points added so far (and
+        waited for at the end and when ``now``)."""
         if not self.dirty and not finished:
             return
         hook = os.environ.get("PDES_TEST_CRASH_AFTER_POINTS")   # tests: a crash right after a commit
@@ -688,22 +690,37 @@ class StudyFile:
         if not (finished or now or hook or self.t_commit is None
                 or t0 - self.t_commit >= max(COMMIT_EVERY_S, COMMIT_SHARE * self.commit_s)):
             return
-        if self.writer is not None:
-            self.writer.wait()          # every point added so far is in the image
-        f = self.f
-        f.attrs["format"] = FORMAT
-        f.attrs["format_version"] = FORMAT_VERSION
-        f.attrs["pdes_version"] = self.version
-        f.attrs["study"] = json.dumps(self.spec.identity())
-        f.attrs["config_toml"] = self.spec.identity()["base_config"]
-        f.attrs["varied_keys"] = json.dumps([k for k, _ in self.spec.vary])
         m = self.spec.base["measure"]
-        f.attrs["criterion"] = CRITERION.format(tol=m["saturation_tolerance"], btol=m["backlog_tolerance"])
-        f.attrs["finished"] = bool(finished)
-        f.attrs[P.ATTR] = json.dumps(self.records, sort_keys=True)
+        attrs = {"format": FORMAT, "format_version": FORMAT_VERSION, "pdes_version": self.version,
+                 "study": json.dumps(self.spec.identity()),
+                 "config_toml": self.spec.identity()["base_config"],
+                 "varied_keys": json.dumps([k for k, _ in self.spec.vary]),
+                 "criterion": CRITERION.format(tol=m["saturation_tolerance"],
+                                               btol=m["backlog_tolerance"]),
+                 "finished": bool(finished),
+                 P.ATTR: json.dumps(self.records, sort_keys=True)}
         if self.changed is not None:
-            f.attrs[P.CHANGED_ATTR] = json.dumps(self.changed, sort_keys=True)
-        self._write_tables(f)
+            attrs[P.CHANGED_ATTR] = json.dumps(self.changed, sort_keys=True)
+        crash = hook and not finished and len(self.rows) >= int(hook)
+        job = functools.partial(self._write_file, attrs, self._tables(), crash)
+        self.dirty = False
+        self.t_commit = t0
+        if self.writer is None:
+            job()
+            return
+        self.writer.put(job)
+        if finished or now:
+            self.writer.wait()
+
+    def _write_file(self, attrs: dict, tables: dict, crash: bool) -> None:
+        """The commit's writes: the root attributes and tables into the image, then the image
+        to ``<path>.tmp-<pid>``, renamed over ``path``."""
+        t0 = time.perf_counter()
+        f = self.f
+        for k, v in attrs.items():
+            f.attrs[k] = v
+        for name, table in tables.items():
+            self._put(f, name, table)
         f.flush()
         tmp = f"{self.path}.tmp-{os.getpid()}"
         try:
@@ -716,10 +733,8 @@ class StudyFile:
             if os.path.exists(tmp):
                 os.remove(tmp)
             raise
-        self.dirty = False
-        self.t_commit = time.perf_counter()
-        self.commit_s = self.t_commit - t0
-        if hook and not finished and len(self.rows) >= int(hook):
+        self.commit_s = time.perf_counter() - t0
+        if crash:
             os.kill(os.getpid(), 9)
 
     def rescue(self) -> None:
@@ -727,8 +742,9 @@ class StudyFile:
         (unless the failure came in the middle of adding one; the file on disk then stays as
         the last commit left it)."""
         if self.writer is not None:
-            self.writer.stop()     # the queued points are written first
-            if self.writer.error is not None:
+            writer, self.writer = self.writer, None
+            writer.stop()          # what was queued is written first
+            if writer.error is not None:
                 return             # the image may hold half a point: the file stays as it was
         if self.dirty and not self.adding:
             try:
@@ -738,7 +754,9 @@ class StudyFile:
 
     def close(self) -> None:
         if self.writer is not None:
-            self.writer.stop()
+            writer, self.writer = self.writer, None
+            writer.stop()
+            writer.check()
         self.f.close()
 
     @staticmethod
@@ -769,7 +787,9 @@ class StudyFile:
                              lambda v: (v if isinstance(v, str) else json.dumps(v)).encode()))
         return cols
 
-    def _write_tables(self, out) -> None:
+    def _tables(self) -> dict:
+        """The study's tables as they stand (made in the study's thread, written by the
+        commit)."""
         rows = sorted(self.rows.values(), key=lambda r: (r["series"], r["rep"], r["load"]))
         keycols = self._key_columns()
         fields = [("point", "S32"), ("series", np.int64)] + [(k, t) for k, t, _ in keycols] + \
@@ -791,10 +811,10 @@ class StudyFile:
                 table[i][k] = r["summary"][k]
             table[i]["reason"] = r["summary"]["saturated_reason"].encode()[:REASON_WIDTH]
             table[i]["wall_s"] = r["wall_s"]
-        self._put(out, "table", table)
-        self._put(out, "table_mean", self._mean_table(rows, keycols))
+        out = {"table": table, "table_mean": self._mean_table(rows, keycols)}
         if self.saturation:
-            self._put(out, "saturation", self._saturation_table(keycols))
+            out["saturation"] = self._saturation_table(keycols)
+        return out
 
     def _mean_table(self, rows, keycols):
         """Replications of each (series, load): mean and 95% confidence half-width (of the

@@ -696,9 +696,9 @@ def _study_files_equal(a_path, b_path):
 
 
 def test_points_written_on_a_thread_equal_points_written_at_once(tmp_path, monkeypatch):
-    """A study in one process writes its finished points on a thread of its own while the next
-    point runs: the file is the one the study's own thread writes, and the thread is gone
-    (and the interpreter's switch interval as it was) when the study ends."""
+    """A study in one process writes its finished points and its commits on a thread of its
+    own while the next point runs: the file is the one the study's own thread writes, and the
+    thread is gone (and the interpreter's switch interval as it was) when the study ends."""
     import sys
     import threading
     spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
@@ -706,8 +706,8 @@ def test_points_written_on_a_thread_equal_points_written_at_once(tmp_path, monke
     threads = []
     start = S.PointWriter.__init__
 
-    def spy(self, write):
-        start(self, write)
+    def spy(self):
+        start(self)
         threads.append(self._thread)
     monkeypatch.setattr(S.PointWriter, "__init__", spy)
     monkeypatch.setattr(S, "BACKGROUND_WRITES", True)
