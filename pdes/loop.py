@@ -33,6 +33,7 @@ from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR
     S_DELIVERED_MEAS, S_DROPPED_MEAS, S_INFLIGHT, S_LAST_MOVE)
 from pdes import reduce
 from pdes.checkpoint import save
+from pdes.comm import LocalGroup
 from pdes.failure import carry_over, fail, restore_degraded
 from pdes.kernels.schedule import post_initial
 from pdes.workload import is_finite, total_flits
@@ -141,19 +142,24 @@ class Engine:
             for p in self.parts:        # cycle 0: the operations without dependencies
                 post_initial(p.group_of("Messages"), p.arrays["ep_gid"])
         failure = prep.failure
+        inkernel = self._kernel_snapshots(epoch)
         while True:
             if failure is not None:
                 if s.cycle == failure.at_cycle:
                     fail(self.group, self.prep.topo, failure, s.cycle)
                 if s.cycle == failure.reroute_at and self.prep is not failure.degraded:
                     self._reroute(s)
-            step = min(self.window, sync - s.cycle % sync)   # windows end at multiples of sync
+                    inkernel = self._kernel_snapshots(epoch)
+            if inkernel:        # the kernel takes the snapshots: windows end at sample boundaries
+                step = SP - s.cycle % SP
+            else:
+                step = min(self.window, sync - s.cycle % sync)   # windows end at multiples of sync
             if failure is not None:                          # ... at the failure and reroute
                 for c in (failure.at_cycle, failure.reroute_at):
                     if s.cycle < c:
                         step = min(step, c - s.cycle)
             self._advance(s, step)
-            if epoch and s.cycle % epoch == 0:
+            if epoch and not inkernel and s.cycle % epoch == 0:
                 self._snapshot(s.cycle)
             if s.cycle % SP == 0 and self._sample_boundary(s):
                 break
@@ -162,6 +168,15 @@ class Engine:
         if resume is not None:
             res["restarted_from_cycle"] = resume.cycle
         return res
+
+    def _kernel_snapshots(self, epoch: int) -> bool:
+        """Whether the window loop takes the routing's snapshots itself (``PR_SNAP``): a part
+        that holds the whole network, in one process.  Otherwise windows end at every
+        snapshot (every ``epoch`` cycles) and :meth:`_snapshot` sums the parts' and ranks'."""
+        own = bool(epoch) and len(self.parts) == 1 and isinstance(self.group, LocalGroup)
+        for p in self.parts:
+            p.prm[prm_slots.PR_SNAP] = epoch if own else 0
+        return own
 
     def _advance(self, s: LoopState, step: int) -> None:
         """One window of ``step`` cycles on every part, then the exchange of their outboxes."""

@@ -69,7 +69,10 @@ PR_OCC = 50        # 1 = the input-port occupancy bitmap (inb.ip_occ) matches ib
                    # kernel call builds it first (a new part, or Python changed the buffers)
 PR_KEYED = 51      # 1 = srcs.ep_key holds the endpoints' injection-draw keys for seed PR_KEYSEED;
 PR_KEYSEED = 52    #   0 = the next kernel call computes them (pdes.kernels.injection.build_keys)
-NPRM = 53
+PR_SNAP = 53       # the routing's snapshot epoch when the window loop takes the snapshots itself
+                   # (tab.snap after every cycle t with (t + 1) % PR_SNAP == 0: a run of one
+                   # part in one process, pdes.loop); 0: Python takes them between windows
+NPRM = 54
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 IV_DISCARD = -2     # iv_out of an input VC that drops the rest of its packet (PR_FAULT)

@@ -883,3 +883,39 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
                 top += 1
     pool.rec_top[0] = top
     return OK
+
+
+@njit_borrow
+def snapshot_stage(t, prm, ports, tab, crd):
+    """The routing's occupancy snapshot (``tab.snap``) at the end of cycle ``t``, taken by the
+    window loop of a part that holds the whole network (``prm[PR_SNAP]``): per channel, the
+    backlog of its output port, as :meth:`pdes.state.PartState.port_occupancy` computes it
+    between windows for the other runs (flits sent or queued whose credits have not arrived
+    by ``t``, less the port's credit round trip, at least 0); 0 on every other channel."""
+    snap = tab.snap
+    for c in range(snap.shape[0]):
+        snap[c] = 0
+    nv, hot = prm[PR_NV], prm[PR_HOT]
+    rtt0 = 2 * prm[PR_CHX] + prm[PR_SAD] + prm[PR_CD]
+    port_off, n_epp, cr_cap, cr_deep, out_lat = (ports.port_off, ports.n_epp, ports.cr_cap,
+                                                 ports.cr_deep, ports.out_lat)
+    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
+    nK = cr_cnt.shape[0]
+    for k in range(port_off.shape[0] - 1):
+        first = port_off[k] + n_epp[k]                 # the router's network ports, in CSR order
+        base = tab.g_off[ports.router_gid[k]] - first
+        for P in range(first, port_off[k + 1]):
+            q = 0
+            cap = cr_cap[P]
+            for v in range(nv):
+                kk = P * nv + v
+                c = cred[kk]
+                h = cr_head[kk]
+                for _ in range(cr_cnt[kk]):
+                    if cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] > t:
+                        break
+                    c += 1
+                    h = h + 1 if h + 1 < cap else 0
+                q += cap - c
+            q -= rtt0 + 2 * out_lat[P]
+            snap[tab.g_chan[base + P]] = q if q > 0 else 0

@@ -28,14 +28,15 @@ the prefetch pipeline's steps) are compiled once and inlined by LLVM
 from models.core.bits import trailing_zeros
 from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.params import (IV_DISCARD, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO, PR_NCLS,
-                                PR_NHMIN, PR_NV, PR_PF, PR_SX, PR_VALG, PR_VCANY, PR_VITERS)
+                                PR_NHMIN, PR_NV, PR_PF, PR_SNAP, PR_SX, PR_VALG, PR_VCANY,
+                                PR_VITERS)
 from models.core.rings import ring_slot
 from models.core.record import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE, F_SEQ, F_SRC,
                                 OK)
 from models.core.views import EngineView, Site
 from pdes.kernels.buffers import occupied_word
 from pdes.kernels.cycle import (build_derived, discard_front, endpoint_stage, make_scratch,
-                                output_stage, switch_allocation)
+                                output_stage, snapshot_stage, switch_allocation)
 from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
@@ -340,6 +341,7 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     build_derived(prm, ports, inb, srcs)
     scr = make_scratch(prm, scr_views)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
+    every = prm[PR_SNAP]
     for t in range(t0, t1):
         endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
         status = router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
@@ -348,6 +350,8 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
         status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr)
         if status != OK:
             return status
+        if every != 0 and (t + 1) % every == 0:
+            snapshot_stage(t, prm, ports, tab, crd)
     return OK
 
 
@@ -360,6 +364,7 @@ def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
     scr = make_scratch(prm, scr_views)
     iqs = make_iq_scratch(prm, ports.port_off)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
+    every = prm[PR_SNAP]
     for t in range(t0, t1):
         endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
         status = iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
@@ -368,4 +373,6 @@ def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
         status = output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr)
         if status != OK:
             return status
+        if every != 0 and (t + 1) % every == 0:
+            snapshot_stage(t, prm, ports, tab, crd)
     return OK

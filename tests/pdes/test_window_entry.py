@@ -96,3 +96,30 @@ def test_direct_call_keeps_its_code_while_the_arguments_stay_and_looks_again_whe
     assert call(a.astype(np.int64), 1.5, b2) == 17.0 and len(calls) == 1  # another array type
     plain = S.DirectCall(lambda x, y: x + y)     # not a dispatcher (a test's spy): called
     assert plain(1, 2) == 3 and plain.held is None
+
+
+@pytest.mark.parametrize("alloc", ["vct", "booksim"])
+def test_one_part_takes_the_routings_snapshots_in_its_window_loop(monkeypatch, alloc):
+    """UGAL-G reads the network's port backlogs every ``routing.epoch`` cycles.  A part that
+    holds the whole network takes them in its window loop (``PR_SNAP``), so its windows run
+    from one sample boundary to the next; parts that share the network end a window at every
+    snapshot and sum theirs between windows.  The results are the same."""
+    from pdes import loop as L
+    from pdes.engine import run_local
+    from tests.helpers import assert_same_results
+    cfg = make_cfg("routing.algorithm=ugal_g", "routing.epoch=20", "traffic.load=0.6",
+                   f"router.allocation={alloc}", preset="short")
+    windows, snapshots = [], []
+    advance, snapshot = L.Engine._advance, L.Engine._snapshot
+    monkeypatch.setattr(L.Engine, "_advance", lambda self, s, step: (windows.append(step),
+                                                                   advance(self, s, step)))
+    monkeypatch.setattr(L.Engine, "_snapshot", lambda self, T: (snapshots.append(T),
+                                                               snapshot(self, T)))
+    one = run_local(cfg)
+    sp = cfg["measure"]["sample_period"]
+    assert snapshots == [] and set(windows) == {sp}
+    windows.clear()
+    n = prepare(cfg).topo.n_routers
+    two = run_local(cfg, owner=(np.arange(n) * 2 // n).astype(np.int32))
+    assert snapshots and all(T % 20 == 0 for T in snapshots) and max(windows) <= 20
+    assert_same_results(one, two)
