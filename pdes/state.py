@@ -28,6 +28,7 @@ from models.core.jit import njit, njit_holding
 from models.core.record import HIST_OCTAVES, HIST_SUB, S_LAST_MOVE
 from pdes.kernels import cycle, generate
 from pdes.kernels import nexthop as NH
+from pdes.kernels.buffers import port_backlog
 from pdes.kernels import state_table as ST
 from pdes.timing import KernelTiming
 
@@ -100,21 +101,9 @@ class RouterParams:
 
 @njit_holding
 def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, rtt, chan, out):
-    nK = cr_cnt.shape[0]
     for i in range(ports.shape[0]):
-        q = 0
-        cap = cr_cap[ports[i]]
-        for v in range(nv):
-            kk = ports[i] * nv + v
-            c = cred[kk]
-            h = cr_head[kk]
-            for j in range(cr_cnt[kk]):
-                if cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] > t:
-                    break
-                c += 1
-                h = h + 1 if h + 1 < cap else 0
-            q += cap - c
-        q -= rtt[i]
+        q = port_backlog(ports[i], nv, hot, cr_cap[ports[i]], cr_deep, t, cred, cr_t, cr_head,
+                         cr_cnt) - rtt[i]
         out[chan[i]] = q if q > 0 else 0
 
 

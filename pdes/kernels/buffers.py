@@ -176,3 +176,23 @@ def shared_room(cred, cr_res, cap, priv, kk, free):
     free (:func:`shared_free`)."""
     c = cap - cred[kk] + cr_res[kk]
     return (priv - c if c < priv else 0) + free
+
+
+@njit_inline
+def port_backlog(P, nv, hot, cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt):
+    """Flits sent or queued on output port ``P`` (every VC; ``cap`` credits each) whose
+    credits have not arrived by cycle ``t``: the credits on their way back count as arrived
+    when due, none is absorbed (a snapshot changes no state)."""
+    nK = cr_cnt.shape[0]
+    q = 0
+    for v in range(nv):
+        kk = P * nv + v
+        c = cred[kk]
+        h = cr_head[kk]
+        for _ in range(cr_cnt[kk]):
+            if cr_t[ring_slot(h, kk, nK, hot, cr_deep)] > t:
+                break
+            c += 1
+            h = h + 1 if h + 1 < cap else 0
+        q += cap - c
+    return q

@@ -132,7 +132,8 @@ from models.core.params import (
     PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
     PR_TRAFFIC)
 from pdes.kernels.buffers import (build_occupancy, enqueue_flit, new_record, occupied_word,
-                                  port_emptied, send_credit, shared_free, shared_room)
+                                  port_backlog, port_emptied, send_credit, shared_free,
+                                  shared_room)
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
                                    prefetch, prefetch2)
@@ -897,25 +898,11 @@ def snapshot_stage(t, prm, ports, tab, crd):
         snap[c] = 0
     nv, hot = prm[PR_NV], prm[PR_HOT]
     rtt0 = 2 * prm[PR_CHX] + prm[PR_SAD] + prm[PR_CD]
-    port_off, n_epp, cr_cap, cr_deep, out_lat = (ports.port_off, ports.n_epp, ports.cr_cap,
-                                                 ports.cr_deep, ports.out_lat)
-    cred, cr_t, cr_head, cr_cnt = crd.cred, crd.cr_t, crd.cr_head, crd.cr_cnt
-    nK = cr_cnt.shape[0]
+    port_off, n_epp, out_lat = ports.port_off, ports.n_epp, ports.out_lat
     for k in range(port_off.shape[0] - 1):
         first = port_off[k] + n_epp[k]                 # the router's network ports, in CSR order
         base = tab.g_off[ports.router_gid[k]] - first
         for P in range(first, port_off[k + 1]):
-            q = 0
-            cap = cr_cap[P]
-            for v in range(nv):
-                kk = P * nv + v
-                c = cred[kk]
-                h = cr_head[kk]
-                for _ in range(cr_cnt[kk]):
-                    if cr_t[h * nK + kk if h < hot else cr_deep[kk] + h] > t:
-                        break
-                    c += 1
-                    h = h + 1 if h + 1 < cap else 0
-                q += cap - c
-            q -= rtt0 + 2 * out_lat[P]
+            q = port_backlog(P, nv, hot, ports.cr_cap[P], ports.cr_deep, t, crd.cred, crd.cr_t,
+                             crd.cr_head, crd.cr_cnt) - (rtt0 + 2 * out_lat[P])
             snap[tab.g_chan[base + P]] = q if q > 0 else 0
