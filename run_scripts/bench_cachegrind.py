@@ -29,6 +29,17 @@ Valgrind the processor reports other features, so the runs would otherwise compi
 kernels again under Valgrind (hours).  The code measured is thus that CPU's, close to but
 not the same as the host-tuned kernels of a normal run; the first run compiles it once.
 Under cachegrind everything runs about 50 times slower: the defaults take several minutes.
+
+``--stages N`` runs the two Valgrind runs under callgrind instead (the same cache
+simulation, counted per instruction address; slower still) and the runs keep the object
+code of every compiled function they load (``compiled_code.py``, as ``bench_perf.py``
+does): the figures are also split by the window loop's stage (endpoints, routers,
+outputs, other compiled code, the rest), and each stage's ``N`` instructions with the most
+last-level misses are printed, disassembled, with their misses and instructions per
+flit-hop.  A miss is counted at the instruction that made it, so these are the loads and
+stores whose lines came from beyond the last level.
+
+    python run_scripts/bench_cachegrind.py --stages 12 --json cg.json
 """
 from __future__ import annotations
 
@@ -40,6 +51,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from compiled_code import (OTHER, OUTSIDE, STAGES, capture, disassemble, locator, stage_of,
+                           symbols)
 
 EVENTS = ("Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
 
@@ -72,16 +86,19 @@ def engine_part(args):
 
 
 def child(args) -> None:
-    """Build the network, run ``--warmup`` and then ``--cycles`` cycles, print JSON."""
+    """Build the network, run ``--warmup`` and then ``--cycles`` cycles, print JSON (with
+    ``--outdir``: and the compiled functions' symbols, :func:`compiled_code.symbols`)."""
+    captured = capture() if args.outdir else None
     prep, part, cycles = engine_part(args)
     cycles(0, args.warmup)
+    syms = symbols(captured, args.outdir) if args.outdir else []
     t = time.perf_counter()
     c0 = time.process_time()
     cycles(args.warmup, args.warmup + args.cycles)
     print(json.dumps({"routers": int(prep.topo.n_routers), "cycles": args.cycles,
                       "link_flits": int(part.arrays["link_flits"].sum()),
                       "kernel_s": time.perf_counter() - t,
-                      "kernel_cpu_s": time.process_time() - c0}))
+                      "kernel_cpu_s": time.process_time() - c0, "symbols": syms}))
 
 
 def cachegrind_totals(path: str) -> dict:
@@ -98,13 +115,122 @@ def cachegrind_totals(path: str) -> dict:
     return dict(zip(events, summary))
 
 
+def callgrind_costs(path: str) -> tuple[list, dict]:
+    """(event names, {instruction address: its own counts}) of a callgrind output file
+    written with ``--dump-instr=yes --dump-line=no --compress-pos=no`` (absolute
+    addresses); a call's inclusive counts (the line after ``calls=``) are left out."""
+    events, costs, call = None, {}, False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("calls="):
+                call = True
+            elif line.startswith("0x"):
+                if call:
+                    call = False
+                    continue
+                p = line.split()
+                c = [int(x) for x in p[1:]]
+                have = costs.get(int(p[0], 16))
+                if have is None:
+                    costs[int(p[0], 16)] = c + [0] * (len(events) - len(c))
+                else:
+                    for i, x in enumerate(c):
+                        have[i] += x
+    if events is None:
+        raise SystemExit(f"bench_cachegrind: no events in {path}")
+    return events, costs
+
+
+def by_stage(run: dict, path: str) -> tuple[dict, dict]:
+    """A callgrind run's counts of :data:`EVENTS` per stage (:data:`compiled_code.STAGES`,
+    ``OTHER``, ``OUTSIDE``: the totals less the compiled code's) and per (symbol, offset in
+    its object file)."""
+    events, costs = callgrind_costs(path)
+    col = [events.index(e) if e in events else None for e in EVENTS]
+    where = locator(run["symbols"])
+    stages = {s: [0] * len(EVENTS) for s in (*STAGES, OTHER)}
+    per_ins: dict = {}
+    for ip, c in costs.items():
+        at = where(ip)
+        if at is None:
+            continue
+        v = [0 if i is None else c[i] for i in col]
+        acc = stages[stage_of(at[0])]
+        for i, x in enumerate(v):
+            acc[i] += x
+        have = per_ins.setdefault(at, [0] * len(EVENTS))
+        for i, x in enumerate(v):
+            have[i] += x
+    totals = cachegrind_totals(path)
+    stages[OUTSIDE] = [totals.get(e, 0) - sum(stages[s][i] for s in (*STAGES, OTHER))
+                       for i, e in enumerate(EVENTS)]
+    return ({s: dict(zip(EVENTS, v)) for s, v in stages.items()},
+            {k: dict(zip(EVENTS, v)) for k, v in per_ins.items()})
+
+
+def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> dict:
+    """Per stage: the events per flit-hop (the difference of the two runs' counts), and its
+    ``args.stages`` instructions with the most last-level misses per flit-hop."""
+    (ra, path_a), (rb, path_b) = a, b
+    sa, ia = by_stage(ra, path_a)
+    sb, ib = by_stage(rb, path_b)
+    out = {"stages": {s: {e: (sb[s][e] - sa[s][e]) / hops for e in EVENTS} for s in sb},
+           "top": {}}
+    syms = {n: (int(off), int(size), path) for _, size, n, path, off in rb["symbols"]}
+    zero = dict.fromkeys(EVENTS, 0)
+    for s in STAGES:
+        rows = []
+        for (name, off), c in ib.items():
+            if stage_of(name) != s:
+                continue
+            d = {e: (c[e] - ia.get((name, off), zero)[e]) / hops for e in EVENTS}
+            rows.append((d["DLmr"] + d["DLmw"], name, off, d))
+        rows.sort(key=lambda r: (-r[0], r[1], r[2]))
+        top = []
+        text_of = {}
+        for _, name, off, d in rows[:args.stages]:
+            lo, size, path = syms[name]
+            if name not in text_of:
+                text_of[name] = disassemble(objdump, path, lo, lo + size)
+            top.append({"symbol": name, "offset": off - lo,
+                        "instruction": text_of[name].get(off, ""), **d})
+        out["top"][s] = top
+    return out
+
+
+def print_stages(fig: dict, n: int) -> None:
+    st = fig["stages"]
+    lm = sum(v["DLmr"] + v["DLmw"] for v in st.values())
+    print("per flit-hop by stage:")
+    print(f"  {'stage':<26}" + "".join(f"{e:>9}" for e in EVENTS))
+    for s, v in st.items():
+        print(f"  {s:<26}" + "".join(f"{v[e]:>9.1f}" for e in EVENTS))
+    for s, rows in fig["top"].items():
+        print(f"{s}: its {n} instructions with the most last-level misses (per flit-hop: "
+              f"read and write misses, instructions executed; share of all the misses; "
+              f"offset, instruction)")
+        for r in rows:
+            share = 100 * (r["DLmr"] + r["DLmw"]) / lm if lm > 0 else 0.0
+            print(f"  {r['DLmr']:6.2f} {r['DLmw']:6.2f} {r['Ir']:7.2f} {share:5.1f}%  "
+                  f"+{r['offset']:<6x} {r['instruction']}")
+
+
 def run_child(args, cycles: int, valgrind: str | None, out: str | None) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--cycles", str(cycles),
            "--q", str(args.q), "--p", str(args.p), "--vcs", str(args.vcs),
            "--load", str(args.load), "--warmup", str(args.warmup)]
     for s in args.set:
         cmd += ["--set", s]
-    if valgrind:
+    if valgrind and args.stages:
+        cmd += ["--outdir", os.path.dirname(out) + os.sep + f"obj.{cycles}"]
+        os.makedirs(cmd[-1], exist_ok=True)
+        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", f"--D1={args.d1}",
+               f"--LL={args.ll}", "--smc-check=all-non-file", "--dump-instr=yes",
+               "--dump-line=no", "--compress-pos=no", "--compress-strings=no",
+               f"--callgrind-out-file={out}", *cmd]
+    elif valgrind:
         cmd = [valgrind, "--tool=cachegrind", "--cache-sim=yes", f"--D1={args.d1}",
                f"--LL={args.ll}", "--smc-check=all-non-file", f"--cachegrind-out-file={out}",
                *cmd]
@@ -133,15 +259,23 @@ def main() -> int:
                     help="the CPU the kernels are compiled for, in every run (NUMBA_CPU_NAME)")
     ap.add_argument("--cpu-features", default="+avx2",
                     help="its features (NUMBA_CPU_FEATURES; not empty)")
+    ap.add_argument("--stages", type=int, default=0, metavar="N",
+                    help="count per instruction (callgrind): the figures per stage and each "
+                         "stage's N instructions with the most last-level misses")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cycles", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--outdir", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args)
         return 0
     if not 0 < args.short < args.long:
         ap.error("--short must be positive and less than --long")
+    if args.stages < 0:
+        ap.error("--stages must not be negative")
+    if args.stages and shutil.which("nm") is None:
+        ap.error("--stages: nm (binutils) not found")
     valgrind = shutil.which(args.valgrind)
     if valgrind is None:
         ap.error(f"--valgrind: {args.valgrind!r} not found")
@@ -150,8 +284,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         for n in (args.short, args.long):
             out = os.path.join(d, f"cg.{n}")
-            sim[n] = (run_child(args, n, valgrind, out), cachegrind_totals(out))
-    a, b = sim[args.short], sim[args.long]
+            sim[n] = (run_child(args, n, valgrind, out), cachegrind_totals(out), out)
+        a, b = sim[args.short], sim[args.long]
+        hops = b[0]["link_flits"] - a[0]["link_flits"]
+        stages = stage_figures(args, (a[0], a[2]), (b[0], b[2]), hops,
+                               shutil.which("objdump")) if args.stages and hops > 0 else None
     cycles = args.long - args.short
     hops = b[0]["link_flits"] - a[0]["link_flits"]
     if hops <= 0 or native[args.long]["link_flits"] - native[args.short]["link_flits"] != hops:
@@ -176,6 +313,9 @@ def main() -> int:
         print(f"{e:<8} {ph[e]:>14.1f} {res['per_router_cycle'][e]:>18.1f}")
     print(f"bytes per flit-hop: {res['bytes_per_flit_hop_into_l1']:.0f} into L1d, "
           f"{res['bytes_per_flit_hop_past_ll']:.0f} from beyond the last level")
+    if stages is not None:
+        res.update(stages)
+        print_stages(stages, args.stages)
     if secs > 0:
         ns = res["ns_per_flit_hop"]
         print(f"native: {ns:.1f} ns per flit-hop ({secs:.3f} s for the {cycles} cycles); "

@@ -39,37 +39,18 @@ import tempfile
 import time
 
 from bench_cachegrind import engine_part  # run as a script: run_scripts/ is on the path
-
-STAGES = ("endpoint_stage", "router_stage", "output_stage")
-OTHER = "other compiled code"
-OUTSIDE = "outside the compiled code"
-
-
-def stage_of(name: str) -> str:
-    """The window loop's stage a compiled function's symbol belongs to, else :data:`OTHER`."""
-    for s in STAGES:
-        if s in name:
-            return s
-    return OTHER
+from compiled_code import (OTHER, OUTSIDE, STAGES, capture, disassemble, locator, stage_of,
+                           symbols)
 
 
 def child(args) -> None:
     """Build the network, run ``--warmup`` cycles and then ``--cycles`` cycles; with
     ``--outdir``, save the object code of the compiled functions loaded and print their
     symbols (address, size, name, object file, offset in it) with the figures, as JSON."""
-    captured = []
-    if args.outdir:
-        from numba.core import codegen
-
-        keep = codegen.CPUCodeLibrary._set_compiled_object
-
-        def capture(self, value):
-            captured.append((self, value))
-            return keep(self, value)
-        codegen.CPUCodeLibrary._set_compiled_object = capture
+    captured = capture() if args.outdir else None
     prep, part, cycles = engine_part(args)
     cycles(0, args.warmup)
-    symbols = _symbols(captured, args.outdir) if args.outdir else []
+    syms = symbols(captured, args.outdir) if args.outdir else []
     t = time.perf_counter()
     c0 = time.process_time()
     cycles(args.warmup, args.warmup + args.cycles)
@@ -77,73 +58,24 @@ def child(args) -> None:
     print(json.dumps({"routers": int(prep.topo.n_routers), "cycles": args.cycles,
                       "kernel_s": secs, "kernel_cpu_s": cpu,
                       "link_flits": int(part.arrays["link_flits"].sum()),
-                      "symbols": symbols}))
+                      "symbols": syms}))
 
 
-def _symbols(captured, outdir: str) -> list:
-    """[address, size, name, object file, offset] of the functions defined in the object
-    code of each compiled library: the object is written to ``outdir``, its symbols read with
-    ``nm``, and its load address found from a symbol the JIT resolves by name."""
-    out = []
-    for i, (lib, obj) in enumerate(captured):
-        path = os.path.join(outdir, f"lib{i}.o")
-        with open(path, "wb") as f:
-            f.write(obj)
-        nm = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True,
-                            text=True, check=True).stdout
-        rows = []
-        for line in nm.splitlines():
-            p = line.split()
-            if len(p) == 4 and p[2] in "TtWw":
-                rows.append((int(p[0], 16), int(p[1], 16), p[2], p[3]))
-        base = None
-        for value, _, kind, name in rows:
-            if kind != "T":
-                continue
-            try:
-                addr = lib._codegen._engine.get_function_address(name)
-            except Exception:      # noqa: BLE001 - a symbol the engine does not know
-                addr = 0
-            if addr:
-                base = addr - value
-                break
-        if base is None:
-            continue
-        out += [[base + value, size, name, path, value] for value, size, _, name in rows]
-    return out
-
-
-def aggregate(ips, symbols) -> tuple[collections.Counter, dict]:
+def aggregate(ips, syms) -> tuple[collections.Counter, dict]:
     """Samples per stage (:func:`stage_of`; :data:`OUTSIDE` for addresses in no symbol),
     and per symbol name a Counter of the samples at each offset in its object file."""
-    rng = sorted((int(a), int(a) + int(s), n, int(off)) for a, s, n, _, off in symbols)
-    starts = [r[0] for r in rng]
+    where = locator(syms)
     per_stage = collections.Counter()
     per_symbol: dict = {}
     for ip, n in collections.Counter(ips).items():
-        i = bisect.bisect_right(starts, ip) - 1
-        if i >= 0 and ip < rng[i][1]:
-            lo, _, name, off = rng[i]
-            per_stage[stage_of(name)] += n
-            per_symbol.setdefault(name, collections.Counter())[off + ip - lo] += n
-        else:
+        at = where(ip)
+        if at is None:
             per_stage[OUTSIDE] += n
+            continue
+        name, off = at
+        per_stage[stage_of(name)] += n
+        per_symbol.setdefault(name, collections.Counter())[off] += n
     return per_stage, per_symbol
-
-
-def disassemble(objdump: str | None, path: str, lo: int, hi: int) -> dict:
-    """{offset: instruction text} of ``path`` between two offsets (empty without objdump)."""
-    if objdump is None:
-        return {}
-    r = subprocess.run([objdump, "-d", "--no-show-raw-insn", f"--start-address={lo}",
-                        f"--stop-address={hi}", path], capture_output=True, text=True)
-    out = {}
-    for line in r.stdout.splitlines():
-        head, sep, text = line.partition(":\t")
-        if sep and head.strip() and all(c in "0123456789abcdef" for c in head.strip()):
-            text = text.split(" <", 1)[0]          # drop the (long, mangled) target names
-            out[int(head.strip(), 16)] = " ".join(text.split())
-    return out
 
 
 def perf_ips(perf: str, data: str) -> list[int]:

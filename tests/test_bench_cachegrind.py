@@ -1,8 +1,11 @@
 """run_scripts/bench_cachegrind.py with a stand-in for Valgrind: the difference of two runs
 per flit-hop, the agreement check of the runs with and without it, the JSON."""
 import json
+import shutil
 import sys
 import textwrap
+
+import pytest
 
 from tests.helpers import ROOT, run_python
 
@@ -64,3 +67,77 @@ def test_bad_lengths_and_missing_valgrind_are_refused(tmp_path):
     assert r.returncode == 2 and "--short must be positive and less than --long" in r.stderr
     r = run_python(script, "--valgrind", str(tmp_path / "nope"), cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and "not found" in r.stderr
+
+
+# A stand-in 'valgrind --tool=callgrind': runs the command natively and writes a callgrind
+# file (absolute addresses, a call's inclusive line after 'calls=') with counts per
+# instruction, known multiples of the run's link counter: Ir 3 and DLmr 2 at the router
+# stage's first instruction, Ir 1 and DLmw 1 at the output stage's second byte, Ir 5 outside
+# every compiled function; the summary is those plus 1,000,000 (which the difference cancels).
+FAKE_CALLGRIND = textwrap.dedent("""\
+    #!{python}
+    import json, os, subprocess, sys
+    args = sys.argv[1:]
+    assert "--tool=callgrind" in args and "--dump-instr=yes" in args
+    assert "--compress-pos=no" in args
+    out = next(a.split("=", 1)[1] for a in args if a.startswith("--callgrind-out-file="))
+    i = next(i for i, a in enumerate(args) if not a.startswith("--"))
+    r = subprocess.run(args[i:], capture_output=True, text=True)
+    sys.stdout.write(r.stdout)
+    sys.stderr.write(r.stderr)
+    run = json.loads(r.stdout.strip().splitlines()[-1])
+    n = run["link_flits"]
+    at = {{name: a for a, s, name, p, o in run["symbols"]}}
+    router = next(a for name, a in at.items() if "router_stage" in name)
+    output = next(a for name, a in at.items() if "output_stage" in name)
+    ev = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
+    rows = [(router, dict(Ir=3 * n, DLmr=2 * n)), (output + 1, dict(Ir=n, DLmw=n)),
+            (16, dict(Ir=5 * n))]
+    tot = {{e: 1000000 + sum(c.get(e, 0) for _, c in rows) for e in ev}}
+    with open(out, "w") as f:
+        f.write("# callgrind format\\nversion: 1\\npositions: instr\\n")
+        f.write("events: " + " ".join(ev) + "\\n")
+        f.write("summary: " + " ".join(str(tot[e]) for e in ev) + "\\n")
+        f.write("ob=???\\nfl=???\\nfn=0x10\\n")
+        for a, c in rows:
+            f.write(f"0x{{a:x}} " + " ".join(str(c.get(e, 0)) for e in ev) + "\\n")
+        f.write(f"cfn=elsewhere\\ncalls=1 0x20\\n0x{{router:x}} 999999999 1 1 1 1 1 1 1 1\\n")
+    sys.exit(r.returncode)
+    """)
+
+
+def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path):
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed")
+    fake = tmp_path / "valgrind"
+    fake.write_text(FAKE_CALLGRIND.format(python=sys.executable))
+    fake.chmod(0o755)
+    out = tmp_path / "cg.json"
+    cpu, features = host_cpu()
+    r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--q", "5", "--p", "4",
+                   "--warmup", "30", "--short", "20", "--long", "60", "--valgrind", str(fake),
+                   "--cpu", cpu, "--cpu-features", features, "--stages", "3",
+                   "--json", str(out), cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["per_flit_hop"]["Ir"] == 9 and res["per_flit_hop"]["DLmr"] == 2
+    st = res["stages"]
+    assert st["router_stage"] == {"Ir": 3, "Dr": 0, "Dw": 0, "D1mr": 0, "D1mw": 0, "DLmr": 2,
+                                  "DLmw": 0}
+    assert st["output_stage"]["Ir"] == 1 and st["output_stage"]["DLmw"] == 1
+    assert st["endpoint_stage"]["Ir"] == 0 and st["other compiled code"]["Ir"] == 0
+    assert st["outside the compiled code"]["Ir"] == 5
+    top = res["top"]
+    assert [(t["offset"], t["DLmr"], t["Ir"]) for t in top["router_stage"]] == [(0, 2, 3)]
+    assert [(t["offset"], t["DLmw"]) for t in top["output_stage"]] == [(1, 1)]
+    assert top["endpoint_stage"] == []
+    if shutil.which("objdump"):     # the router stage's first instruction, disassembled
+        assert top["router_stage"][0]["instruction"]
+    assert "per flit-hop by stage:" in r.stdout
+    assert "router_stage: its 3 instructions with the most last-level misses" in r.stdout
+
+
+def test_negative_stages_are_refused(tmp_path):
+    r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--stages", "-1",
+                   cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and "--stages must not be negative" in r.stderr
