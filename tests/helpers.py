@@ -217,6 +217,16 @@ def run_python(*argv: str, nranks: int = 1, cwd=None, timeout: float = 300,
                           cwd=cwd, env=subprocess_env(**(env or {})), timeout=timeout)
 
 
+def stand_in(directory, name: str, script: str) -> str:
+    """Write ``script`` (Python, without its first line) as an executable named ``name`` in
+    ``directory`` that this interpreter runs: a stand-in for a program a script under test
+    calls (Valgrind, perf, BookSim).  Returns its path."""
+    path = Path(directory) / name
+    path.write_text(f"#!{sys.executable}\n" + script)
+    path.chmod(0o755)
+    return str(path)
+
+
 def run_pdes(*args: str, **kw) -> subprocess.CompletedProcess:
     """``python -m pdes ARGS...`` through :func:`run_python` (same keywords)."""
     return run_python("-m", "pdes", *args, **kw)

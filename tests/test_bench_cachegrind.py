@@ -2,17 +2,15 @@
 per flit-hop, the agreement check of the runs with and without it, the JSON."""
 import json
 import shutil
-import sys
 import textwrap
 
 import pytest
 
-from tests.helpers import ROOT, run_python
+from tests.helpers import ROOT, run_python, stand_in
 
 # A stand-in 'valgrind': runs the command after its options natively and writes a cachegrind
 # file whose totals are 1,000,000 plus a known multiple of the run's link counter.
 FAKE = textwrap.dedent("""\
-    #!{python}
     import json, os, subprocess, sys
     if not os.environ.get("NUMBA_CPU_NAME") or not os.environ.get("NUMBA_CPU_FEATURES"):
         sys.exit("the CPU to compile for was not given")
@@ -41,9 +39,7 @@ def host_cpu() -> tuple[str, str]:
 
 
 def test_per_flit_hop_is_the_difference_of_two_runs(tmp_path):
-    fake = tmp_path / "valgrind"
-    fake.write_text(FAKE.format(python=sys.executable))
-    fake.chmod(0o755)
+    fake = stand_in(tmp_path, "valgrind", FAKE)
     out = tmp_path / "cg.json"
     cpu, features = host_cpu()
     r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--q", "5", "--p", "4",
@@ -75,7 +71,6 @@ def test_bad_lengths_and_missing_valgrind_are_refused(tmp_path):
 # stage's first instruction, Ir 1 and DLmw 1 at the output stage's second byte, Ir 5 outside
 # every compiled function; the summary is those plus 1,000,000 (which the difference cancels).
 FAKE_CALLGRIND = textwrap.dedent("""\
-    #!{python}
     import json, os, subprocess, sys
     args = sys.argv[1:]
     assert "--tool=callgrind" in args and "--dump-instr=yes" in args
@@ -87,21 +82,21 @@ FAKE_CALLGRIND = textwrap.dedent("""\
     sys.stderr.write(r.stderr)
     run = json.loads(r.stdout.strip().splitlines()[-1])
     n = run["link_flits"]
-    at = {{name: a for a, s, name, p, o in run["symbols"]}}
+    at = {name: a for a, s, name, p, o in run["symbols"]}
     router = next(a for name, a in at.items() if "router_stage" in name)
     output = next(a for name, a in at.items() if "output_stage" in name)
     ev = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
     rows = [(router, dict(Ir=3 * n, DLmr=2 * n)), (output + 1, dict(Ir=n, DLmw=n)),
             (16, dict(Ir=5 * n))]
-    tot = {{e: 1000000 + sum(c.get(e, 0) for _, c in rows) for e in ev}}
+    tot = {e: 1000000 + sum(c.get(e, 0) for _, c in rows) for e in ev}
     with open(out, "w") as f:
         f.write("# callgrind format\\nversion: 1\\npositions: instr\\n")
         f.write("events: " + " ".join(ev) + "\\n")
         f.write("summary: " + " ".join(str(tot[e]) for e in ev) + "\\n")
         f.write("ob=???\\nfl=???\\nfn=0x10\\n")
         for a, c in rows:
-            f.write(f"0x{{a:x}} " + " ".join(str(c.get(e, 0)) for e in ev) + "\\n")
-        f.write(f"cfn=elsewhere\\ncalls=1 0x20\\n0x{{router:x}} 999999999 1 1 1 1 1 1 1 1\\n")
+            f.write(f"0x{a:x} " + " ".join(str(c.get(e, 0)) for e in ev) + "\\n")
+        f.write(f"cfn=elsewhere\\ncalls=1 0x20\\n0x{router:x} 999999999 1 1 1 1 1 1 1 1\\n")
     sys.exit(r.returncode)
     """)
 
@@ -109,9 +104,7 @@ FAKE_CALLGRIND = textwrap.dedent("""\
 def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path):
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) is not installed")
-    fake = tmp_path / "valgrind"
-    fake.write_text(FAKE_CALLGRIND.format(python=sys.executable))
-    fake.chmod(0o755)
+    fake = stand_in(tmp_path, "valgrind", FAKE_CALLGRIND)
     out = tmp_path / "cg.json"
     cpu, features = host_cpu()
     r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--q", "5", "--p", "4",

@@ -3,32 +3,30 @@ stages by the addresses the measured run reports, counted per stage and per inst
 import json
 import re
 import shutil
-import sys
 import textwrap
 
 import pytest
 
-from tests.helpers import ROOT, run_python
+from tests.helpers import ROOT, run_python, stand_in
 
 # A stand-in 'perf': ``record ... -o DATA -- CMD`` runs CMD natively and writes as DATA the
 # addresses of its samples: three at the start of the router stage, one at the second byte
 # of the output stage, two outside every compiled function; ``script -i DATA -F ip`` prints
 # them as perf does (hexadecimal, one per line).
 FAKE = textwrap.dedent("""\
-    #!{python}
     import json, subprocess, sys
     args = sys.argv[1:]
     data = args[args.index("-i" if args[0] == "script" else "-o") + 1]
     if args[0] == "script":
         assert args[args.index("-F") + 1] == "ip"
-        sys.stdout.write("".join(f"{{ip:16x}}\\n" for ip in json.load(open(data))))
+        sys.stdout.write("".join(f"{ip:16x}\\n" for ip in json.load(open(data))))
         sys.exit(0)
     assert args[0] == "record" and args[args.index("-e") + 1] == "cpu-clock"
     r = subprocess.run(args[args.index("--") + 1:], capture_output=True, text=True)
     sys.stdout.write(r.stdout)
     sys.stderr.write(r.stderr)
     syms = json.loads(r.stdout.strip().splitlines()[-1])["symbols"]
-    at = {{n: a for a, s, n, p, o in syms}}
+    at = {n: a for a, s, n, p, o in syms}
     router = next(a for n, a in at.items() if "router_stage" in n)
     output = next(a for n, a in at.items() if "output_stage" in n)
     json.dump([router] * 3 + [output + 1] + [16, 16], open(data, "w"))
@@ -39,9 +37,7 @@ FAKE = textwrap.dedent("""\
 def test_samples_are_counted_per_stage_and_instruction(tmp_path):
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) is not installed")
-    fake = tmp_path / "perf"
-    fake.write_text(FAKE.format(python=sys.executable))
-    fake.chmod(0o755)
+    fake = stand_in(tmp_path, "perf", FAKE)
     out = tmp_path / "perf.json"
     r = run_python(ROOT / "run_scripts" / "bench_perf.py", "--q", "5", "--p", "4",
                    "--warmup", "20", "--cycles", "40", "--top", "2", "--perf", str(fake),

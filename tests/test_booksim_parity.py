@@ -5,10 +5,9 @@ file, a config pdes refuses is reported with pdes's error line, saturation is fo
 import os
 import re
 import shutil
-import sys
 import textwrap
 
-from tests.helpers import ROOT, run_python
+from tests.helpers import ROOT, run_python, stand_in
 
 SCRIPT = ROOT / "run_scripts" / "booksim_parity.py"
 
@@ -31,10 +30,7 @@ FAKE = textwrap.dedent("""\
 
 
 def fake_booksim(tmp_path) -> str:
-    path = tmp_path / "fakebooksim"
-    path.write_text(f"#!{sys.executable}\n" + FAKE)
-    path.chmod(0o755)
-    return str(path)
+    return stand_in(tmp_path, "fakebooksim", FAKE)
 
 
 def test_without_booksim_prints_how_to_build_it():
@@ -94,9 +90,7 @@ def test_speed_alternates_and_prints_ratios(tmp_path):
     """--speed runs BookSim and pdes alternately on one pinned CPU with the same fixed-length
     config, and prints per pair each side's cycles, times and router-cycles rates, the
     pdes/BookSim ratios (process and loop) and per load their medians."""
-    fake = tmp_path / "fakebooksim"
-    fake.write_text(f"#!{sys.executable}\n" + SPEED_FAKE)
-    fake.chmod(0o755)
+    fake = stand_in(tmp_path, "fakebooksim", SPEED_FAKE)
     work = tmp_path / "work"
     r = run_python(SCRIPT, "--speed", "--booksim", str(fake), "--q", "5", "--p", "4", "--loads",
                    "0.2", "--repeats", "2", "--cycles", "400", "--workdir", str(work), cwd=ROOT,
@@ -165,9 +159,7 @@ def test_seeds_give_means_and_ranges(tmp_path):
     latency column is the mean over the seeds, two more columns give each side's range, a
     load is unstable when a seed's run is; --seeds 0 is refused before any run."""
     assert SEEDED_FAKE != FAKE
-    fake = tmp_path / "seededbooksim"
-    fake.write_text(f"#!{sys.executable}\n" + SEEDED_FAKE)
-    fake.chmod(0o755)
+    fake = stand_in(tmp_path, "seededbooksim", SEEDED_FAKE)
     r = run_python(SCRIPT, "--booksim", str(fake), "--configs", "sf5_p1_s2", "--loads", "0.1,0.3",
                    "--seeds", "2", "--quick", "--workdir", str(tmp_path / "work"), cwd=ROOT,
                    timeout=900)
