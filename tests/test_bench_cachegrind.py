@@ -102,6 +102,8 @@ FAKE_CALLGRIND = textwrap.dedent("""\
 
 
 def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path):
+    """--stages: callgrind's counts per address go to the stage of the compiled function
+    holding it, the rest is outside, a call's inclusive line counts nowhere."""
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) is not installed")
     fake = stand_in(tmp_path, "valgrind", FAKE_CALLGRIND)
@@ -131,6 +133,7 @@ def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path)
 
 
 def test_negative_stages_are_refused(tmp_path):
+    """--stages below 0 is refused before any run."""
     r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--stages", "-1",
                    cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and "--stages must not be negative" in r.stderr
