@@ -36,7 +36,9 @@ code of every compiled function they load (``compiled_code.py``, as ``bench_perf
 does): the figures are also split by the window loop's stage (endpoints, routers,
 outputs, other compiled code, the rest), and each stage's ``N`` instructions with the most
 last-level misses are printed, disassembled, with their misses and instructions per
-flit-hop.  A miss is counted at the instruction that made it, so these are the loads and
+flit-hop, and its ``N`` costliest runs of instructions by the instructions they execute per
+flit-hop (a run: instructions in code order executed equally often, with none executed
+another number of times between them: a basic block, or a few in a row).  A miss is counted at the instruction that made it, so these are the loads and
 stores whose lines came from beyond the last level.
 
     python run_scripts/bench_cachegrind.py --stages 12 --json cg.json
@@ -171,32 +173,54 @@ def by_stage(run: dict, path: str) -> tuple[dict, dict]:
 
 
 def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> dict:
-    """Per stage: the events per flit-hop (the difference of the two runs' counts), and its
-    ``args.stages`` instructions with the most last-level misses per flit-hop."""
+    """Per stage: the events per flit-hop (the difference of the two runs' counts), its
+    ``args.stages`` instructions with the most last-level misses per flit-hop, and its
+    ``args.stages`` runs of instructions that cost the most instructions per flit-hop (a
+    run: instructions in code order executed equally often, with none executed another
+    number of times between them)."""
     (ra, path_a), (rb, path_b) = a, b
     sa, ia = by_stage(ra, path_a)
     sb, ib = by_stage(rb, path_b)
     out = {"stages": {s: {e: (sb[s][e] - sa[s][e]) / hops for e in EVENTS} for s in sb},
-           "top": {}}
+           "top": {}, "runs": {}}
     syms = {n: (int(off), int(size), path) for _, size, n, path, off in rb["symbols"]}
     zero = dict.fromkeys(EVENTS, 0)
+    text_of = {}
+
+    def text(name, off):
+        if name not in text_of:
+            lo, size, path = syms[name]
+            text_of[name] = disassemble(objdump, path, lo, lo + size)
+        return text_of[name].get(off, "")
     for s in STAGES:
         rows = []
         for (name, off), c in ib.items():
             if stage_of(name) != s:
                 continue
-            d = {e: (c[e] - ia.get((name, off), zero)[e]) / hops for e in EVENTS}
-            rows.append((d["DLmr"] + d["DLmw"], name, off, d))
-        rows.sort(key=lambda r: (-r[0], r[1], r[2]))
-        top = []
-        text_of = {}
-        for _, name, off, d in rows[:args.stages]:
-            lo, size, path = syms[name]
-            if name not in text_of:
-                text_of[name] = disassemble(objdump, path, lo, lo + size)
-            top.append({"symbol": name, "offset": off - lo,
-                        "instruction": text_of[name].get(off, ""), **d})
-        out["top"][s] = top
+            n = {e: c[e] - ia.get((name, off), zero)[e] for e in EVENTS}
+            rows.append((name, off, n))
+        rows.sort(key=lambda r: (r[0], r[1]))
+        misses = sorted(rows, key=lambda r: (-(r[2]["DLmr"] + r[2]["DLmw"]), r[0], r[1]))
+        out["top"][s] = [{"symbol": name, "offset": off - syms[name][0],
+                          "instruction": text(name, off),
+                          **{e: v / hops for e, v in n.items()}}
+                         for name, off, n in misses[:args.stages]]
+        runs = []
+        for name, off, n in rows:
+            last = runs[-1] if runs else None
+            if last and last["symbol"] == name and last["count"] == n["Ir"]:
+                last["end"] = off
+                last["n"] += 1
+                last["lm"] += n["DLmr"] + n["DLmw"]
+            elif n["Ir"] > 0:
+                runs.append({"symbol": name, "start": off, "end": off, "count": n["Ir"],
+                             "n": 1, "lm": n["DLmr"] + n["DLmw"]})
+        runs.sort(key=lambda r: (-r["count"] * r["n"], r["symbol"], r["start"]))
+        out["runs"][s] = [{"symbol": r["symbol"], "offset": r["start"] - syms[r["symbol"]][0],
+                           "end": r["end"] - syms[r["symbol"]][0], "instructions": r["n"],
+                           "executions": r["count"] / hops, "Ir": r["count"] * r["n"] / hops,
+                           "L2_misses": r["lm"] / hops, "first": text(r["symbol"], r["start"])}
+                          for r in runs[:args.stages]]
     return out
 
 
@@ -215,6 +239,12 @@ def print_stages(fig: dict, n: int) -> None:
             share = 100 * (r["DLmr"] + r["DLmw"]) / lm if lm > 0 else 0.0
             print(f"  {r['DLmr']:6.2f} {r['DLmw']:6.2f} {r['Ir']:7.2f} {share:5.1f}%  "
                   f"+{r['offset']:<6x} {r['instruction']}")
+        print(f"{s}: its {n} costliest runs of instructions executed equally often (per "
+              f"flit-hop: instructions, executions, last-level misses; instructions in the "
+              f"run, offsets, the first one)")
+        for r in fig["runs"][s]:
+            print(f"  {r['Ir']:7.1f} {r['executions']:6.2f} {r['L2_misses']:6.2f} "
+                  f"{r['instructions']:4d}  +{r['offset']:x}..+{r['end']:x}  {r['first']}")
 
 
 def run_child(args, cycles: int, valgrind: str | None, out: str | None) -> dict:

@@ -68,8 +68,9 @@ def test_bad_lengths_and_missing_valgrind_are_refused(tmp_path):
 # A stand-in 'valgrind --tool=callgrind': runs the command natively and writes a callgrind
 # file (absolute addresses, a call's inclusive line after 'calls=') with counts per
 # instruction, known multiples of the run's link counter: Ir 3 and DLmr 2 at the router
-# stage's first instruction, Ir 1 and DLmw 1 at the output stage's second byte, Ir 5 outside
-# every compiled function; the summary is those plus 1,000,000 (which the difference cancels).
+# stage's first byte, Ir 3 at its second and 1 at its third, Ir 1 and DLmw 1 at the output
+# stage's second byte, Ir 5 outside every compiled function; the summary is those plus
+# 1,000,000 (which the difference cancels).
 FAKE_CALLGRIND = textwrap.dedent("""\
     import json, os, subprocess, sys
     args = sys.argv[1:]
@@ -86,8 +87,8 @@ FAKE_CALLGRIND = textwrap.dedent("""\
     router = next(a for name, a in at.items() if "router_stage" in name)
     output = next(a for name, a in at.items() if "output_stage" in name)
     ev = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
-    rows = [(router, dict(Ir=3 * n, DLmr=2 * n)), (output + 1, dict(Ir=n, DLmw=n)),
-            (16, dict(Ir=5 * n))]
+    rows = [(router, dict(Ir=3 * n, DLmr=2 * n)), (router + 1, dict(Ir=3 * n)),
+            (router + 2, dict(Ir=n)), (output + 1, dict(Ir=n, DLmw=n)), (16, dict(Ir=5 * n))]
     tot = {e: 1000000 + sum(c.get(e, 0) for _, c in rows) for e in ev}
     with open(out, "w") as f:
         f.write("# callgrind format\\nversion: 1\\npositions: instr\\n")
@@ -103,7 +104,8 @@ FAKE_CALLGRIND = textwrap.dedent("""\
 
 def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path):
     """--stages: callgrind's counts per address go to the stage of the compiled function
-    holding it, the rest is outside, a call's inclusive line counts nowhere."""
+    holding it, the rest is outside, a call's inclusive line counts nowhere; instructions
+    executed equally often in a row make one run."""
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) is not installed")
     fake = stand_in(tmp_path, "valgrind", FAKE_CALLGRIND)
@@ -115,21 +117,29 @@ def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path)
                    "--json", str(out), cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
     res = json.loads(out.read_text())
-    assert res["per_flit_hop"]["Ir"] == 9 and res["per_flit_hop"]["DLmr"] == 2
+    assert res["per_flit_hop"]["Ir"] == 13 and res["per_flit_hop"]["DLmr"] == 2
     st = res["stages"]
-    assert st["router_stage"] == {"Ir": 3, "Dr": 0, "Dw": 0, "D1mr": 0, "D1mw": 0, "DLmr": 2,
+    assert st["router_stage"] == {"Ir": 7, "Dr": 0, "Dw": 0, "D1mr": 0, "D1mw": 0, "DLmr": 2,
                                   "DLmw": 0}
     assert st["output_stage"]["Ir"] == 1 and st["output_stage"]["DLmw"] == 1
     assert st["endpoint_stage"]["Ir"] == 0 and st["other compiled code"]["Ir"] == 0
     assert st["outside the compiled code"]["Ir"] == 5
     top = res["top"]
-    assert [(t["offset"], t["DLmr"], t["Ir"]) for t in top["router_stage"]] == [(0, 2, 3)]
+    assert [(t["offset"], t["DLmr"], t["Ir"]) for t in top["router_stage"]] == \
+        [(0, 2, 3), (1, 0, 3), (2, 0, 1)]
     assert [(t["offset"], t["DLmw"]) for t in top["output_stage"]] == [(1, 1)]
     assert top["endpoint_stage"] == []
+    # runs: the first two bytes of the router stage ran equally often, the third less
+    runs = res["runs"]
+    assert [(r["offset"], r["end"], r["instructions"], r["executions"], r["Ir"], r["L2_misses"])
+            for r in runs["router_stage"]] == [(0, 1, 2, 3, 6, 2), (2, 2, 1, 1, 1, 0)]
+    assert [(r["offset"], r["Ir"]) for r in runs["output_stage"]] == [(1, 1)]
+    assert runs["endpoint_stage"] == []
     if shutil.which("objdump"):     # the router stage's first instruction, disassembled
         assert top["router_stage"][0]["instruction"]
     assert "per flit-hop by stage:" in r.stdout
     assert "router_stage: its 3 instructions with the most last-level misses" in r.stdout
+    assert "router_stage: its 3 costliest runs of instructions" in r.stdout
 
 
 def test_negative_stages_are_refused(tmp_path):
