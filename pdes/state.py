@@ -24,11 +24,12 @@ import numpy as np
 
 from models.core import nexthop as NHK
 from models.core import params as P
-from models.core.jit import njit, njit_holding
+from models.core.jit import njit_holding
 from models.core.record import HIST_OCTAVES, HIST_SUB, S_LAST_MOVE
 from pdes.kernels import cycle, generate
 from pdes.kernels import nexthop as NH
-from pdes.kernels.buffers import port_backlog
+from models.core.rings import credit_rtt
+from pdes.kernels.buffers import unreturned_flits
 from pdes.kernels import state_table as ST
 from pdes.timing import KernelTiming
 
@@ -102,8 +103,8 @@ class RouterParams:
 @njit_holding
 def _occupancy(ports, nv, hot, cr_cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt, rtt, chan, out):
     for i in range(ports.shape[0]):
-        q = port_backlog(ports[i], nv, hot, cr_cap[ports[i]], cr_deep, t, cred, cr_t, cr_head,
-                         cr_cnt) - rtt[i]
+        q = unreturned_flits(ports[i], nv, hot, cr_cap[ports[i]], cr_deep, t, cred, cr_t,
+                             cr_head, cr_cnt) - rtt[i]
         out[chan[i]] = q if q > 0 else 0
 
 
@@ -457,8 +458,7 @@ class PartState:
         prm = self.prm
         if self._occ_ports is None:     # the ports, their round trips and channels: fixed
             ports = np.nonzero(self.is_net)[0]
-            rtt = (2 * (a["out_lat"][ports].astype(np.int64) + prm[P.PR_CHX]) + prm[P.PR_SAD]
-                   + prm[P.PR_CD])       # as credit_rtt of the routing kernels
+            rtt = credit_rtt.py_func(prm, a["out_lat"][ports].astype(np.int64))   # every port's
             # called directly: a routing's snapshot every few cycles would otherwise pay for
             # Numba's typing of the 13 arguments at each call (most of its time on a small part)
             self._occ_ports = (ports, rtt, np.asarray(self.out_channel[ports], np.int64),

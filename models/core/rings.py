@@ -10,6 +10,7 @@ Adaptive routing absorbs them to read an output's queue; the engine does
 wherever it needs a count.
 """
 from models.core.jit import njit_inline
+from models.core.params import PR_CD, PR_CHX, PR_SAD
 
 
 @njit_inline
@@ -34,3 +35,12 @@ def absorb_credits(crd, cr_deep, hot, cap, kk, t):
             h = h + 1 if h + 1 < cap else 0
         cr_cnt[kk] = n
         cr_head[kk] = h if n > 0 else 0
+
+
+@njit_inline
+def credit_rtt(prm, lat):
+    """Fewest cycles from a flit taking a credit (switch allocation here) to the credit's
+    return over a link of latency ``lat``: to the link, the link (and the channel's extra
+    cycle), switch allocation at the next router on arrival (a body flit), the credit
+    delay and the link back."""
+    return 2 * (lat + prm[PR_CHX]) + prm[PR_SAD] + prm[PR_CD]

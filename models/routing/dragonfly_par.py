@@ -35,8 +35,8 @@ from models.routing.dragonfly import SCHEME, dragonfly_hop, group_tables
 from models.routing.nonminimal import BIAS, KNOBS, PARAMS, UGAL, MidTables, _ugal_checks, pack
 from models.routing.nonminimal import ugal_l_source  # noqa: F401  (the kernel's source, by name)
 from models.routing.nonminimal import A_BIAS, A_CMICRO, A_LENW, A_MAXHOPS, A_NIND, A_THRESH
-from models.routing.paths import (buffer_share, credit_rtt, draw_mid, group_hops, group_port,
-                                  port_backlog)
+from models.routing.paths import buffer_share, draw_mid, group_hops, group_port, port_backlog
+from models.core.rings import credit_rtt
 from models.core.params import PR_SEED
 from models.core.record import F_AUX2, F_DSTR, F_HOPS, F_MID, F_SEQ, F_SRC, NF_HOT
 from models.core.routing import RoutingKernel, register_kernel

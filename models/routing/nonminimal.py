@@ -41,8 +41,9 @@ from models.core.jit import njit_inline, njit_kernel
 from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.minimal import SCHEME_DOC, check_scheme
-from models.routing.paths import (credit_rtt, draw_mid, group_hops, group_port, min_port,
-                                  minimal_hop, path_cost, port_backlog, buffer_share)
+from models.routing.paths import (draw_mid, group_hops, group_port, min_port, minimal_hop,
+                                  path_cost, port_backlog, buffer_share)
+from models.core.rings import credit_rtt
 from models.core.params import PR_SEED
 from models.core.record import F_DSTR, F_MID, F_SEQ, F_SRC, NF_HOT, OK
 from models.core.routing import RoutingKernel, register_kernel

@@ -18,7 +18,7 @@ import numpy as np
 
 from models.core.jit import njit_inline
 from models.metrics import UNREACHABLE
-from models.core.params import PR_CD, PR_CHX, PR_HOT, PR_NV, PR_PRIV, PR_SAD, PR_SEED
+from models.core.params import PR_HOT, PR_NV, PR_PRIV, PR_SEED
 from models.core.record import F_DST, F_DSTR, F_HOPS, F_MID, F_PHASE, F_SEQ, F_SRC, NF_HOT
 from models.core.rings import absorb_credits
 from models.core.rng import P_MID, P_ROUTE, below
@@ -216,15 +216,6 @@ def port_backlog(op, prm, ports, crd, t, rtt):
     excess is evidence of a queue at this router or downstream."""
     q = port_queue(op, prm, ports, crd, t) - rtt
     return q if q > 0 else 0
-
-
-@njit_inline
-def credit_rtt(prm, lat):
-    """Fewest cycles from a flit taking a credit (switch allocation here) to the credit's
-    return over a link of latency ``lat``: to the link, the link (and the channel's extra
-    cycle), switch allocation at the next router on arrival (a body flit), the credit
-    delay and the link back."""
-    return 2 * (lat + prm[PR_CHX]) + prm[PR_SAD] + prm[PR_CD]
 
 
 @njit_inline

@@ -179,7 +179,7 @@ def shared_room(cred, cr_res, cap, priv, kk, free):
 
 
 @njit_inline
-def port_backlog(P, nv, hot, cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt):
+def unreturned_flits(P, nv, hot, cap, cr_deep, t, cred, cr_t, cr_head, cr_cnt):
     """Flits sent or queued on output port ``P`` (every VC; ``cap`` credits each) whose
     credits have not arrived by cycle ``t``: the credits on their way back count as arrived
     when due, none is absorbed (a snapshot changes no state)."""

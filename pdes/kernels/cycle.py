@@ -119,7 +119,7 @@ import numpy as np
 
 from models.core.bits import trailing_zeros
 from models.core.jit import njit, njit_borrow, njit_inline, njit_llvm_inline
-from models.core.rings import ring_slot
+from models.core.rings import credit_rtt, ring_slot
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
     ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
     F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2, HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED,
@@ -132,8 +132,8 @@ from models.core.params import (
     PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
     PR_TRAFFIC)
 from pdes.kernels.buffers import (build_occupancy, enqueue_flit, new_record, occupied_word,
-                                  port_backlog, port_emptied, send_credit, shared_free,
-                                  shared_room)
+                                  port_emptied, send_credit, shared_free, shared_room,
+                                  unreturned_flits)
 from pdes.kernels.prefetch import (PF_EP, PF_OUT, PF_OUT_RING, PF_RING, fetch_joined_slots,
                                    fetch_joined_vcs, fetch_sent_records, list_sending_ports,
                                    prefetch, prefetch2)
@@ -897,12 +897,11 @@ def snapshot_stage(t, prm, ports, tab, crd):
     for c in range(snap.shape[0]):
         snap[c] = 0
     nv, hot = prm[PR_NV], prm[PR_HOT]
-    rtt0 = 2 * prm[PR_CHX] + prm[PR_SAD] + prm[PR_CD]
     port_off, n_epp, out_lat = ports.port_off, ports.n_epp, ports.out_lat
     for k in range(port_off.shape[0] - 1):
         first = port_off[k] + n_epp[k]                 # the router's network ports, in CSR order
         base = tab.g_off[ports.router_gid[k]] - first
         for P in range(first, port_off[k + 1]):
-            q = port_backlog(P, nv, hot, ports.cr_cap[P], ports.cr_deep, t, crd.cred, crd.cr_t,
-                             crd.cr_head, crd.cr_cnt) - (rtt0 + 2 * out_lat[P])
+            q = unreturned_flits(P, nv, hot, ports.cr_cap[P], ports.cr_deep, t, crd.cred,
+                                 crd.cr_t, crd.cr_head, crd.cr_cnt) - credit_rtt(prm, out_lat[P])
             snap[tab.g_chan[base + P]] = q if q > 0 else 0
