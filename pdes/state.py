@@ -261,6 +261,7 @@ class PartState:
         # outboxes', stay unmapped until a flit or credit uses them)
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
+        self.gate_prefetch()
         self._window = None           # _window_call: the window loop's DirectCall
         self._occ_ports = None        # port_occupancy: (network ports, round trips, channels,
         #                               its DirectCall of _occupancy)
@@ -411,8 +412,19 @@ class PartState:
         every flit these cycles and the exchange after them may bring into the part."""
         self.reserve_records(self.records_per_cycle * (t1 - t0))
         self.groups()
+        self.gate_prefetch()
         args = (np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx, self.ap)
         return int(self._window_call()(*args))
+
+    def gate_prefetch(self) -> None:
+        """Turn the stages' prefetch pipelines (``PR_PF``) on while the part holds at least
+        :data:`pdes.kernels.cycle.PF_MIN_FLITS` flits, off below: what a cycle touches grows
+        with the flits present, and a prefetch pays only for lines that have left the caches.
+        A prefetch never changes a result, so neither does this choice.  BookSim's allocation
+        has no pipelines."""
+        prm, a = self.prm, self.arrays
+        if prm[P.PR_ALLOC] == 0:
+            prm[P.PR_PF] = int(a["rec_next"][0] - a["rec_top"][0] >= cycle.PF_MIN_FLITS)
 
     def groups(self) -> tuple:
         """The kernel's grouped state (:data:`pdes.kernels.state_table.GROUPS`, views of
@@ -578,9 +590,7 @@ def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.nda
                         (P.PR_M0, np.iinfo(np.int32).max), (P.PR_M1, np.iinfo(np.int32).max),
                         (P.PR_HOT, hot), (P.PR_PRIV, rp.private_flits)):
         prm[slot] = value
-    # the stages' prefetch pipelines, for a part whose VC state outgrows the caches (on a
-    # smaller one they cost more than they save); they never change a result
-    prm[P.PR_PF] = 1 if sizes["nP"] * rp.num_vcs >= cycle.PF_MIN_VCS else 0
+    prm[P.PR_PF] = 0          # the prefetch pipelines: PartState.gate_prefetch, each window
     prm[P.PR_SX] = 1
     prm[P.PR_ISX] = 1
     prm[P.PR_HRDY] = t.head

@@ -87,8 +87,9 @@ often enough to dominate the sweep).
 The stages are bound by memory latency: a flit's record, its ring slots, the
 VC state it joins and the credit FIFO of its sender were written one or more
 cycles earlier and have left the caches, and each is reached through a chain
-of dependent loads.  On a part whose VC state outgrows the caches
-(``prm[PR_PF]``, from ``PF_MIN_VCS`` input VCs) the router and output stages
+of dependent loads.  While a part holds enough flits that the state a cycle
+touches outgrows the caches (``prm[PR_PF]``, set before each window from
+``PF_MIN_FLITS``) the router and output stages
 run software pipelines of prefetches over the routers ahead: the VCs (ports)
 of a router a few routers ahead that have work this cycle are listed, and at
 each later router the list asks for the next link of every chain (ring slot,
@@ -146,7 +147,10 @@ from pdes.kernels.injection import build_keys, on_off_draw, on_off_replay
 from pdes.kernels.schedule import arrived, complete, next_send
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
-PF_MIN_VCS = 65536  # input VCs of a part from which the pipelines are on (prm[PR_PF])
+PF_MIN_FLITS = 8192
+"""Flits in a part (records in use) from which a window runs the stages' prefetch pipelines
+(``prm[PR_PF]``, :meth:`pdes.state.PartState.advance`): below it the state a cycle touches
+stays in the caches and the pipelines cost more than they save."""
 
 # ---- the allocators' scratch: views of one array, sized for the largest router (maxp
 # ports); each view holds  a * maxp * nv + b * maxp * speedup + c * maxp + d  entries

@@ -1,5 +1,6 @@
-"""The stages' prefetch pipelines (``prm[PR_PF]``): on for parts whose VC state outgrows the
-caches, and never a change of result."""
+"""The stages' prefetch pipelines (``prm[PR_PF]``): on in the windows that start with enough
+flits in the part for the state a cycle touches to outgrow the caches, and never a change of
+result."""
 import numpy as np
 import pytest
 
@@ -13,7 +14,7 @@ cfg_of = cfg_builder("prefetch")
 
 
 def pipelines(monkeypatch, on: bool) -> None:
-    monkeypatch.setattr(cycle, "PF_MIN_VCS", 0 if on else 1 << 62)
+    monkeypatch.setattr(cycle, "PF_MIN_FLITS", 0 if on else 1 << 62)
 
 
 @pytest.mark.parametrize("sets", [
@@ -47,17 +48,28 @@ def test_pipelines_change_no_result(monkeypatch, sets):
     assert_same_results(out[True][0], out[True][1])
 
 
-def test_pipelines_follow_the_part_size():
-    """The pipelines are on for a part with at least PF_MIN_VCS input VCs, off below."""
-    cfg = cfg_of("topology.q=13", "topology.p=9")
-    prep = prepare(cfg)
+def test_pipelines_follow_the_flits_in_the_part(monkeypatch):
+    """A window runs the pipelines when it starts with at least PF_MIN_FLITS flits in the part
+    (records in use), and not below; BookSim's allocation, which has none, never."""
+    monkeypatch.setattr(cycle, "PF_MIN_FLITS", 60)
+    prep = prepare(cfg_of("traffic.load=0.5"))
     R = prep.topo.n_routers
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
-    assert part.nP * part.nv < cycle.PF_MIN_VCS and part.prm[prm_slots.PR_PF] == 0
-    cfg = cfg_of("topology.q=13", "topology.p=9", "router.num_vcs=16")
-    prep = prepare(cfg)
+    assert part.prm[prm_slots.PR_PF] == 0                  # empty
+    a, seen = part.arrays, set()
+    for t in range(400):
+        live = int(a["rec_next"][0] - a["rec_top"][0])
+        assert part.advance(t, t + 1) == 0
+        a = part.arrays                                    # the pool may have grown
+        seen.add(int(live >= 60))
+        assert part.prm[prm_slots.PR_PF] == int(live >= 60), t
+    assert seen == {0, 1}
+    monkeypatch.setattr(cycle, "PF_MIN_FLITS", 0)
+    prep = prepare(cfg_of("traffic.load=0.5", "router.allocation=booksim"))
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
-    assert part.nP * part.nv >= cycle.PF_MIN_VCS and part.prm[prm_slots.PR_PF] == 1
+    for t in range(50):
+        assert part.advance(t, t + 1) == 0
+        assert part.prm[prm_slots.PR_PF] == 0
 
 
 def test_pipeline_geometry_is_checked():
