@@ -261,7 +261,6 @@ class PartState:
         # outboxes', stay unmapped until a flit or credit uses them)
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
-        self.gate_prefetch()
         self._window = None           # _window_call: the window loop's DirectCall
         self._occ_ports = None        # port_occupancy: (network ports, round trips, channels,
         #                               its DirectCall of _occupancy)
@@ -412,19 +411,8 @@ class PartState:
         every flit these cycles and the exchange after them may bring into the part."""
         self.reserve_records(self.records_per_cycle * (t1 - t0))
         self.groups()
-        self.gate_prefetch()
         args = (np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx, self.ap)
         return int(self._window_call()(*args))
-
-    def gate_prefetch(self) -> None:
-        """Turn the stages' prefetch pipelines (``PR_PF``) on while the part holds at least
-        :data:`pdes.kernels.cycle.PF_MIN_FLITS` flits, off below: what a cycle touches grows
-        with the flits present, and a prefetch pays only for lines that have left the caches.
-        A prefetch never changes a result, so neither does this choice.  BookSim's allocation
-        has no pipelines."""
-        prm, a = self.prm, self.arrays
-        if prm[P.PR_ALLOC] == 0:
-            prm[P.PR_PF] = int(a["rec_next"][0] - a["rec_top"][0] >= cycle.PF_MIN_FLITS)
 
     def groups(self) -> tuple:
         """The kernel's grouped state (:data:`pdes.kernels.state_table.GROUPS`, views of
@@ -590,7 +578,10 @@ def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.nda
                         (P.PR_M0, np.iinfo(np.int32).max), (P.PR_M1, np.iinfo(np.int32).max),
                         (P.PR_HOT, hot), (P.PR_PRIV, rp.private_flits)):
         prm[slot] = value
-    prm[P.PR_PF] = 0          # the prefetch pipelines: PartState.gate_prefetch, each window
+    # the stages' prefetch pipelines, on while the part holds at least PF_MIN_FLITS flits (the
+    # window loop sets PR_PF before each cycle: pdes.kernels.cycle.prefetch_gate)
+    prm[P.PR_PF] = 0
+    prm[P.PR_PFMIN] = cycle.PF_MIN_FLITS
     prm[P.PR_SX] = 1
     prm[P.PR_ISX] = 1
     prm[P.PR_HRDY] = t.head
@@ -600,7 +591,7 @@ def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.nda
         for slot, value in ((P.PR_ALLOC, 1), (P.PR_VALG, valg), (P.PR_SALG, salg),
                             (P.PR_VITERS, viters), (P.PR_SITERS, siters), (P.PR_RDEL, rdel),
                             (P.PR_VDEL, vdel), (P.PR_SDEL, sdel), (P.PR_XDEL, xdel),
-                            (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)), (P.PR_PF, 0),
+                            (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)), (P.PR_PFMIN, -1),
                             (P.PR_HOLD, hold), (P.PR_WAITTAIL, waittail),
                             (P.PR_ISX, rp.input_speedup)):
             prm[slot] = value

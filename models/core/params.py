@@ -38,7 +38,7 @@ PR_ECD = 26        # credit delay of the credits returned to a source endpoint
 PR_HOT = 27        # hot planes of the rings: slots below it are slot-major (every VC has them)
 PR_PRIV = 28       # 0 = private buffers; > 0 = shared buffers, each VC owning this many flits
 PR_NHMULTI = 29    # the value of a tab.nh_port entry with several minimal ports (PR_NHMIN = 2)
-PR_PF = 30         # 1 = the router and output stages prefetch through their pipelines
+PR_PF = 30         # 1 = the stages prefetch through their pipelines (set each cycle from PR_PFMIN)
 PR_ONOFF = 31      # injection process: 0 = Bernoulli (PR_THR per cycle), 1 = on/off (PR_THR while on)
 PR_ALPHA_THR = 32  # on/off: 53-bit threshold of the off -> on draw
 PR_BETA_THR = 33   # on/off: 53-bit threshold of the on -> off draw
@@ -72,7 +72,9 @@ PR_KEYSEED = 52    #   0 = the next kernel call computes them (pdes.kernels.inje
 PR_SNAP = 53       # the routing's snapshot epoch when the window loop takes the snapshots itself
                    # (tab.snap after every cycle t with (t + 1) % PR_SNAP == 0: a run of one
                    # part in one process, pdes.loop); 0: Python takes them between windows
-NPRM = 54
+PR_PFMIN = 54      # the window loop sets PR_PF before each cycle: 1 while the part holds at least
+                   # this many flits (records in use), else 0; -1: PR_PF is left as it is
+NPRM = 55
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 IV_DISCARD = -2     # iv_out of an input VC that drops the rest of its packet (PR_FAULT)

@@ -88,8 +88,8 @@ The stages are bound by memory latency: a flit's record, its ring slots, the
 VC state it joins and the credit FIFO of its sender were written one or more
 cycles earlier and have left the caches, and each is reached through a chain
 of dependent loads.  While a part holds enough flits that the state a cycle
-touches outgrows the caches (``prm[PR_PF]``, set before each window from
-``PF_MIN_FLITS``) the router and output stages
+touches outgrows the caches (``prm[PR_PF]``, set before each cycle by the
+window loop from ``PF_MIN_FLITS``, ``prm[PR_PFMIN]``) the router and output stages
 run software pipelines of prefetches over the routers ahead: the VCs (ports)
 of a router a few routers ahead that have work this cycle are listed, and at
 each later router the list asks for the next link of every chain (ring slot,
@@ -130,8 +130,8 @@ from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR
 from models.core.params import (
     IV_DISCARD, NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
     PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
-    PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED, PR_SPEEDUP, PR_THR,
-    PR_TRAFFIC)
+    PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PFMIN, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED,
+    PR_SPEEDUP, PR_THR, PR_TRAFFIC)
 from pdes.kernels.buffers import (build_occupancy, enqueue_flit, new_record, occupied_word,
                                   port_emptied, send_credit, shared_free, shared_room,
                                   unreturned_flits)
@@ -148,9 +148,19 @@ from pdes.kernels.schedule import arrived, complete, next_send
 from pdes.kernels.traffic import TR_UNIFORM, destination, uniform_destination
 
 PF_MIN_FLITS = 8192
-"""Flits in a part (records in use) from which a window runs the stages' prefetch pipelines
-(``prm[PR_PF]``, :meth:`pdes.state.PartState.advance`): below it the state a cycle touches
-stays in the caches and the pipelines cost more than they save."""
+"""Flits in a part (records in use) from which a cycle runs the stages' prefetch pipelines
+(``prm[PR_PFMIN]``; :func:`prefetch_gate`): below it the state a cycle touches stays in the
+caches and the pipelines cost more than they save."""
+
+
+@njit_inline
+def prefetch_gate(prm, pool):
+    """Before a cycle: the stages' prefetch pipelines (``prm[PR_PF]``) on while the part holds
+    at least ``prm[PR_PFMIN]`` flits, off below (left alone when it is -1).  A prefetch never
+    changes a result, so neither does this choice."""
+    least = prm[PR_PFMIN]
+    if least >= 0:
+        prm[PR_PF] = 1 if pool.rec_next[0] - pool.rec_top[0] >= least else 0
 
 # ---- the allocators' scratch: views of one array, sized for the largest router (maxp
 # ports); each view holds  a * maxp * nv + b * maxp * speedup + c * maxp + d  entries

@@ -36,7 +36,7 @@ from models.core.record import (ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_HOPS, F_PHASE
 from models.core.views import EngineView, Site
 from pdes.kernels.buffers import occupied_word
 from pdes.kernels.cycle import (build_derived, discard_front, endpoint_stage, make_scratch,
-                                output_stage, snapshot_stage, switch_allocation)
+                                output_stage, prefetch_gate, snapshot_stage, switch_allocation)
 from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
@@ -343,6 +343,7 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     every = prm[PR_SNAP]
     for t in range(t0, t1):
+        prefetch_gate(prm, pool)
         endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
         status = router_stage(t, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
         if status != OK:
@@ -366,6 +367,7 @@ def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     every = prm[PR_SNAP]
     for t in range(t0, t1):
+        prefetch_gate(prm, pool)
         endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats)
         status = iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
         if status != OK:

@@ -144,7 +144,7 @@ def test_engine_never_indexes_negatively(tmp_path):
         from pdes.build import prepare
         from pdes.engine import run_local
         from pdes.kernels import cycle
-        cycle.PF_MIN_FLITS = 0        # the stages' prefetch pipelines on in every window
+        cycle.PF_MIN_FLITS = 0        # the stages' prefetch pipelines on in every cycle
         CASES = [
             ["traffic.load=0.9", "router.packet_size=3", "router.link_latency=2"],
             ["routing.algorithm=ugal_l", "router.num_vcs=4", "traffic.pattern=randperm"],

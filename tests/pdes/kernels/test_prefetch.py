@@ -1,4 +1,4 @@
-"""The stages' prefetch pipelines (``prm[PR_PF]``): on in the windows that start with enough
+"""The stages' prefetch pipelines (``prm[PR_PF]``): on in the cycles that start with enough
 flits in the part for the state a cycle touches to outgrow the caches, and never a change of
 result."""
 import numpy as np
@@ -40,7 +40,7 @@ def test_pipelines_change_no_result(monkeypatch, sets):
     for on in (False, True):
         pipelines(monkeypatch, on)
         (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
-        assert part.prm[prm_slots.PR_PF] == int(on)
+        assert part.prm[prm_slots.PR_PFMIN] == (0 if on else 1 << 62)
         out[on] = [run_local(cfg, prep=prep), run_local(cfg, owner=np.arange(R) % 3, prep=prep)]
     assert out[True][0]["summary"]["measured_packets"] > 0
     for a, b in zip(out[False], out[True]):
@@ -49,8 +49,9 @@ def test_pipelines_change_no_result(monkeypatch, sets):
 
 
 def test_pipelines_follow_the_flits_in_the_part(monkeypatch):
-    """A window runs the pipelines when it starts with at least PF_MIN_FLITS flits in the part
-    (records in use), and not below; BookSim's allocation, which has none, never."""
+    """A cycle runs the pipelines when it starts with at least PF_MIN_FLITS flits in the part
+    (records in use), and not below, inside a window too; BookSim's allocation, which has no
+    pipelines in its router stage, never."""
     monkeypatch.setattr(cycle, "PF_MIN_FLITS", 60)
     prep = prepare(cfg_of("traffic.load=0.5"))
     R = prep.topo.n_routers
@@ -64,6 +65,9 @@ def test_pipelines_follow_the_flits_in_the_part(monkeypatch):
         seen.add(int(live >= 60))
         assert part.prm[prm_slots.PR_PF] == int(live >= 60), t
     assert seen == {0, 1}
+    (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
+    assert part.advance(0, 300) == 0                       # one window from an empty part
+    assert part.prm[prm_slots.PR_PF] == 1
     monkeypatch.setattr(cycle, "PF_MIN_FLITS", 0)
     prep = prepare(cfg_of("traffic.load=0.5", "router.allocation=booksim"))
     (part,) = make_parts(prep, np.zeros(R, np.int32), [0], 1)
