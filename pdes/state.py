@@ -591,7 +591,8 @@ def _params(rp: RouterParams, sizes: dict, *, hot: int, hist_max: int) -> np.nda
         for slot, value in ((P.PR_ALLOC, 1), (P.PR_VALG, valg), (P.PR_SALG, salg),
                             (P.PR_VITERS, viters), (P.PR_SITERS, siters), (P.PR_RDEL, rdel),
                             (P.PR_VDEL, vdel), (P.PR_SDEL, sdel), (P.PR_XDEL, xdel),
-                            (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)), (P.PR_PFMIN, -1),
+                            (P.PR_SX, sx), (P.PR_HRDY, head_offset(rdel, sx)),
+                            (P.PR_PFMIN, np.iinfo(np.int64).max),
                             (P.PR_HOLD, hold), (P.PR_WAITTAIL, waittail),
                             (P.PR_ISX, rp.input_speedup)):
             prm[slot] = value

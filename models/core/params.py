@@ -73,7 +73,7 @@ PR_SNAP = 53       # the routing's snapshot epoch when the window loop takes the
                    # (tab.snap after every cycle t with (t + 1) % PR_SNAP == 0: a run of one
                    # part in one process, pdes.loop); 0: Python takes them between windows
 PR_PFMIN = 54      # the window loop sets PR_PF before each cycle: 1 while the part holds at least
-                   # this many flits (records in use), else 0; -1: PR_PF is left as it is
+                   # this many flits (records in use), else 0 (int64 max: never)
 NPRM = 55
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)

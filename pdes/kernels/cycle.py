@@ -156,11 +156,9 @@ caches and the pipelines cost more than they save."""
 @njit_inline
 def prefetch_gate(prm, pool):
     """Before a cycle: the stages' prefetch pipelines (``prm[PR_PF]``) on while the part holds
-    at least ``prm[PR_PFMIN]`` flits, off below (left alone when it is -1).  A prefetch never
-    changes a result, so neither does this choice."""
-    least = prm[PR_PFMIN]
-    if least >= 0:
-        prm[PR_PF] = 1 if pool.rec_next[0] - pool.rec_top[0] >= least else 0
+    at least ``prm[PR_PFMIN]`` flits, off below.  A prefetch never changes a result, so
+    neither does this choice."""
+    prm[PR_PF] = 1 if pool.rec_next[0] - pool.rec_top[0] >= prm[PR_PFMIN] else 0
 
 # ---- the allocators' scratch: views of one array, sized for the largest router (maxp
 # ports); each view holds  a * maxp * nv + b * maxp * speedup + c * maxp + d  entries
