@@ -7,19 +7,38 @@ cache loading are timed separately, in the first call), and the peak RSS.
 
     python run_scripts/bench_engine.py [--loads 0.5 0.8] [--measure 10000] [--q 13 --p 9]
     python run_scripts/bench_engine.py --set router.allocation=booksim   # BookSim's allocation
+    python run_scripts/bench_engine.py --booksim booksim2/src/booksim --loads 0.5 0.1
 
 Each load runs in a fresh subprocess so that the first-call (JIT) time and
 the peak RSS are per run.  Compare figures from one invocation only: the
 machine this runs on may be shared and noisy.
+
+``--booksim PATH`` (a BookSim2 binary you built) times BookSim2 beside each run, on the
+same network and core: the Slim Fly exported as an anynet file, BookSim's anynet ``min``,
+uniform traffic at the same load in flits, the same VCs and 32 flits per VC (64 per port
+with 2 VCs), ``internal_speedup`` 2, separable input-first allocators, 1-cycle links, and a
+fixed length (one warm-up and three measured sample periods of (warm-up + measured) / 4
+cycles, then BookSim's drain): the parity cases' keys of ``booksim_parity.py``.  pdes runs
+its engine benchmark (its default router, ``router.allocation = "vct"``, with any ``--set``
+given); ``booksim_parity.py --speed`` compares BookSim's allocation on the same config file
+instead.  ``--repeats`` pairs per load alternate BookSim, pdes, BookSim, pdes, ..., each a
+new process pinned with ``taskset`` to one core (``--cpu``); the table gives each pair's
+router-cycles per second of BookSim's loop (its ``Total run time``) and of pdes's kernel,
+their ratio, and per load the medians.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 
 def one(q, p, load, warmup, measure, vcs, sets=()):
@@ -65,6 +84,87 @@ def one(q, p, load, warmup, measure, vcs, sets=()):
     }
 
 
+def child_cmd(args, load: float) -> list[str]:
+    """The command of one pdes run (a child process) at ``load``."""
+    return [sys.executable, __file__, "--child", "--q", str(args.q), "--p", str(args.p),
+            "--vcs", str(args.vcs), "--loads", str(load), "--warmup", str(args.warmup),
+            "--measure", str(args.measure), *[f"--set={kv}" for kv in args.set]]
+
+
+def side_by_side(args) -> int:
+    """--booksim: BookSim2 and the engine benchmark timed alternately on one core."""
+    import booksim_parity as bp        # run_scripts/ is this script's directory
+    binary = shutil.which(args.booksim) or args.booksim
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        raise SystemExit(f"bench_engine: --booksim: {args.booksim!r} is not an executable file")
+    if args.repeats < 1:
+        raise SystemExit(f"bench_engine: --repeats: must be at least 1, got {args.repeats}")
+    if args.vcs != 2:
+        raise SystemExit("bench_engine: --vcs: BookSim's side runs the parity cases' 2 VCs")
+    bad = [x for x in args.loads if not 0 < x <= 1]
+    if bad:
+        raise SystemExit(f"bench_engine: --loads: every load must be in (0, 1], got {bad[0]:g}")
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    cpu = args.cpu if args.cpu is not None else (cpus[0] if cpus else 0)
+    if cpus and cpu not in cpus:
+        raise SystemExit(f"bench_engine: --cpu: {cpu} is not one of this process's CPUs "
+                         f"({', '.join(map(str, cpus))})")
+    taskset = shutil.which("taskset")
+    pin = [taskset, "-c", str(cpu)] if taskset else []
+    period = max(1, (args.warmup + args.measure) // bp.SPEED_PERIODS)
+    print(f"machine: {bp.machine_name()}, {os.cpu_count()} CPUs", flush=True)
+    print(f"load average at start: {bp.load_average()}", flush=True)
+    print(f"pinned to CPU {cpu} with taskset" if taskset else
+          "taskset not found: the runs are NOT pinned to a core", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        net = f"sf{args.q}_p{args.p}.anynet"
+        routers = bp.export_slimfly(work, args.q, args.p, net)
+        print(f"Slim Fly q={args.q} p={args.p}, {routers} routers, 2 VCs, link latency 1; BookSim: "
+              f"anynet min, 32 flits per VC, internal_speedup 2, {bp.SPEED_PERIODS} sample periods "
+              f"of {period} cycles then its drain; pdes: this benchmark"
+              + (f" with {' '.join(args.set)}" if args.set else "") + f"; {args.repeats} pairs "
+              "per load, alternating", flush=True)
+        for load in args.loads:
+            cfg = work / f"speed_{load:g}.cfg"
+            cfg.write_text(bp.speed_config(args.q, args.p, net, load, 1, 2, period))
+            for pair in range(1, args.repeats + 1):
+                b = bp.speed_booksim(binary, cfg, pin)
+                rb = routers * b["cycles"] / b["loop_s"] \
+                    if "error" not in b and not b.get("unstable") and b.get("cycles") \
+                    and b.get("loop_s") else None
+                r = subprocess.run([*pin, *child_cmd(args, load)], capture_output=True, text=True)
+                if r.returncode != 0:
+                    raise SystemExit(f"bench_engine: the pdes run at load {load:g} failed:\n"
+                                     f"{r.stderr[-2000:]}")
+                p = json.loads(r.stdout.strip().splitlines()[-1])
+                rp = p["router_cycles_per_s"]
+                why = b.get("error") or ("BookSim: unstable" if b.get("unstable") else "")
+                rows.append((load, pair, b, rb, p, rp, why))
+                print(f"load {load:g} pair {pair}: BookSim {b.get('cycles') or '-'} cycles in "
+                      f"{bp._fmt(b.get('loop_s'))} s, pdes {p['cycles']} cycles in "
+                      f"{p['kernel_s']:.2f} s{'; ' + why if why else ''}", flush=True)
+    print(f"load average at end: {bp.load_average()}")
+    print()
+    print("router-cycles per second: BookSim's loop (its 'Total run time') and pdes's kernel "
+          "(kernel_s), each over the cycles it simulated")
+    print(f"{'load':>5s} {'pair':>6s} {'BookSim2':>10s} {'pdes':>11s} {'pdes/BookSim':>13s}")
+    for load in args.loads:
+        mine = [x for x in rows if x[0] == load]
+        for _, pair, _, rb, _, rp, _ in mine:
+            ratio = rp / rb if rb else None
+            print(f"{load:5g} {pair:>6d} {bp._fmt(rb, ',.0f'):>10s} {rp:>11,.0f} "
+                  f"{bp._fmt(ratio, '.1f'):>13s}")
+        rbs = [x[3] for x in mine if x[3]]
+        ratios = [x[5] / x[3] for x in mine if x[3]]
+        mb = statistics.median(rbs) if rbs else None
+        mr = statistics.median(ratios) if ratios else None
+        print(f"{load:5g} {'median':>6s} {bp._fmt(mb, ',.0f'):>10s} "
+              f"{statistics.median(x[5] for x in mine):>11,.0f} {bp._fmt(mr, '.1f'):>13s}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--q", type=int, default=13)
@@ -75,19 +175,26 @@ def main():
     ap.add_argument("--measure", type=int, default=10000)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a config key on top of the benchmark's (repeatable)")
+    ap.add_argument("--booksim", metavar="PATH",
+                    help="also time this BookSim2 binary on the same network, alternating")
+    ap.add_argument("--repeats", type=int, help="with --booksim: pairs per load (default 3)")
+    ap.add_argument("--cpu", type=int, help="with --booksim: the CPU to pin the runs to "
+                                            "(default: the first this process may run on)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.booksim:
+        if args.repeats is None:
+            args.repeats = 3
+        sys.exit(side_by_side(args))
+    if args.repeats is not None or args.cpu is not None:
+        ap.error("--repeats, --cpu: only with --booksim")
     if args.child:
         print(json.dumps(one(args.q, args.p, args.loads[0], args.warmup, args.measure, args.vcs,
                              args.set)))
         return
     rows = []
     for load in args.loads:
-        out = subprocess.run([sys.executable, __file__, "--child", "--q", str(args.q), "--p", str(args.p),
-                              "--vcs", str(args.vcs), "--loads", str(load), "--warmup",
-                              str(args.warmup), "--measure", str(args.measure),
-                              *[f"--set={kv}" for kv in args.set]],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(child_cmd(args, load), capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     keys = ["load", "accepted", "saturated", "cycles", "kernel_s", "router_cycles_per_s",
             "flit_hops_per_s_window", "first_call_s", "prepare_s", "peak_rss_mb"]
