@@ -104,18 +104,8 @@ def side_by_side(args) -> int:
     bad = [x for x in args.loads if not 0 < x <= 1]
     if bad:
         raise SystemExit(f"bench_engine: --loads: every load must be in (0, 1], got {bad[0]:g}")
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    cpu = args.cpu if args.cpu is not None else (cpus[0] if cpus else 0)
-    if cpus and cpu not in cpus:
-        raise SystemExit(f"bench_engine: --cpu: {cpu} is not one of this process's CPUs "
-                         f"({', '.join(map(str, cpus))})")
-    taskset = shutil.which("taskset")
-    pin = [taskset, "-c", str(cpu)] if taskset else []
+    pin = bp.pinned_to(args.cpu, "bench_engine")
     period = max(1, (args.warmup + args.measure) // bp.SPEED_PERIODS)
-    print(f"machine: {bp.machine_name()}, {os.cpu_count()} CPUs", flush=True)
-    print(f"load average at start: {bp.load_average()}", flush=True)
-    print(f"pinned to CPU {cpu} with taskset" if taskset else
-          "taskset not found: the runs are NOT pinned to a core", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -381,6 +381,23 @@ def timed(cmd: list[str], cwd: Path, env: dict | None = None):
     return p, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), wall
 
 
+def pinned_to(cpu: int | None, prog: str) -> list[str]:
+    """The ``taskset`` prefix that pins a run to ``cpu`` (default: the first CPU this process
+    may run on; refused, as ``prog: --cpu: ...``, if it may not run there), or ``[]`` without
+    taskset; prints the machine, the load average and the pinning."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    cpu = cpu if cpu is not None else (cpus[0] if cpus else 0)
+    if cpus and cpu not in cpus:
+        raise SystemExit(f"{prog}: --cpu: {cpu} is not one of this process's CPUs "
+                         f"({', '.join(map(str, cpus))})")
+    taskset = shutil.which("taskset")
+    print(f"machine: {machine_name()}, {os.cpu_count()} CPUs", flush=True)
+    print(f"load average at start: {load_average()}", flush=True)
+    print(f"pinned to CPU {cpu} with taskset" if taskset else
+          "taskset not found: the runs are NOT pinned to a core", flush=True)
+    return [taskset, "-c", str(cpu)] if taskset else []
+
+
 def speed_booksim(binary: str, cfg: Path, pin: list[str]) -> dict:
     """One timed BookSim run: its outcome, ``cycles`` (its ``Time taken is N cycles``) and
     ``loop_s`` (its ``Total run time``: the wall time of its simulation, without reading the
@@ -486,18 +503,8 @@ def speed(args, binary: str) -> int:
     if args.cycles % SPEED_PERIODS:
         raise SystemExit(f"booksim_parity: --cycles: must be a multiple of {SPEED_PERIODS} (1 "
                          f"warm-up and 3 measured sample periods), got {args.cycles}")
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    cpu = args.cpu if args.cpu is not None else (cpus[0] if cpus else 0)
-    if cpus and cpu not in cpus:
-        raise SystemExit(f"booksim_parity: --cpu: {cpu} is not one of this process's CPUs "
-                         f"({', '.join(map(str, cpus))})")
-    taskset = shutil.which("taskset")
-    pin = [taskset, "-c", str(cpu)] if taskset else []
+    pin = pinned_to(args.cpu, "booksim_parity")
     period = args.cycles // SPEED_PERIODS
-    print(f"machine: {machine_name()}, {os.cpu_count()} CPUs", flush=True)
-    print(f"load average at start: {load_average()}", flush=True)
-    print(f"pinned to CPU {cpu} with taskset" if taskset else
-          "taskset not found: the runs are NOT pinned to a core", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.workdir or tmp).resolve()
         work.mkdir(parents=True, exist_ok=True)
