@@ -7,7 +7,7 @@ cache loading are timed separately, in the first call), and the peak RSS.
 
     python run_scripts/bench_engine.py [--loads 0.5 0.8] [--measure 10000] [--q 13 --p 9]
     python run_scripts/bench_engine.py --set router.allocation=booksim   # BookSim's allocation
-    python run_scripts/bench_engine.py --booksim booksim2/src/booksim --loads 0.5 0.1
+    python run_scripts/bench_engine.py --booksim booksim2/src/booksim --loads 0.5 0.1 --warmup 300 --measure 3000
 
 Each load runs in a fresh subprocess so that the first-call (JIT) time and
 the peak RSS are per run.  Compare figures from one invocation only: the
@@ -24,7 +24,9 @@ given); ``booksim_parity.py --speed`` compares BookSim's allocation on the same 
 instead.  ``--repeats`` pairs per load alternate BookSim, pdes, BookSim, pdes, ..., each a
 new process pinned with ``taskset`` to one core (``--cpu``); the table gives each pair's
 router-cycles per second of BookSim's loop (its ``Total run time``) and of pdes's kernel,
-their ratio, and per load the medians.
+their ratio, and per load the medians.  BookSim2 simulates 5,000 to 10,000 router-cycles per
+second on SF q=13 at 0.5: shorten the runs (``--warmup 300 --measure 3000``: about 3 minutes per
+BookSim run at 0.5 on a 2-core AMD EPYC) rather than use the defaults.
 """
 from __future__ import annotations
 
