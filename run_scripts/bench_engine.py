@@ -35,7 +35,6 @@ import json
 import os
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -123,9 +122,7 @@ def side_by_side(args) -> int:
             cfg.write_text(bp.speed_config(args.q, args.p, net, load, 1, 2, period))
             for pair in range(1, args.repeats + 1):
                 b = bp.speed_booksim(binary, cfg, pin)
-                rb = routers * b["cycles"] / b["loop_s"] \
-                    if "error" not in b and not b.get("unstable") and b.get("cycles") \
-                    and b.get("loop_s") else None
+                rb = bp._rate(routers, b, "loop_s")       # None without a completed run
                 r = subprocess.run([*pin, *child_cmd(args, load)], capture_output=True, text=True)
                 if r.returncode != 0:
                     raise SystemExit(f"bench_engine: the pdes run at load {load:g} failed:\n"
@@ -145,15 +142,13 @@ def side_by_side(args) -> int:
     for load in args.loads:
         mine = [x for x in rows if x[0] == load]
         for _, pair, _, rb, _, rp, _ in mine:
-            ratio = rp / rb if rb else None
+            ratio = bp._ratio(rp, rb)
             print(f"{load:5g} {pair:>6d} {bp._fmt(rb, ',.0f'):>10s} {rp:>11,.0f} "
                   f"{bp._fmt(ratio, '.1f'):>13s}")
-        rbs = [x[3] for x in mine if x[3]]
-        ratios = [x[5] / x[3] for x in mine if x[3]]
-        mb = statistics.median(rbs) if rbs else None
-        mr = statistics.median(ratios) if ratios else None
+        mb = bp._median(x[3] for x in mine)
+        mr = bp._median(bp._ratio(x[5], x[3]) for x in mine)
         print(f"{load:5g} {'median':>6s} {bp._fmt(mb, ',.0f'):>10s} "
-              f"{statistics.median(x[5] for x in mine):>11,.0f} {bp._fmt(mr, '.1f'):>13s}")
+              f"{bp._median(x[5] for x in mine):>11,.0f} {bp._fmt(mr, '.1f'):>13s}")
     return 0
 
 
