@@ -185,6 +185,34 @@ def _layouts(part) -> dict:
             "credits": (np.repeat(a["cr_cap"].astype(np.int64), nv), hot, a["cr_deep"])}
 
 
+def _unrouted_heads(part, ring, j, rec) -> np.ndarray:
+    """Of the flits in input VCs (``ring``: the VC, ``j``: the position from the front), the
+    heads on network ports whose link is not counted in their hops yet: every one but a
+    front that has been routed (``iv_out`` set; the kernel counts a head's link when it
+    routes it, :func:`pdes.kernels.cycle.output_stage`)."""
+    a = part.arrays
+    routed = (j == 0) & (a["iv_out"][ring] >= 0)
+    return (rec[:, F_FLIT] == 0) & part.is_net[ring // part.nv] & ~routed
+
+
+def _records_out(part, group: str, ring, j, slot, rec) -> None:
+    """The kernel's records of one ring group as a checkpoint stores them: every flit with
+    the VC it sits in (an output queue keeps it in ``oq_vc``) and the links it crossed."""
+    if group == "input_vcs":
+        rec[:, F_VC] = ring % part.nv
+        rec[_unrouted_heads(part, ring, j, rec), F_HOPS] += 1
+    elif group == "ports":
+        rec[:, F_VC] = part.arrays["oq_vc"][slot] >> 1
+
+
+def _records_in(part, group: str, ring, j, slot, rec) -> None:
+    """The inverse of :func:`_records_out` on restored records (``iv_out`` restored)."""
+    if group == "input_vcs":
+        rec[_unrouted_heads(part, ring, j, rec), F_HOPS] -= 1
+    elif group == "ports":
+        part.arrays["oq_vc"][slot] = 2 * rec[:, F_VC] + (rec[:, F_FLIT] == 0)
+
+
 # --------------------------------------------------------------------------- capture
 def capture(part, port_off, n_endpoints: int) -> dict:
     """A part's dynamic state in global ids (its share of the checkpoint)."""
@@ -211,6 +239,7 @@ def capture(part, port_off, n_endpoints: int) -> dict:
             rec = np.empty((fid.size, NF_USED), dtype=np.int32)
             rec[:, :NF_HOT] = a["rec"][fid]
             rec[:, NF_HOT:] = a["rec_c"][fid, :NF_USED - NF_HOT]
+            _records_out(part, group, ring, j, slot, rec)
             out[f"{group}/record"] = rec
     # message progress: msg_left is written by the source's part, msg_recv by the destination's
     msg_off = a["msg_off"].astype(np.int64)
@@ -1154,7 +1183,8 @@ def _restore_part(part, G: dict, port_off, nv: int, starts: dict) -> None:
             nxt = int(a["rec_next"][0])
             fid = np.arange(nxt, nxt + k, dtype=np.int64)
             a["rec_next"][0] = nxt + k
-            rec = G[f"{group}/record"][src]
+            rec = np.array(G[f"{group}/record"][src], dtype=np.int32)
+            _records_in(part, group, ring, j, slot, rec)
             a["rec"][fid] = rec[:, :NF_HOT]
             a["rec_c"][fid, :NF_USED - NF_HOT] = rec[:, NF_HOT:]
             a[ids][slot] = fid

@@ -39,7 +39,7 @@ import numpy as np
 
 from models.core import params as P
 from models.core.params import IV_DISCARD, NEVER
-from models.core.record import (F_CTIME, F_FLIT, F_SEQ, F_SRC, F_VC, NF_HOT, S_DROPPED_FLITS,
+from models.core.record import (F_CTIME, F_FLIT, F_HOPS, F_SEQ, F_SRC, NF_HOT, S_DROPPED_FLITS,
                                 S_DROPPED_MEAS, S_DROPPED_PKTS, S_INFLIGHT)
 
 
@@ -351,18 +351,19 @@ def remove(part, topo, kill: np.ndarray, t: int, remote: list) -> None:
         sel = oqr == op
         slots, gone = oqs[sel], dead[sel]
         ids, rdy = a["oq_id"][slots].copy(), a["oq_rdy"][slots].copy()
+        ovs = a["oq_vc"][slots].copy()
         k = int(a["port_router"][op])
         net = op - int(a["port_off"][k]) >= int(a["n_epp"][k])
-        for f in ids[gone]:
-            f = int(f)
+        for f, ov in zip(ids[gone], ovs[gone]):
             if net:
-                a["cred"][op * nv + int(rec[f, F_VC])] += 1    # its downstream slot is free
-            _drop(part, f, st)
+                a["cred"][op * nv + (int(ov) >> 1)] += 1    # its downstream slot is free
+            _drop(part, int(f), st)
         keep = ~gone
         n = int(keep.sum())
         w = np.arange(n, dtype=np.int64)
         a["oq_id"][w * nPt + op] = ids[keep]
         a["oq_rdy"][w * nPt + op] = rdy[keep]
+        a["oq_vc"][w * nPt + op] = ovs[keep]
         a["oq_head"][op] = 0
         a["oq_cnt"][op] = n
         a["oq_ready"][op] = rdy[keep][0] if n else NEVER
@@ -375,13 +376,30 @@ def remove(part, topo, kill: np.ndarray, t: int, remote: list) -> None:
         a["ep_cur_left"][e] = 0
 
 
+def unroute(part, w: np.ndarray) -> None:
+    """The heads at the front of the input VCs ``w`` (a mask), routed but not allocated a
+    VC, will be routed again: their route is cleared, and the link a head arrived on,
+    counted in its hops when it was routed (:func:`pdes.kernels.cycle.output_stage`), is
+    uncounted until then."""
+    from models.core.rings import ring_slot
+    a = part.arrays
+    nv, hot = part.nv, int(part.prm[P.PR_HOT])
+    nIV = part.nP * nv
+    for ivc in np.nonzero(w & (a["ib_cnt"] > 0))[0]:
+        ivc = int(ivc)
+        if part.is_net[ivc // nv]:
+            pos = ring_slot(int(a["ib_head"][ivc]), ivc, nIV, hot, a["iv_deep"])
+            a["rec"][int(a["ib_id"][pos]), F_HOPS] -= 1
+    a["iv_out"][w] = -1
+
+
 def reroute_waiting(part) -> None:
     """A head routed towards a failed port but not yet allocated a VC there is routed again."""
     a = part.arrays
     iv_out = a["iv_out"].astype(np.int64)
     w = (a["iv_alloc"] == 0) & (iv_out >= 0)
     w &= a["port_down"][np.maximum(iv_out, 0)] != 0
-    a["iv_out"][w] = -1
+    unroute(part, w)
 
 
 def fail(group, topo, failure: Failure, t: int) -> None:
@@ -559,7 +577,7 @@ def carry_over(prep, group, t: int):
     for p in group.parts:
         remove(p, prep.topo, kill, t, remote)
         a = p.arrays
-        a["iv_out"][(a["iv_alloc"] == 0) & (a["iv_out"] >= 0)] = -1
+        unroute(p, (a["iv_alloc"] == 0) & (a["iv_out"] >= 0))
     _deliver(group, remote, prep.topo)
     smp = reduce.sample(group)
     st = reduce.stats(group)

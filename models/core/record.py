@@ -15,8 +15,12 @@ F_DST = 1      # destination endpoint (global id)
 F_DSTR = 2     # destination router (global id)
 F_SEQ = 3      # per-source packet sequence number: packet id = (F_SRC, F_SEQ)
 F_FLIT = 4     # flit index inside the packet (tail = packet_size - 1)
-F_HOPS = 5     # router-to-router links traversed so far
-F_VC = 6       # VC of the channel the flit travels on / sits in
+F_HOPS = 5     # router-to-router links traversed so far (a head's last link counted when
+               #   it is routed at the router the link leads to: in an input VC of a
+               #   network port, a head not yet routed has not counted its link)
+F_VC = 6       # VC of the channel the flit travels on / sits in: written when it enters
+               #   the network, leaves the part (outbox) or is captured (checkpoint,
+               #   failure); inside a part the output queues keep it (oq_vc)
 F_PHASE = 7    # routing: phase (0 = towards F_MID or destination, 1 = towards destination)
 # fields from NF_HOT on are "cold": minimal routing does not read them per hop
 F_CTIME = 8    # creation cycle of the packet

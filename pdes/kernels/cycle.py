@@ -566,15 +566,19 @@ def move_flit(t, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
     sent = t + prm[PR_SAD]
     outq.oq_id[qpos] = fid
     outq.oq_rdy[qpos] = sent
-    rec[fid, F_VC] = ovc
     if oq_cnt[op] == 0:
         outq.oq_ready[op] = sent
     oq_cnt[op] += 1
-    # every flit of a one-flit packet is its tail: its record (left the caches since
-    # it was routed) is not read for that
+    # the output VC and whether the flit is a head travel in the queue slot, not the
+    # record: every flit of a one-flit packet is a head and a tail, and its record (left
+    # the caches since it was routed) is not touched here
     tail = pkt == 1
+    head = 1
     if not tail:
-        tail = rec[fid, F_FLIT] == pkt - 1
+        fl = rec[fid, F_FLIT]
+        tail = fl == pkt - 1
+        head = 1 if fl == 0 else 0
+    outq.oq_vc[qpos] = 2 * ovc + head
     ib_cnt[ivc] -= 1
     if ib_cnt[ivc] == 0:
         ib_head[ivc] = 0      # rewind: an idle VC keeps re-using one hot slot
@@ -809,9 +813,10 @@ def eject(t, fid, e, prm, msgs, pool, stats):
 
 
 @njit_inline
-def to_outbox(fid, cc, arr, focap, pool, obox):
-    """The flit ``fid`` leaves the part over cut channel ``cc`` (arriving in cycle ``arr``):
-    its record goes into the channel's outbox.  False if the outbox is full."""
+def to_outbox(fid, vc, cc, arr, focap, pool, obox):
+    """The flit ``fid`` leaves the part over cut channel ``cc`` on VC ``vc`` (arriving in
+    cycle ``arr``): its record, with that VC, goes into the channel's outbox.  False if the
+    outbox is full."""
     n = obox.fo_cnt[cc]
     if n >= focap:
         return False
@@ -821,6 +826,7 @@ def to_outbox(fid, cc, arr, focap, pool, obox):
         fo_rec[row, f] = rec[fid, f]
     for f in range(NF_HOT, NF_USED):
         fo_rec[row, f] = rec_c[fid, f - NF_HOT]
+    fo_rec[row, F_VC] = vc
     obox.fo_t[row] = arr
     obox.fo_cnt[cc] = n + 1
     return True
@@ -828,7 +834,9 @@ def to_outbox(fid, cc, arr, focap, pool, obox):
 
 @njit_borrow
 def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
-    """3. Output ports: one flit per port onto its link or to its endpoint (ejection)."""
+    """3. Output ports: one flit per port onto its link or to its endpoint (ejection).  The
+    flit's VC and head flag come from its queue slot (``oq_vc``): a head crossing a link
+    within the part does not touch its record."""
     port_off, out_lat, out_dest = ports.port_off, ports.out_lat, ports.out_dest
     out_ep, in_cap, iv_deep = ports.out_ep, ports.in_cap, ports.iv_deep
     rec, rec_c, rec_free = pool.rec, pool.rec_c, pool.rec_free
@@ -852,16 +860,18 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
             if k + PF_OUT - 1 >= 0 and k + PF_OUT - 1 < nR:
                 fetch_sent_records(k + PF_OUT - 1, nP, ports, outq, rec, rec_c, pf_o, mo)
             if k + PF_OUT - 2 >= 0 and k + PF_OUT - 2 < nR:
-                fetch_joined_vcs(k + PF_OUT - 2, nv, nP, ports, inb, outq, rec, pf_o, mo)
+                fetch_joined_vcs(k + PF_OUT - 2, nv, nP, ports, inb, outq, pf_o, mo)
             if k + PF_OUT - 3 >= 0 and k + PF_OUT - 3 < nR:
-                fetch_joined_slots(k + PF_OUT - 3, nv, nP, hot, nIV, ports, inb, outq, rec,
-                                   pf_o, mo)
+                fetch_joined_slots(k + PF_OUT - 3, nv, nP, hot, nIV, ports, inb, outq, pf_o,
+                                   mo)
         if k < 0:
             continue
         for P in range(port_off[k], port_off[k + 1]):
             if oq_ready[P] > t:       # NEVER while empty
                 continue
-            fid = oq_id[oq_head[P] * nP + P]
+            qs = oq_head[P] * nP + P
+            fid = oq_id[qs]
+            ov = outq.oq_vc[qs]
             oq_cnt[P] -= 1
             if oq_cnt[P] == 0:
                 oq_head[P] = 0
@@ -879,18 +889,21 @@ def output_stage(t, prm, ports, msgs, pool, inb, outq, obox, stats, scr):
                 rec_free[top] = fid
                 top += 1
                 continue
-            # network link
-            rec[fid, F_HOPS] += 1
+            # network link: a head's hop is counted when it is routed at the router the
+            # link leads to (its record is read there anyway), a body flit's here
+            head = ov & 1
+            if head == 0:
+                rec[fid, F_HOPS] += 1
             arr = t + out_lat[P] + chx
             if t >= m0 and t < m1:
                 link_flits[P] += 1
             D = out_dest[P]
             if D >= 0:
-                rdy = arr * sx + (rdel if rec[fid, F_FLIT] == 0 else 0)
-                enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D, D * nv + rec[fid, F_VC],
+                rdy = arr * sx + (rdel if head != 0 else 0)
+                enqueue_flit(inb, iv_deep, nIV, hot, in_cap[D], D, D * nv + (ov >> 1),
                              fid, rdy)
             else:
-                if not to_outbox(fid, ports.out_cut[P], arr, prm[PR_FOCAP], pool, obox):
+                if not to_outbox(fid, ov >> 1, ports.out_cut[P], arr, prm[PR_FOCAP], pool, obox):
                     return ERR_OUTBOX
                 rec_free[top] = fid
                 top += 1

@@ -43,7 +43,7 @@ from models.core.jit import njit, njit_borrow, njit_inline
 from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD, PR_HOT,
                                 PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
                                 PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD, PR_ISX)
-from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, F_VC, OK, S_LAST_MOVE
+from models.core.record import C_MOVES, ERR_CREDIT, ERR_OUTBOX, F_FLIT, OK, S_LAST_MOVE
 from models.core.rings import absorb_credits, ring_slot
 from pdes.kernels.buffers import (occupied_word, port_emptied, send_credit, shared_free,
                                   shared_room)
@@ -236,13 +236,16 @@ def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq,
     sent = x // s
     outq.oq_id[qpos] = fid
     outq.oq_rdy[qpos] = sent
-    rec[fid, F_VC] = ovc
     if oq_cnt[op] == 0:
         outq.oq_ready[op] = sent
     oq_cnt[op] += 1
     tail = pkt == 1
+    head = 1
     if not tail:
-        tail = rec[fid, F_FLIT] == pkt - 1
+        fl = rec[fid, F_FLIT]
+        tail = fl == pkt - 1
+        head = 1 if fl == 0 else 0
+    outq.oq_vc[qpos] = 2 * ovc + head        # see pdes.kernels.cycle.move_flit
     ib_cnt[ivc] -= 1
     inb.iv_sa_ready[ivc] = tu + 1
     if ib_cnt[ivc] == 0:

@@ -16,7 +16,7 @@ from numba.extending import intrinsic
 from models.core.bits import trailing_zeros
 from models.core.jit import njit_inline, njit_llvm_inline
 from models.core.nexthop import NH_MASKS
-from models.core.record import F_DSTR, F_VC
+from models.core.record import F_DSTR
 from pdes.kernels.buffers import occupied_word, ring_slot
 
 
@@ -219,7 +219,8 @@ def out_list_base(k, mo):
 @njit_inline
 def list_sending_ports(t, ka, oqcap, nP, ports, outq, pf_o, mo):
     """Output stage, first step (router ``ka``): list the ports that send this cycle and ask
-    for their front's output-queue slot and the next slot's ready cycle."""
+    for their front's output-queue slot (record index and VC) and the next slot's ready
+    cycle."""
     la = out_list_base(ka, mo)
     n = 0
     for P in range(ports.port_off[ka], ports.port_off[ka + 1]):
@@ -230,32 +231,37 @@ def list_sending_ports(t, ka, oqcap, nP, ports, outq, pf_o, mo):
         P = pf_o[la + 1 + i]
         h = outq.oq_head[P]
         prefetch(outq.oq_id, h * nP + P)
+        prefetch(outq.oq_vc, h * nP + P)
         h = h + 1 if h + 1 < oqcap else 0
         prefetch(outq.oq_rdy, h * nP + P)
 
 
 @njit_inline
 def fetch_sent_records(kb, nP, ports, outq, rec, rec_c, pf_o, mo):
-    """Output stage, second step: the records of the flits the ports send (and their cold
-    half for an ejection)."""
+    """Output stage, second step: the records of the flits the ports send that the stage
+    reads (an ejection's, with its cold half, and a body flit's: a head crossing a link
+    leaves its record alone)."""
     lb = out_list_base(kb, mo)
     for i in range(pf_o[lb]):
         P = pf_o[lb + 1 + i]
-        fq = outq.oq_id[outq.oq_head[P] * nP + P]
-        prefetch(rec, fq)
+        qs = outq.oq_head[P] * nP + P
+        fq = outq.oq_id[qs]
         if ports.out_ep[P] >= 0:
+            prefetch(rec, fq)
             prefetch(rec_c, fq)
+        elif outq.oq_vc[qs] & 1 == 0:
+            prefetch(rec, fq)
 
 
 @njit_inline
-def fetch_joined_vcs(kc, nv, nP, ports, inb, outq, rec, pf_o, mo):
+def fetch_joined_vcs(kc, nv, nP, ports, inb, outq, pf_o, mo):
     """Output stage, third step: the state of the input VC each flit joins downstream."""
     lc = out_list_base(kc, mo)
     for i in range(pf_o[lc]):
         P = pf_o[lc + 1 + i]
         D = ports.out_dest[P]
         if D >= 0:
-            v = D * nv + rec[outq.oq_id[outq.oq_head[P] * nP + P], F_VC]
+            v = D * nv + (outq.oq_vc[outq.oq_head[P] * nP + P] >> 1)
             prefetch(inb.ib_head, v)
             prefetch(inb.ib_cnt, v)
             prefetch(ports.iv_deep, v)
@@ -263,14 +269,14 @@ def fetch_joined_vcs(kc, nv, nP, ports, inb, outq, rec, pf_o, mo):
 
 
 @njit_inline
-def fetch_joined_slots(kd, nv, nP, hot, nIV, ports, inb, outq, rec, pf_o, mo):
+def fetch_joined_slots(kd, nv, nP, hot, nIV, ports, inb, outq, pf_o, mo):
     """Output stage, last step: the ring slot each flit takes in the VC it joins."""
     ld = out_list_base(kd, mo)
     for i in range(pf_o[ld]):
         P = pf_o[ld + 1 + i]
         D = ports.out_dest[P]
         if D >= 0:
-            v = D * nv + rec[outq.oq_id[outq.oq_head[P] * nP + P], F_VC]
+            v = D * nv + (outq.oq_vc[outq.oq_head[P] * nP + P] >> 1)
             w = inb.ib_head[v] + inb.ib_cnt[v]
             w = w - ports.in_cap[D] if w >= ports.in_cap[D] else w
             pos = ring_slot(w, v, nIV, hot, ports.iv_deep)

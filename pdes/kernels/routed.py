@@ -96,6 +96,8 @@ def route_and_allocate_vc(t, k, eng, pool, inb, outq, obox, stats, scr, ctx, ap)
                     return status
                 continue
             fid = ib_id[ring_slot(ib_head[ivc], ivc, nIV, hot, iv_deep)]
+            if P - plo >= nepk:
+                rec[fid, F_HOPS] += 1    # the link it arrived on (output_stage)
             site = Site(t, k, rg, plo, nepk, phi, P, cls_of[vc])
             if HAS_SOURCE and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
                 # first router of the packet: the algorithm's decision (routing words)
@@ -203,6 +205,8 @@ def route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats, scr, ctx, a
     vc = ivc - P * nv
     cls_of = scr.cls_of
     fid = inb.ib_id[ring_slot(inb.ib_head[ivc], ivc, nIV, hot, ports.iv_deep)]
+    if P - plo >= nepk:
+        rec[fid, F_HOPS] += 1
     site = Site(t, k, ports.router_gid[k], plo, nepk, port_off[k + 1], P, cls_of[vc])
     if HAS_SOURCE and rec[fid, F_HOPS] == 0 and rec[fid, F_PHASE] == 0:
         route_source(site, eng, ctx, ap, fid)

@@ -271,6 +271,11 @@ GROUP_ROWS = {
         # ... and the step of the last credit an input port's credit queue took: the flits
         # of one port that cross in the same step (router.input_speedup) send one credit
         ("cr_step",     "nP",              I32, -1,     saved("ports"),           STATE),
+        # the output queues' third slot array: 2 x the VC the flit travels on + 1 for a
+        # head, written by the switch move and read by the output stage instead of the
+        # record (the record's F_VC is written only when it leaves the part or is captured)
+        ("oq_vc",       "nP * oq",         U8,  0,
+         rebuilt("from the records of the queued flits (their VC and flit index)"), BUFFERS),  # <= 2 x 127 + 1
     ]),
     "Sources": ("endpoint source queues, the packet being injected and the on/off state", [
         ("ep_pending",  "nE",              I64, 0,      saved("endpoints"),       STATE),

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from models.core.errors import ParameterError
+from models.core.record import F_HOPS, F_SRC, F_VC
 from pdes import checkpoint as K
 from pdes.build import prepare
 from pdes.engine import run_local
@@ -271,3 +272,62 @@ def test_checkpoint_attrs_name_the_config_and_code(tmp_path):
     assert json.loads(ck.attrs["config_json"]) == json.loads(json.dumps(cfg))
     assert (ck.attrs["pdes_version"], ck.attrs["source_digest"]) == K.code_version()
     assert ck.cycle == 200 and ck.attrs["format"] == K.FORMAT
+
+
+def _flit_routers(prep, G, group):
+    """The router of every flit of a ring group of a checkpoint (its VC's, or its port's)."""
+    nv = prep.rp.num_vcs
+    cnt = G[f"{group}/{'ib_cnt' if group == 'input_vcs' else 'oq_cnt'}"].astype(np.int64)
+    ring = np.repeat(np.arange(cnt.size), cnt)
+    port = ring // nv if group == "input_vcs" else ring
+    return ring, np.searchsorted(K.port_offsets(prep.topo), port, side="right") - 1
+
+
+def test_a_checkpoint_holds_the_vc_and_the_links_of_every_buffered_flit(tmp_path):
+    """Every flit of a checkpoint has the VC it sits in (an input VC's, or the one it leaves
+    an output queue on) and, with minimal routing, as many hops as the distance from its
+    source router to its router, routed or not (the kernel counts a head's last link when it
+    routes it, and keeps the VC of a queued flit in the queue)."""
+    cfg = golden_cfg("min-saturated")
+    prep = prepare(cfg)
+    ck = stop_at(cfg, prep, 300, tmp_path / "c.h5", owner=parts(2, prep.topo.n_routers))
+    G = ck.arrays()
+    nv = prep.rp.num_vcs
+    src = np.asarray(prep.topo.endpoint_router)
+    # heads not routed yet: behind another flit, or at the front of a VC without a route
+    cnt = G["input_vcs/ib_cnt"].astype(np.int64)
+    assert (cnt >= 2).sum() > 20 and ((cnt >= 1) & (G["input_vcs/iv_out"] < 0)).any()
+    for group in ("input_vcs", "ports"):
+        ring, router = _flit_routers(prep, G, group)
+        rec = G[f"{group}/record"]
+        assert rec.shape[0] > 100
+        hops = prep.dist[src[rec[:, F_SRC]], router]
+        np.testing.assert_array_equal(rec[:, F_HOPS], hops, err_msg=group)
+        if group == "input_vcs":
+            np.testing.assert_array_equal(rec[:, F_VC], ring % nv)
+        else:
+            assert 0 <= rec[:, F_VC].min() and rec[:, F_VC].max() == nv - 1
+
+
+@pytest.mark.parametrize("name", ["min-saturated", "multiflit"])
+def test_routing_a_head_again_uncounts_its_link(name, tmp_path):
+    """A head routed but not allocated a VC, made to route again (a failure's reroute:
+    pdes.failure.unroute), has the hops of a head not routed yet: the part's capture is
+    unchanged."""
+    from pdes import failure
+    from tests.helpers import one_part
+    cfg = golden_cfg(name)
+    prep = prepare(cfg)
+    ck = stop_at(cfg, prep, 300, tmp_path / "c.h5")
+    part = one_part(prep)
+    K.restore(ck, prep, [part])
+    a = part.arrays
+    port_off, E = K.port_offsets(prep.topo), prep.topo.n_endpoints
+    before = K.capture(part, port_off, E)
+    waiting = (a["iv_alloc"] == 0) & (a["iv_out"] >= 0)
+    assert (waiting & np.repeat(part.is_net, prep.rp.num_vcs)).sum() > 5
+    failure.unroute(part, waiting)
+    after = K.capture(part, port_off, E)
+    assert np.all(a["iv_out"][waiting] == -1)
+    for key in ("input_vcs/record", "ports/record"):
+        np.testing.assert_array_equal(before[key], after[key], err_msg=key)
