@@ -11,7 +11,7 @@ from pdes.loop import Engine
 from pdes.sizing import MIN_AUTO_VC_FLITS, buffer_note
 from pdes.kernels import cycle
 from models.core import params as prm_slots
-from models.core.record import F_VC, OK
+from models.core.record import OK
 from pdes.timing import slot_round_trip
 from tests.helpers import (assert_same_results, cfg_builder, cli_sets, one_part, phase_sets,
                            restarted_on_other_part_counts, run_pdes)
@@ -107,8 +107,8 @@ def credit_balance(part):
     oqcap = part.rp.output_flits
     for P in range(nP):
         for j in range(int(a["oq_cnt"][P])):
-            fid = a["oq_id"][((int(a["oq_head"][P]) + j) % oqcap) * nP + P]
-            total[P * nv + a["rec"][fid, F_VC]] += 1
+            slot = ((int(a["oq_head"][P]) + j) % oqcap) * nP + P
+            total[P * nv + (int(a["oq_vc"][slot]) >> 1)] += 1      # the VC it leaves on
     dest = np.concatenate([a["out_dest"], a["ep_port"]])       # receiving port of each sender
     keys = np.nonzero(np.repeat(dest >= 0, nv))[0]
     recv = dest[keys // nv] * nv + keys % nv

@@ -10,7 +10,7 @@ from pdes.build import prepare
 from pdes.engine import run_local
 from pdes.kernels import cycle
 from models.core import params as prm_slots
-from models.core.record import F_VC, OK
+from models.core.record import OK
 from tests.helpers import (anynet_ring, assert_same_results, cfg_builder, cli_sets, one_part,
                            restarted_on_other_part_counts, run_pdes)
 
@@ -97,9 +97,9 @@ def port_loads(part):
     for P in range(nP):
         D = int(a["out_dest"][P])
         for j in range(int(a["oq_cnt"][P])):
-            fid = a["oq_id"][((int(a["oq_head"][P]) + j) % oqcap) * nP + P]
+            slot = ((int(a["oq_head"][P]) + j) % oqcap) * nP + P
             if D >= 0:
-                occ[D * nv + a["rec"][fid, F_VC]] += 1
+                occ[D * nv + (int(a["oq_vc"][slot]) >> 1)] += 1      # the VC it leaves on
     return occ.reshape(nP, nv)
 
 
