@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from models.core.bits import popcount, trailing_zeros
 from models.core.errors import ParameterError
 from models.core.jit import njit
 from models.core.registry import Param, TOPOLOGIES
@@ -132,23 +133,22 @@ def _eccentricity(gens, cap, dist, queue):
 
 
 @njit
-def _min_distance(n, long_hops):
+def _min_distance(n, m, rows):
     """Minimum distance of the code ``[I_n | L]``: the least ``w(f) = popcount(f) +
-    #{j: f.g_j odd}`` over nonzero ``f`` of Z_2^n."""
-    best = n + long_hops.shape[0]
-    for f in range(1, 1 << n):
-        w = 0
-        x = f
-        while x:
-            x &= x - 1
-            w += 1
-        for j in range(long_hops.shape[0]):
-            y = f & long_hops[j]
-            par = 0
-            while y:
-                y &= y - 1
-                par ^= 1
-            w += par
+    #{j: f.g_j odd}`` over nonzero ``f`` of Z_2^n, given the rows of ``L`` (``rows[i]``:
+    bit ``j`` is bit ``i`` of long hop ``j``).
+
+    The ``f`` are visited in Gray-code order, one bit ``i`` flipping per step, so the
+    parities of ``f.g_j`` (bit ``j`` of ``par``) flip by ``rows[i]``: two popcounts per
+    ``f`` instead of a parity per long hop."""
+    best = n + m
+    f = 0
+    par = 0
+    for k in range(1, 1 << n):
+        i = trailing_zeros(k)
+        f ^= 1 << i
+        par ^= rows[i]
+        w = popcount(f) + popcount(par)
         if w < best:
             best = w
     return best
@@ -172,7 +172,8 @@ def cayley_diameter(n: int, long_hops) -> int:
 
 def min_distance(n: int, long_hops) -> int:
     """Minimum distance ``d`` of the code ``[I_n | L]`` (the bisection is ``d 2^(n-1)``)."""
-    return int(_min_distance(np.int64(n), np.asarray(long_hops, dtype=np.int64)))
+    g = np.asarray(long_hops, dtype=np.int64)
+    return int(_min_distance(np.int64(n), np.int64(g.size), rows_of(g, n)))
 
 
 def _valid_columns(cols: np.ndarray, n: int) -> bool:

@@ -14,6 +14,7 @@ from scipy.sparse.csgraph import connected_components, shortest_path
 
 from models.analysis import analytic_bisection, bisection, cut_size
 from models.design import design_table
+from models.topologies.lhhc import min_distance
 from models.topology import build
 from tests.helpers import assert_refused_on_every_rank, cli_sets, run_pdes
 
@@ -102,6 +103,19 @@ def test_default_long_hops_give_a_distance_3_code(n):
     assert m == min(k for k in range(8) if 2 ** k >= n + k + 1)
     w = code_weights(n, t.params["long_hops"])[1:]
     assert int(w.min()) == t.params["min_distance"] == 3
+
+
+@pytest.mark.parametrize("n", [2, 5, 9, 12])
+def test_min_distance_is_the_least_codeword_weight(n):
+    """The builder's minimum distance (a Gray-code walk over Z_2^n) equals the least weight
+    of every nonzero codeword, for random long-hop sets of 0 to 48 vectors (repeated and
+    unit vectors included: the walk does not rely on the rules the builder enforces)."""
+    rng = np.random.default_rng(n)
+    for m in [0, 1, 2, 3, 7, 20, 48]:
+        for _ in range(3):
+            hops = [int(g) for g in rng.integers(0, 1 << n, size=m)]
+            want = int(code_weights(n, hops)[1:].min())
+            assert min_distance(n, hops) == want, (n, hops)
 
 
 @pytest.mark.parametrize("n", [3, 4, 5])
