@@ -415,6 +415,46 @@ def test_llvm_inline_helpers_compile_once_and_leave_no_call(tmp_path):
     assert "second calls helper: False" in r.stdout
 
 
+def test_borrowing_helpers_have_no_python_wrapper(tmp_path):
+    """A function decorated with ``njit_borrow`` is compiled without the CPython and C
+    wrappers (in a run only compiled code calls it): a caller compiled in one process and
+    loaded from the cache in the next gives the right result, and the helper's library
+    defines no wrapper.  A call from Python (as a test of a kernel makes) goes through a
+    compiled function that calls it, with its defaults, instead of jumping to no code."""
+    (tmp_path / "probe.py").write_text(textwrap.dedent("""
+        from models.core import jit
+
+        def doubled(a, k=2):
+            s = 0
+            for i in range(a.shape[0]):
+                s += k * a[i]
+            return s
+
+        def caller(a):
+            return doubled(a) + 1
+        doubled, caller = jit.njit_borrow(doubled), jit.njit(caller)
+        """))
+    code = """
+        import numpy as np
+        from probe import caller, doubled
+        assert caller(np.arange(4)) == 13
+        print("cache:", "hit" if caller.stats.cache_hits else "miss")
+        for sig, cres in doubled.overloads.items():      # compiled in this process
+            names = [f.name for f in cres.library._final_module.functions]
+            print("wrappers:", [n for n in names if n.startswith(("cpython.", "cfunc."))])
+        print("from Python:", doubled(np.arange(4)), doubled(np.arange(4), 3),
+              doubled(np.arange(4), k=1))
+        """
+    for run in ("miss", "hit"):
+        r = run_py(code, tmp_path, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert f"cache: {run}" in r.stdout
+        assert "from Python: 12 18 6" in r.stdout
+        assert ("wrappers: []" in r.stdout) == (run == "miss"), r.stdout
+    assert jit.njit_borrow(lambda a: a).targetoptions["no_cpython_wrapper"] is True
+    assert "no_cpython_wrapper" not in jit.njit(lambda a: a).targetoptions
+
+
 def test_cached_library_parses_its_bitcode_only_when_linked(tmp_path):
     """A function loaded from the cache runs without its LLVM bitcode parsed (the names it
     defines come with it); a later compilation that calls it parses the bitcode then, links
