@@ -45,7 +45,7 @@ nor the rest of Numba's compiler registries (:class:`_ProjectCache`):
   functions decorated with :func:`njit_borrow` (the stages, their helpers, the routing
   kernels) are called from compiled code only and are compiled without them
   (``no_cpython_wrapper``, ``no_cfunc_wrapper``, as Numba compiles its own ``@overload``
-  functions): a first compilation of the kernels takes about a quarter less CPU, the
+  functions): a first compilation of the kernels takes about a sixth less CPU, the
   compiled kernels are the same.  Called from Python (a test of one kernel), such a
   function goes through a small compiled function that has the wrapper.
 """
