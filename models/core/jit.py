@@ -698,3 +698,11 @@ def njit_borrow(func):
     wrappers, since only compiled code calls them in a run (a call from Python goes through
     :func:`_from_python`)."""
     return _project_jit(func, internal=True, _nrt=False)
+
+
+def njit_window(func):
+    """Decorator for a window loop (called from Python, calling the stages): compiled
+    without reference counting, as the stages are (it allocates nothing), so that its
+    passing of the state's several hundred arrays to each stage is not wrapped in as many
+    reference count updates, which Numba would emit, optimize and then prune."""
+    return _project_jit(func, _nrt=False)

@@ -194,8 +194,9 @@ def scratch_size(maxp: int, nv: int, speed: int) -> int:
     return sum(a * maxp * nv + b * maxp * speed + c * maxp + d for _, a, b, c, d in SCRATCH)
 
 
-def scratch_views(scr, nv: int, speed: int) -> tuple:
-    """The views of the scratch array ``scr`` (:data:`SCRATCH`), in order: what
+def scratch_views(scr, nv: int, speed: int, ncls: int) -> tuple:
+    """The views of the scratch array ``scr`` (:data:`SCRATCH`), in order, and the VC ->
+    class table of ``nv`` VCs in ``ncls`` classes (a table: no division per head): what
     :func:`make_scratch` receives."""
     fixed = sum(d for *_, d in SCRATCH)
     maxp = (scr.shape[0] - fixed) // sum(a * nv + b * speed + c for _, a, b, c, _ in SCRATCH)
@@ -204,19 +205,14 @@ def scratch_views(scr, nv: int, speed: int) -> tuple:
         hi = lo + a * maxp * nv + b * maxp * speed + c * maxp + d
         out.append(scr[lo:hi])
         lo = hi
-    return tuple(out)
+    return (*out, np.arange(nv, dtype=np.int64) // (nv // ncls))
 
 
-@njit
-def make_scratch(prm, views):
-    """The allocators' scratch (the views of :func:`scratch_views`), reset, and the VC ->
-    class table."""
-    nv = prm[PR_NV]
-    kcls = nv // prm[PR_NCLS]
-    cls_of = np.empty(nv, np.int64)   # VC -> its class (a table: no division per head)
-    for v in range(nv):
-        cls_of[v] = v // kcls
-    out = Scratch(*(views + (cls_of,)))
+@njit_borrow
+def make_scratch(views):
+    """The allocators' scratch and the VC -> class table (:func:`scratch_views`), the
+    request counts and best requesters reset."""
+    out = Scratch(*views)
     for i in range(out.out_nreq.shape[0]):
         out.out_nreq[i] = 0
     for i in range(out.va_best.shape[0]):

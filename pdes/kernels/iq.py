@@ -39,7 +39,7 @@ from collections import namedtuple
 import numpy as np
 
 from models.core.bits import trailing_zeros
-from models.core.jit import njit, njit_borrow, njit_inline
+from models.core.jit import njit_borrow, njit_inline
 from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD, PR_HOT,
                                 PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
                                 PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD, PR_ISX)
@@ -294,24 +294,33 @@ IQScratch = namedtuple("IQScratch", ["in_best", "in_sel", "out_best", "out_sel",
 IQScratch.__doc__ = "the allocators' per-router scratch (indices local to a router), reset"
 
 
-@njit
-def make_iq_scratch(prm, port_off):
+def make_iq_scratch(prm, port_off) -> IQScratch:
     """Scratch for routers of at most the part's largest port count (one entry each when
-    ``PR_ALLOC`` is off).  Allocated once per window call, outside the cycle loop."""
-    nv = prm[PR_NV]
+    ``PR_ALLOC`` is off), made once per part; :func:`reset_iq_scratch` sets it as made at
+    the start of every window loop."""
+    nv = int(prm[PR_NV])
     maxp = 1
-    if prm[PR_ALLOC] != 0:
-        for k in range(port_off.shape[0] - 1):
-            maxp = max(maxp, port_off[k + 1] - port_off[k])
+    if prm[PR_ALLOC] != 0 and len(port_off) > 1:
+        maxp = max(1, int(np.diff(port_off).max()))
     n_io = maxp * nv
     n_req = maxp * max(nv * nv, maxp)
-    return IQScratch(np.full(n_io, -1, np.int64), np.full(n_io, -1, np.int64),
-                     np.full(n_io, -1, np.int64), np.full(n_io, -1, np.int64),
-                     np.full(n_io, -1, np.int64), np.full(n_io, -1, np.int64),
-                     np.zeros(n_io, np.int64), np.zeros(n_io, np.int64),
-                     np.zeros(n_req, np.int64), np.zeros(n_req, np.int64),
-                     np.zeros(n_req, np.int64), np.zeros(n_req, np.int64),
-                     np.full(maxp, -1, np.int64))
+    return IQScratch(*(np.full(n, -1 if fill else 0, np.int64) for n, fill in (
+        (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 0),
+        (n_io, 0), (n_req, 0), (n_req, 0), (n_req, 0), (n_req, 0), (maxp, 1))))
+
+
+@njit_borrow
+def reset_iq_scratch(iqs):
+    """``iqs`` (:func:`make_iq_scratch`) as it was made: -1 in the best, selected and
+    matched entries and the stamps, 0 elsewhere; returned."""
+    for a in (iqs.in_best, iqs.in_sel, iqs.out_best, iqs.out_sel, iqs.in_match,
+              iqs.out_match, iqs.stamp):
+        for i in range(a.shape[0]):
+            a[i] = -1
+    for a in (iqs.tin, iqs.tout, iqs.m_req, iqs.rq_in, iqs.rq_out, iqs.rq_lab):
+        for i in range(a.shape[0]):
+            a[i] = 0
+    return iqs
 
 
 @njit_inline

@@ -26,7 +26,7 @@ the prefetch pipeline's steps) are compiled once and inlined by LLVM
 (:func:`models.core.jit.njit_llvm_inline`), not typed and lowered again in every copy.
 """
 from models.core.bits import trailing_zeros
-from models.core.jit import njit, njit_borrow, njit_inline
+from models.core.jit import njit_borrow, njit_inline, njit_window
 from models.core.params import (IV_DISCARD, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO, PR_NCLS,
                                 PR_NHMIN, PR_NV, PR_PF, PR_SNAP, PR_SX, PR_VALG, PR_VCANY,
                                 PR_VITERS)
@@ -37,7 +37,7 @@ from models.core.views import EngineView, Site
 from pdes.kernels.buffers import occupied_word
 from pdes.kernels.cycle import (build_derived, discard_front, endpoint_stage, make_scratch,
                                 output_stage, prefetch_gate, snapshot_stage, switch_allocation)
-from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, make_iq_scratch, match, switch_step
+from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, match, reset_iq_scratch, switch_step
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
 from pdes.kernels.vcalloc import free_output_vc, grant_vcs, unroutable
@@ -332,7 +332,7 @@ def iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     return OK
 
 
-@njit
+@njit_window
 def advance(t0, t1, prm, state, scr_views, ctx, ap):
     """Run cycles ``t0..t1-1`` with the default allocation (``vct``); returns a status code
     (``OK`` or ``ERR_*``).
@@ -343,7 +343,7 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     run compiles only the router stage it runs (each is about 40% of a routing's compile)."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
     build_derived(prm, ports, inb, srcs)
-    scr = make_scratch(prm, scr_views)
+    scr = make_scratch(scr_views)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     every = prm[PR_SNAP]
     for t in range(t0, t1):
@@ -360,14 +360,15 @@ def advance(t0, t1, prm, state, scr_views, ctx, ap):
     return OK
 
 
-@njit
-def advance_iq(t0, t1, prm, state, scr_views, ctx, ap):
+@njit_window
+def advance_iq(t0, t1, prm, state, scr_views, iq_views, ctx, ap):
     """:func:`advance` with BookSim's allocation (``prm[PR_ALLOC] != 0``): the router stage is
-    :func:`iq_router_stage`."""
+    :func:`iq_router_stage`, its allocators' scratch ``iq_views``
+    (:func:`pdes.kernels.iq.make_iq_scratch`)."""
     ports, tab, msgs, crd, pool, inb, outq, srcs, obox, stats = state
     build_derived(prm, ports, inb, srcs)
-    scr = make_scratch(prm, scr_views)
-    iqs = make_iq_scratch(prm, ports.port_off)
+    scr = make_scratch(scr_views)
+    iqs = reset_iq_scratch(iq_views)
     eng = EngineView(prm, ports, tab, crd, pool.rec, pool.rec_c)
     every = prm[PR_SNAP]
     for t in range(t0, t1):

@@ -6,7 +6,8 @@ a large callee only when it chooses to: a call left in the router stage cost ~66
 per router and step (BookSim's switch step) or ~370 per head flit (a routing's ``hop``
 or ``source`` compiled on its own).  These tests read the optimized LLVM IR of the window
 loop and check that the stages call no routing function and no engine function (the
-endpoint stage calls the random draws, a few scalars each)."""
+endpoint stage calls the random draws, a few scalars each), and that the window loop
+itself updates no reference counts."""
 import re
 
 import pytest
@@ -29,14 +30,15 @@ def module_ir(library) -> str:
 STAGES = ("router_stage", "endpoint_stage", "output_stage")
 
 
-def stage_calls(ir: str) -> dict:
+def stage_calls(ir: str, names=STAGES) -> dict:
     """{stage function: the functions it calls} from a module's LLVM IR (the window loop's
-    module holds the three stages it calls once per cycle)."""
+    module holds the three stages it calls once per cycle); ``names``: the functions whose
+    names contain one of them."""
     out, name = {}, None
     for line in ir.splitlines():
         m = DEFINE.match(line)
         if m:
-            name = m.group(1) if any(s in m.group(1) for s in STAGES) else None
+            name = m.group(1) if any(s in m.group(1) for s in names) else None
             if name:
                 out[name] = set()
         elif line.startswith("}"):
@@ -62,3 +64,11 @@ def test_stages_call_no_routing_or_engine_function(sets):
     for name, calls in stages.items():
         left = sorted(c for c in calls if c.startswith(FORBIDDEN))
         assert not left, f"{name[:60]}... still calls {[c[:60] for c in left]}"
+    # the window loop itself counts no references (models.core.jit.njit_window): Numba
+    # would wrap each array it passes to a stage in count updates
+    loops = {}
+    for cres in part.kernel_advance.overloads.values():
+        loops.update(stage_calls(module_ir(cres.library), names=("7advance", "10advance_iq")))
+    assert loops
+    for name, calls in loops.items():
+        assert not [c for c in calls if c.startswith("NRT_")], f"{name[:60]}... counts references"

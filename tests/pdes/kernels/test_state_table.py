@@ -3,6 +3,7 @@ memory estimate counts and what the checkpoint lists name."""
 import numpy as np
 import pytest
 
+from models.core import params as P
 from pdes import checkpoint as K
 from pdes import config as C
 from pdes.build import make_parts, prepare
@@ -59,9 +60,11 @@ def test_memory_estimate_counts_the_parts_state(built):
 
 def test_scratch_views_tile_the_scratch_array(built):
     _, part = built
-    views = cycle.scratch_views(part.arrays["scr"], part.nv, part.rp.speedup)
+    ncls = int(part.prm[P.PR_NCLS])
+    *views, cls_of = cycle.scratch_views(part.arrays["scr"], part.nv, part.rp.speedup, ncls)
     assert len(views) == len(cycle.SCRATCH) == len(cycle.Scratch._fields) - 1
     assert sum(v.size for v in views) == part.arrays["scr"].size
+    assert cls_of.tolist() == [v // (part.nv // ncls) for v in range(part.nv)]
 
 
 def test_checkpoint_lists_come_from_the_table():
