@@ -262,7 +262,6 @@ class PartState:
         self.arrays = ST.allocate_all(self.sizes, dict(built, ep_active=ep_act))
         self.arrays["st"][S_LAST_MOVE] = -1
         self._window = None           # _window_call: the window loop's DirectCall
-        self._iqs = None              # BookSim's allocators' scratch (iq.make_iq_scratch)
         self._occ_ports = None        # port_occupancy: (network ports, round trips, channels,
         #                               its DirectCall of _occupancy)
 
@@ -413,10 +412,6 @@ class PartState:
         self.reserve_records(self.records_per_cycle * (t1 - t0))
         self.groups()
         args = (np.int64(t0), np.int64(t1), self.prm, *self._args, self.ctx, self.ap)
-        if self.prm[P.PR_ALLOC] != 0:   # BookSim's allocation: its allocators' scratch too
-            if self._iqs is None:
-                self._iqs = iq.make_iq_scratch(self.prm, self.arrays["port_off"])
-            args = args[:5] + (self._iqs,) + args[5:]
         return int(self._window_call()(*args))
 
     def groups(self) -> tuple:
@@ -427,6 +422,8 @@ class PartState:
             self._args = (tuple(G(**{f: a[f] for f in G._fields}) for G in ST.GROUPS),
                           cycle.scratch_views(a["scr"], self.nv, self.rp.speedup,
                                               int(self.prm[P.PR_NCLS])))
+            if self.prm[P.PR_ALLOC] != 0:     # advance_iq: BookSim's allocators' scratch
+                self._args += (iq.make_iq_scratch(self.prm, a["port_off"]),)
         return self._args[0]
 
     def _window_call(self) -> DirectCall:

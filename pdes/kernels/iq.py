@@ -288,38 +288,48 @@ def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq,
     return OK
 
 
-IQScratch = namedtuple("IQScratch", ["in_best", "in_sel", "out_best", "out_sel", "in_match",
-                                     "out_match", "tin", "tout", "m_req", "rq_in", "rq_out",
-                                     "rq_lab", "stamp"])
+IQ_SCRATCH = (
+    # field      entries (per router: io = ports x VCs, req = requests)   made as
+    ("in_best",   "io",  -1),
+    ("in_sel",    "io",  -1),
+    ("out_best",  "io",  -1),
+    ("out_sel",   "io",  -1),
+    ("in_match",  "io",  -1),
+    ("out_match", "io",  -1),
+    ("tin",       "io",   0),
+    ("tout",      "io",   0),
+    ("m_req",     "req",  0),
+    ("rq_in",     "req",  0),
+    ("rq_out",    "req",  0),
+    ("rq_lab",    "req",  0),
+    ("stamp",     "port", -1),
+)
+IQScratch = namedtuple("IQScratch", [f for f, _, _ in IQ_SCRATCH])
 IQScratch.__doc__ = "the allocators' per-router scratch (indices local to a router), reset"
+IQ_FILL = tuple(fill for _, _, fill in IQ_SCRATCH)
+"""The value each field of :class:`IQScratch` holds as made, in field order."""
 
 
 def make_iq_scratch(prm, port_off) -> IQScratch:
     """Scratch for routers of at most the part's largest port count (one entry each when
-    ``PR_ALLOC`` is off), made once per part; :func:`reset_iq_scratch` sets it as made at
-    the start of every window loop."""
+    ``PR_ALLOC`` is off), made once per part (:data:`IQ_SCRATCH`); :func:`reset_iq_scratch`
+    sets it as made at the start of every window loop."""
     nv = int(prm[PR_NV])
     maxp = 1
     if prm[PR_ALLOC] != 0 and len(port_off) > 1:
         maxp = max(1, int(np.diff(port_off).max()))
-    n_io = maxp * nv
-    n_req = maxp * max(nv * nv, maxp)
-    return IQScratch(*(np.full(n, -1 if fill else 0, np.int64) for n, fill in (
-        (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 1), (n_io, 0),
-        (n_io, 0), (n_req, 0), (n_req, 0), (n_req, 0), (n_req, 0), (maxp, 1))))
+    n = {"io": maxp * nv, "req": maxp * max(nv * nv, maxp), "port": maxp}
+    return IQScratch(*(np.full(n[size], fill, np.int64) for _, size, fill in IQ_SCRATCH))
 
 
 @njit_borrow
 def reset_iq_scratch(iqs):
-    """``iqs`` (:func:`make_iq_scratch`) as it was made: -1 in the best, selected and
-    matched entries and the stamps, 0 elsewhere; returned."""
-    for a in (iqs.in_best, iqs.in_sel, iqs.out_best, iqs.out_sel, iqs.in_match,
-              iqs.out_match, iqs.stamp):
+    """``iqs`` (:func:`make_iq_scratch`) as it was made (:data:`IQ_FILL`); returned."""
+    for j in range(len(iqs)):
+        a = iqs[j]
+        fill = IQ_FILL[j]
         for i in range(a.shape[0]):
-            a[i] = -1
-    for a in (iqs.tin, iqs.tout, iqs.m_req, iqs.rq_in, iqs.rq_out, iqs.rq_lab):
-        for i in range(a.shape[0]):
-            a[i] = 0
+            a[i] = fill
     return iqs
 
 
