@@ -542,14 +542,35 @@ def _always_inline_hook(install: bool) -> None:
         _decorate_orig = None
 
 
+_gc_paused = False
+
+
+def _pause_gc(on: bool) -> None:
+    """No garbage collection while Numba compiles: a compilation allocates millions of
+    objects (IR, types, LLVM values), and the collector's passes walked them and every other
+    object of the process again and again, a tenth of the compile time or more (a
+    further routing with BookSim's allocation compiled in 0.87 of the CPU without them;
+    what a compilation leaves is collected after it, its peak memory 2% higher).  Nothing
+    changes where the collector was off already."""
+    global _gc_paused
+    import gc
+    if on and gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+    elif not on and _gc_paused:
+        gc.enable()
+        _gc_paused = False
+
+
 def _hook_enter() -> None:
-    """Install the no-wraparound index fix-up and the inliner's block copier (nested
-    compilations count)."""
+    """Install the no-wraparound index fix-up and the inliner's block copier, and pause the
+    garbage collector (nested compilations count)."""
     global _hook_depth, _hook_orig
     with _hook_lock:
         _hook_depth += 1
         if _hook_depth > 1:
             return
+        _pause_gc(True)
         _import_arraymath_without_blas_probe()     # (nothing once it is imported)
         _copy_hook(True)
         _always_inline_hook(True)
@@ -573,6 +594,7 @@ def _hook_exit() -> None:
     with _hook_lock:
         _hook_depth -= 1
         if _hook_depth == 0:
+            _pause_gc(False)
             _copy_hook(False)
             _always_inline_hook(False)
             if no_wraparound():

@@ -282,6 +282,55 @@ def test_block_copier_is_installed_only_while_the_project_compiles(tmp_path):
     assert int(r.stdout.strip()) > 0
 
 
+def test_no_garbage_collection_while_the_project_compiles(tmp_path):
+    """While a project function compiles (nested compilations included) the garbage
+    collector is off, and on again after; a process that turned it off keeps it off."""
+    (tmp_path / "probe_gc.py").write_text(textwrap.dedent("""
+        from models.core import jit
+
+        @jit.njit_inline
+        def helper(a, i):
+            return a[i] + 1
+
+        @jit.njit
+        def outer(a):
+            s = 0
+            for i in range(a.shape[0]):
+                s += helper(a, i)
+            return s
+
+        @jit.njit
+        def other(a):
+            return a.sum()
+        """))
+    r = run_py("""
+        import gc
+        import sys
+        import numpy as np
+        from models.core import jit
+        sys.path.insert(0, %r)
+        import probe_gc
+
+        seen = []
+        orig = jit._copy_hook
+        def spy(on):
+            seen.append((on, gc.isenabled()))
+            return orig(on)
+        jit._copy_hook = spy
+        a = np.arange(4, dtype=np.int64)
+        assert gc.isenabled()
+        assert probe_gc.outer(a) == 0 + 1 + 2 + 3 + 4
+        assert gc.isenabled()
+        assert seen == [(True, False), (False, True)], seen
+        gc.disable()
+        assert probe_gc.other(a) == 6
+        assert not gc.isenabled()                # not turned on: it was not ours
+        print(len(seen))
+        """ % str(tmp_path), tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.strip()) == 4
+
+
 def test_cached_functions_load_without_numba_registries(tmp_path):
     """A project function loaded from the cache runs without the target context's refresh
     (Numba's registries: none of its 55 modules are imported) and without importing the
