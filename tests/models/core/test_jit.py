@@ -238,25 +238,30 @@ def test_block_copier_copies_an_ir_as_one_deepcopy_would():
     assert copy.deepcopy(3) == 3
 
 
+INLINE_PROBE = textwrap.dedent("""
+    from models.core import jit
+
+    @jit.njit_inline
+    def helper(a, i):
+        if a[i] > 0:
+            return a[i] * 2
+        return -1
+
+    @jit.njit
+    def outer(a):
+        s = 0
+        for i in range(a.shape[0]):
+            s += helper(a, i)
+        return s
+    """)
+"""A module of two project functions, one inlined into the other with several blocks:
+``outer(a)`` is the sum over ``a`` of ``2 * x`` for positive ``x``, else -1."""
+
+
 def test_block_copier_is_installed_only_while_the_project_compiles(tmp_path):
     """Numba's inliner uses the copy module, except while a project function compiles; a
     project function with inlined helpers of several blocks computes what Python does."""
-    (tmp_path / "probe_inline.py").write_text(textwrap.dedent("""
-        from models.core import jit
-
-        @jit.njit_inline
-        def helper(a, i):
-            if a[i] > 0:
-                return a[i] * 2
-            return -1
-
-        @jit.njit
-        def outer(a):
-            s = 0
-            for i in range(a.shape[0]):
-                s += helper(a, i)
-            return s
-        """))
+    (tmp_path / "probe_inline.py").write_text(INLINE_PROBE)
     r = run_py("""
         import copy
         import sys
@@ -285,19 +290,7 @@ def test_block_copier_is_installed_only_while_the_project_compiles(tmp_path):
 def test_no_garbage_collection_while_the_project_compiles(tmp_path):
     """While a project function compiles (nested compilations included) the garbage
     collector is off, and on again after; a process that turned it off keeps it off."""
-    (tmp_path / "probe_gc.py").write_text(textwrap.dedent("""
-        from models.core import jit
-
-        @jit.njit_inline
-        def helper(a, i):
-            return a[i] + 1
-
-        @jit.njit
-        def outer(a):
-            s = 0
-            for i in range(a.shape[0]):
-                s += helper(a, i)
-            return s
+    (tmp_path / "probe_gc.py").write_text(INLINE_PROBE + textwrap.dedent("""
 
         @jit.njit
         def other(a):
@@ -317,13 +310,13 @@ def test_no_garbage_collection_while_the_project_compiles(tmp_path):
             seen.append((on, gc.isenabled()))
             return orig(on)
         jit._copy_hook = spy
-        a = np.arange(4, dtype=np.int64)
+        a = np.array([3, -1, 0, 5], dtype=np.int64)
         assert gc.isenabled()
-        assert probe_gc.outer(a) == 0 + 1 + 2 + 3 + 4
+        assert probe_gc.outer(a) == 3 * 2 - 1 - 1 + 5 * 2
         assert gc.isenabled()
         assert seen == [(True, False), (False, True)], seen
         gc.disable()
-        assert probe_gc.other(a) == 6
+        assert probe_gc.other(a) == 7
         assert not gc.isenabled()                # not turned on: it was not ours
         print(len(seen))
         """ % str(tmp_path), tmp_path)
