@@ -420,13 +420,11 @@ def allocate_all(sizes: dict, built: dict) -> dict:
     return {r.name: allocate(r, sizes, built.get(r.name)) for r in ROWS if r.fill != BOUND}
 
 
+@functools.lru_cache(maxsize=None)
 def sized_by(size: str) -> tuple:
-    """The rows whose length depends on a named size (e.g. the pool's ``n_rec``)."""
-    return tuple(r for r in ROWS if r.fill != BOUND and size in _names(r.length))
-
-
-def _names(expr: str) -> set:
-    return set(compile(expr, "<length>", "eval").co_names)
+    """The rows whose length depends on a named size (e.g. the pool's ``n_rec``), found once
+    per process (every growth of a part's record pool asks)."""
+    return tuple(r for r in ROWS if r.fill != BOUND and size in _length_code(r.length).co_names)
 
 
 def limit(*names) -> int:
