@@ -28,8 +28,9 @@ from models.core.errors import ParameterError
 COMPILE_SECONDS = "30-90"
 """What a first compile of the simulation kernels takes on a current core (cold cache): on a
 shared 2-core AMD EPYC (Zen 4) 23-27 s for one routing (the default run, ``ugal_l``,
-BookSim's allocation) and 32 s for a sweep of ``min``, ``valiant``, ``ugal_l`` and
-``ugal_g``, on a fast day; the same machine has run two to three times slower."""
+BookSim's allocation; the compile alone), and 34 s for a whole sweep of ``min``, ``valiant``,
+``ugal_l`` and ``ugal_g`` at one short load, on a fast day; the same machine has run two to
+three times slower."""
 
 POLL_S = 0.05
 """The most seconds between two looks of a waiting rank at whether its node's compiler is
