@@ -39,7 +39,9 @@ last-level misses are printed, disassembled, with their misses and instructions 
 flit-hop, and its ``N`` costliest runs of instructions by the instructions they execute per
 flit-hop (a run: instructions in code order executed equally often, with none executed
 another number of times between them: a basic block, or a few in a row).  A miss is counted at the instruction that made it, so these are the loads and
-stores whose lines came from beyond the last level.
+stores whose lines came from beyond the last level.  With ``objdump`` each stage's
+instructions with an operand in its stack frame are also counted per flit-hop: moves from
+the frame (values and array addresses reloaded), moves into it (spilled), other uses.
 
     python run_scripts/bench_cachegrind.py --stages 12 --json cg.json
 """
@@ -182,7 +184,7 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
     sa, ia = by_stage(ra, path_a)
     sb, ib = by_stage(rb, path_b)
     out = {"stages": {s: {e: (sb[s][e] - sa[s][e]) / hops for e in EVENTS} for s in sb},
-           "top": {}, "runs": {}}
+           "top": {}, "runs": {}, "frame": {}}
     syms = {n: (int(off), int(size), path) for _, size, n, path, off in rb["symbols"]}
     zero = dict.fromkeys(EVENTS, 0)
     text_of = {}
@@ -200,6 +202,8 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
             n = {e: c[e] - ia.get((name, off), zero)[e] for e in EVENTS}
             rows.append((name, off, n))
         rows.sort(key=lambda r: (r[0], r[1]))
+        if objdump is not None:
+            out["frame"][s] = frame_traffic(rows, text, hops)
         misses = sorted(rows, key=lambda r: (-(r[2]["DLmr"] + r[2]["DLmw"]), r[0], r[1]))
         out["top"][s] = [{"symbol": name, "offset": off - syms[name][0],
                           "instruction": text(name, off),
@@ -224,6 +228,31 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
     return out
 
 
+def frame_kind(ins: str) -> str | None:
+    """What an instruction (AT&T syntax) does with the stack frame: ``load`` (a move from
+    it: a value or an array's address spilled earlier), ``store`` (a move into it), ``use``
+    (another instruction with an operand there), or None (no operand in the frame; pushes,
+    pops and calls are the prologue's and the calls', not the body's)."""
+    if "(%rsp)" not in ins:
+        return None
+    op, _, operands = ins.partition(" ")
+    if op.startswith("mov") or op.startswith("vmov"):
+        src = operands.split(",")[0]
+        return "load" if "(%rsp)" in src else "store"
+    return "use"
+
+
+def frame_traffic(rows: list, text, hops: int) -> dict:
+    """A stage's instructions per flit-hop that move values between the registers and the
+    stack frame (``rows``: (symbol, address, counts)), by :func:`frame_kind`."""
+    res = {"load": 0.0, "store": 0.0, "use": 0.0}
+    for name, off, n in rows:
+        kind = frame_kind(text(name, off))
+        if kind is not None:
+            res[kind] += n["Ir"] / hops
+    return res
+
+
 def print_stages(fig: dict, n: int) -> None:
     st = fig["stages"]
     lm = sum(v["DLmr"] + v["DLmw"] for v in st.values())
@@ -231,6 +260,15 @@ def print_stages(fig: dict, n: int) -> None:
     print(f"  {'stage':<26}" + "".join(f"{e:>9}" for e in EVENTS))
     for s, v in st.items():
         print(f"  {s:<26}" + "".join(f"{v[e]:>9.1f}" for e in EVENTS))
+    if fig["frame"]:
+        print("per flit-hop by stage, instructions with an operand in the stack frame: moves "
+              "from it, moves into it, others")
+        for s, v in fig["frame"].items():
+            ir = st[s]["Ir"]
+            tot = v["load"] + v["store"] + v["use"]
+            share = 100 * tot / ir if ir > 0 else 0.0
+            print(f"  {s:<26}{v['load']:>9.1f}{v['store']:>9.1f}{v['use']:>9.1f}"
+                  f"   {share:4.1f}% of its instructions")
     for s, rows in fig["top"].items():
         print(f"{s}: its {n} instructions with the most last-level misses (per flit-hop: "
               f"read and write misses, instructions executed; share of all the misses; "

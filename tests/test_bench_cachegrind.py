@@ -137,6 +137,9 @@ def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path)
     assert runs["endpoint_stage"] == []
     if shutil.which("objdump"):     # the router stage's first instruction, disassembled
         assert top["router_stage"][0]["instruction"]
+        assert set(res["frame"]) == {"endpoint_stage", "router_stage", "output_stage"}
+        assert all(v >= 0 for f in res["frame"].values() for v in f.values())
+        assert "instructions with an operand in the stack frame" in r.stdout
     assert "per flit-hop by stage:" in r.stdout
     assert "router_stage: its 3 instructions with the most last-level misses" in r.stdout
     assert "router_stage: its 3 costliest runs of instructions" in r.stdout
@@ -147,3 +150,23 @@ def test_negative_stages_are_refused(tmp_path):
     r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--stages", "-1",
                    cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and "--stages must not be negative" in r.stderr
+
+
+def test_frame_traffic_counts_the_moves_to_and_from_the_stack_frame(monkeypatch):
+    """--stages: a stage's instructions with an operand in the stack frame, per flit-hop, as
+    moves from it (reloads), moves into it (spills) and other uses; pushes and calls are not
+    counted."""
+    monkeypatch.syspath_prepend(str(ROOT / "run_scripts"))
+    import bench_cachegrind as bc
+    assert bc.frame_kind("mov 0x1928(%rsp),%rax") == "load"
+    assert bc.frame_kind("vmovups -0x40(%rsp),%ymm0") == "load"
+    assert bc.frame_kind("mov %rax,-0x8(%rsp)") == "store"
+    assert bc.frame_kind("movl $0xffffffff,0x10(%rsp)") == "store"
+    assert bc.frame_kind("cmp %rdi,-0x78(%rsp)") == "use"
+    assert bc.frame_kind("mov (%r8,%rdx,4),%eax") is None
+    assert bc.frame_kind("push %rbp") is None
+    text = {("f", 1): "mov 0x8(%rsp),%rax", ("f", 2): "mov %rax,0x8(%rsp)",
+            ("f", 3): "add 0x10(%rsp),%rcx", ("f", 4): "inc %rcx"}
+    rows = [("f", a, {"Ir": 10 * a}) for a in (1, 2, 3, 4)]
+    got = bc.frame_traffic(rows, lambda name, off: text[(name, off)], hops=5)
+    assert got == {"load": 2.0, "store": 4.0, "use": 6.0}
