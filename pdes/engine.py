@@ -30,6 +30,9 @@ def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None
     outboxes are moved by hand at window boundaries: the same contract the
     MPI run uses, without MPI.  ``checkpoint`` and ``restart`` (an opened
     :class:`pdes.checkpoint.Checkpoint` to continue from) as for :func:`simulate`.
+    The kernels are compiled (or loaded) first under the node's compile lock
+    (:func:`pdes.compiling.compile_lock`), as :func:`simulate` does: processes
+    started together on a node with an empty cache compile a kernel once.
     """
     prep = at_restart(prep or prepare(cfg), restart)
     if owner is not None and len(owner) != prep.topo.n_routers:   # restarted after a reroute
@@ -40,7 +43,8 @@ def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None
     la = lookahead_of(prep.topo, owner, prep.link_latency)
     W = window_for(la, sync_period(prep))
     parts = make_parts(prep, owner, sorted(set(owner.tolist())), W)
-    group = LocalGroup(parts)
+    compile_parts(parts)     # as a run's: a kernel missing from the cache is compiled by one
+    group = LocalGroup(parts)  # process of the node at a time, the others then load it
     resume = _restore(restart, prep, group)
     engine = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint)
     res = engine.run(resume)

@@ -39,6 +39,27 @@ def test_split_in_one_process_is_bit_identical(sets):
         assert_same_results(whole, run_local(cfg, owner=owner, prep=prep))
 
 
+def test_run_local_compiles_under_the_node_compile_lock(monkeypatch):
+    """run_local takes each part's kernel through compile_parts (its lock, as simulate's
+    start does) before the first cycle: concurrent processes on a node compile once."""
+    import contextlib
+
+    from pdes import compiling
+    held = []
+
+    @contextlib.contextmanager
+    def spy(disp):
+        held.append(disp)
+        yield 0.0
+    monkeypatch.setattr(compiling, "compile_lock", spy)
+    cfg = cfg_of("traffic.load=0.2")
+    prep = prepare(cfg)
+    owner = np.arange(prep.topo.n_routers) % 2
+    res = run_local(cfg, owner=owner, prep=prep)
+    assert len(held) == 2 and all(d.py_func.__name__ == "advance" for d in held)
+    assert res["summary"]["cycles"] > 0
+
+
 def _records_in_use(part):
     """Record indices held by the occupied input-VC and output-queue slots of a part."""
     a = part.arrays
