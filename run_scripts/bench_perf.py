@@ -16,7 +16,10 @@ the allocators inlined into it, outputs) as shares of the kernel's samples and o
 samples, the kernel's router-cycles per second during the run, and for each stage its
 ``--top`` instructions with the most samples, disassembled (``objdump``, when present) with
 the instruction before each: a clock sample lands on the instruction after one that made
-the core wait, so a hot instruction that follows a load is that load's latency.
+the core wait, so a hot instruction that follows a load is that load's latency.  Then the
+``--top`` functions of "other compiled code" with the most samples: a helper LLVM did not
+inline into a stage shows there, a call per router or flit that passes every array of its
+arguments.
 
     python run_scripts/bench_perf.py                         # SF q=13, load 0.5
     python run_scripts/bench_perf.py --load 0.1 --top 8 --json out.json
@@ -76,6 +79,26 @@ def aggregate(ips, syms) -> tuple[collections.Counter, dict]:
         per_stage[stage_of(name)] += n
         per_symbol.setdefault(name, collections.Counter())[off] += n
     return per_stage, per_symbol
+
+
+def short_name(symbol: str) -> str:
+    """A compiled function's mangled name cut to its module path and name (Numba mangles
+    ``pdes.kernels.cycle.move_flit`` as ``_ZN4pdes7kernels5cycle9move_flit...``)."""
+    import re
+    parts, i = [], 0
+    m = re.match(r"_ZN(.*)", symbol)
+    rest = m.group(1) if m else symbol
+    while True:
+        d = re.match(r"(\d+)", rest[i:])
+        if not d:
+            break
+        n = int(d.group(1))
+        start = i + len(d.group(1))
+        parts.append(rest[start:start + n])
+        i = start + n
+        if i < len(rest) and rest[i] == "B":     # Numba's ABI tags end the name
+            break
+    return ".".join(parts) if parts else symbol[:80]
 
 
 def perf_ips(perf: str, data: str) -> list[int]:
@@ -178,6 +201,15 @@ def main(argv=None) -> int:
                 print(f"  {c:>6} {100 * c / n:5.1f}%  +{o - off:<6x} {before:<38.38} | "
                       f"{text.get(o, '')}")
             res["top"][s] = rows
+        # a helper LLVM did not inline into a stage runs as a function of its own: its
+        # samples are "other compiled code" (its arguments are pushed at every call)
+        others = sorted(((sum(c.values()), n) for n, c in per_symbol.items()
+                         if stage_of(n) == OTHER), reverse=True)[:args.top]
+        res["other"] = [{"symbol": n, "samples": k} for k, n in others]
+        if others:
+            print(f"{OTHER}: its {len(others)} functions with the most samples")
+            for k, n in others:
+                print(f"  {k:>6}  {short_name(n)}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)

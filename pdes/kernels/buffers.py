@@ -5,11 +5,14 @@ delivery over a local link, a flit received from another part in an exchange
 block) calls :func:`enqueue_flit`; every path that queues a credit for its
 sender (credit return inside a part, a credit received in an exchange block)
 calls :func:`queue_credit`, and every freed buffer slot sends its credit through
-:func:`send_credit` (to the FIFO, or the outbox of a cut channel).  Both are compiled without reference counting
-(:func:`models.core.jit.njit_borrow`): an ordinary call of a compiled function
-taking arrays costs atomic reference counts per flit (3-4x slower for the
-exchange unpacking), and inlining at Numba IR level was measured 25-45%
-slower for the whole kernel; a borrowing call costs nothing measurable.
+:func:`send_credit` (to the FIFO, or the outbox of a cut channel).  They, and the shared
+buffers' :func:`shared_free` and :func:`shared_room`, are compiled without reference counting
+and inlined by LLVM into every caller (:func:`models.core.jit.njit_llvm_inline`): an
+ordinary call of a compiled function taking arrays costs atomic reference counts per flit
+(3-4x slower for the exchange unpacking), inlining at Numba IR level was measured 25-45%
+slower for the whole kernel, and a call LLVM chose to keep passes every field of every
+array of its arguments; whether it keeps one depends on the caller's size and the CPU the
+kernels are compiled for, so these are never left to its choice.
 
 Buffers are rings with a capacity of their own (see :mod:`pdes.kernels.cycle`):
 slot ``w`` of input VC ``ivc`` is ``ib_id[w * nIV + ivc]`` below ``hot`` and
@@ -18,7 +21,7 @@ slot ``w`` of input VC ``ivc`` is ``ib_id[w * nIV + ivc]`` below ``hot`` and
 """
 import numpy as np
 
-from models.core.jit import njit_borrow, njit_inline
+from models.core.jit import njit_borrow, njit_inline, njit_llvm_inline
 from models.core.params import PR_OCC
 from models.core.record import NF_HOT, NF_USED
 from models.core.rings import absorb_credits, ring_slot
@@ -66,7 +69,7 @@ def build_occupancy(prm, nv, ib_cnt, occ):
     prm[PR_OCC] = 1
 
 
-@njit_borrow
+@njit_llvm_inline
 def enqueue_flit(inb, iv_deep, nIV, hot, cap, P, ivc, fid, rdy):
     """Append pool record ``fid`` to input VC ``ivc`` (of input port ``P``, ``cap`` slots) of
     the part's input VCs ``inb`` (``nIV`` of them), processable from cycle ``rdy``.
@@ -93,7 +96,7 @@ def enqueue_flit(inb, iv_deep, nIV, hot, cap, P, ivc, fid, rdy):
     ib_cnt[ivc] += 1
 
 
-@njit_borrow
+@njit_llvm_inline
 def queue_credit(crd, cr_deep, hot, cap, k, arr):
     """Queue a credit for (sender port, VC) key ``k`` (a FIFO of ``cap`` slots: the
     capacity of the input VC it counts for) arriving in cycle ``arr``; False if the
@@ -110,7 +113,7 @@ def queue_credit(crd, cr_deep, hot, cap, k, arr):
     return True
 
 
-@njit_borrow
+@njit_llvm_inline
 def send_credit(crd, obox, ports, nv, hot, cocap, P, vc, carr):
     """The credit of a slot of VC ``vc`` of input port ``P`` that frees, arriving in cycle
     ``carr``: into its sender's FIFO (:func:`queue_credit`), or, for a sender in another
@@ -148,7 +151,7 @@ def new_record(pool, top, nxt, fields):
     return fid, top, nxt
 
 
-@njit_borrow
+@njit_llvm_inline
 def shared_free(crd, cr_deep, hot, nv, cap, priv, s, t):
     """Free shared flits of the input port that sender ``s`` feeds (a shared buffer: each
     VC owns ``priv`` of the port's flits, ``cap - priv`` are shared), after absorbing
@@ -170,7 +173,7 @@ def shared_free(crd, cr_deep, hot, nv, cap, priv, s, t):
     return cap - priv - used
 
 
-@njit_borrow
+@njit_llvm_inline
 def shared_room(cred, cr_res, cap, priv, kk, free):
     """Flits VC key ``kk`` of a shared buffer may still take, with ``free`` shared flits
     free (:func:`shared_free`)."""

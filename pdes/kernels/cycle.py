@@ -26,6 +26,10 @@ on every path (a freed buffer slot's credit through
 reference counting (:func:`models.core.jit.njit_borrow`: they borrow the arrays of
 ``advance`` and allocate nothing), so calling them costs no atomic operations
 per router or flit, and they are compiled once for every routing kernel.
+:func:`switch_allocation` is also always inlined into the router stage
+(:func:`models.core.jit.njit_llvm_inline`): left to LLVM's choice, an edit that made the
+router stage a little larger (or another CPU's cost model) turned it into a call per
+router that passed every array of the state, a quarter of the kernel's speed on SF q=5.
 
 A flit sent on a link is written at once into the receiving VC buffer (its
 room was reserved by a credit), stamped with the cycle from which it may be
@@ -683,7 +687,7 @@ def discard_front(now, t, P, ivc, prm, ports, crd, pool, inb, outq, obox, stats)
     return credit_back(t, P, ivc - P * nv, prm, ports, crd, obox, outq)
 
 
-@njit_borrow
+@njit_llvm_inline
 def switch_allocation(t, k, prm, ports, crd, pool, inb, outq, obox, stats, scr):
     """Switch allocation at router ``k`` (separable, input first, round-robin) of packets that
     hold an output VC; the granted flits move into the output queues, their credits go back

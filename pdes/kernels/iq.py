@@ -39,7 +39,7 @@ from collections import namedtuple
 import numpy as np
 
 from models.core.bits import trailing_zeros
-from models.core.jit import njit_borrow, njit_inline
+from models.core.jit import njit_borrow, njit_inline, njit_llvm_inline
 from models.core.params import (NEVER, PR_ALLOC, PR_CD, PR_CHX, PR_COCAP, PR_ECD, PR_HOT,
                                 PR_NV, PR_OQCAP, PR_PKT, PR_PRIV, PR_RDEL, PR_SALG, PR_SDEL,
                                 PR_SITERS, PR_SX, PR_VDEL, PR_WAITTAIL, PR_XDEL, PR_HOLD, PR_ISX)
@@ -206,7 +206,7 @@ def grant_vc(tau, ivc, op, ovc, prm, inb, outq):
     inb.iv_va_at[ivc] = NEVER
 
 
-@njit_borrow
+@njit_llvm_inline
 def move_flit_step(t, tau, sdel, k, P, ivc, op, prm, ports, crd, rec, inb, outq, obox):
     """The front flit of input VC ``ivc`` (port ``P``) won the switch to port ``op`` in
     step ``tau`` of cycle ``t``: its output VC's credit is consumed, it joins the output

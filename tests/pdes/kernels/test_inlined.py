@@ -49,6 +49,7 @@ def stage_calls(ir: str, names=STAGES) -> dict:
 
 
 @pytest.mark.parametrize("sets", [
+    ("routing.algorithm=min",),                                # the engine benchmark's
     ("routing.algorithm=min_adaptive",),                       # a hop compiled on its own
     ("routing.algorithm=ugal_l", "router.num_vcs=4"),          # a source compiled on its own
     ("routing.algorithm=ugal_l", "router.num_vcs=4", "router.allocation=booksim"),
