@@ -43,8 +43,10 @@ def run_local(cfg: dict, owner=None, progress=None, prep: Prepared | None = None
     la = lookahead_of(prep.topo, owner, prep.link_latency)
     W = window_for(la, sync_period(prep))
     parts = make_parts(prep, owner, sorted(set(owner.tolist())), W)
-    compile_parts(parts)     # as a run's: a kernel missing from the cache is compiled by one
-    group = LocalGroup(parts)  # process of the node at a time, the others then load it
+    # as simulate's start: a kernel missing from the cache is compiled by one process of
+    # the node at a time (its compile lock), the others then load it
+    compile_parts(parts)
+    group = LocalGroup(parts)
     resume = _restore(restart, prep, group)
     engine = Engine(prep, group, W, la, progress=progress, checkpoint=checkpoint)
     res = engine.run(resume)

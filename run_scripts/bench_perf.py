@@ -42,8 +42,8 @@ import tempfile
 import time
 
 from bench_cachegrind import engine_part  # run as a script: run_scripts/ is on the path
-from compiled_code import (OTHER, OUTSIDE, STAGES, capture, disassemble, locator, stage_of,
-                           symbols)
+from compiled_code import (OTHER, OUTSIDE, STAGES, capture, disassemble, locator, short_name,
+                           stage_of, symbols)
 
 
 def child(args) -> None:
@@ -79,26 +79,6 @@ def aggregate(ips, syms) -> tuple[collections.Counter, dict]:
         per_stage[stage_of(name)] += n
         per_symbol.setdefault(name, collections.Counter())[off] += n
     return per_stage, per_symbol
-
-
-def short_name(symbol: str) -> str:
-    """A compiled function's mangled name cut to its module path and name (Numba mangles
-    ``pdes.kernels.cycle.move_flit`` as ``_ZN4pdes7kernels5cycle9move_flit...``)."""
-    import re
-    parts, i = [], 0
-    m = re.match(r"_ZN(.*)", symbol)
-    rest = m.group(1) if m else symbol
-    while True:
-        d = re.match(r"(\d+)", rest[i:])
-        if not d:
-            break
-        n = int(d.group(1))
-        start = i + len(d.group(1))
-        parts.append(rest[start:start + n])
-        i = start + n
-        if i < len(rest) and rest[i] == "B":     # Numba's ABI tags end the name
-            break
-    return ".".join(parts) if parts else symbol[:80]
 
 
 def perf_ips(perf: str, data: str) -> list[int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import subprocess
 
 STAGES = ("endpoint_stage", "router_stage", "output_stage")
@@ -21,6 +22,25 @@ def stage_of(name: str) -> str:
         if s in name:
             return s
     return OTHER
+
+
+def short_name(symbol: str) -> str:
+    """A compiled function's mangled name cut to its module path and name (Numba mangles
+    ``pdes.kernels.cycle.move_flit`` as ``_ZN4pdes7kernels5cycle9move_flit...``)."""
+    parts, i = [], 0
+    m = re.match(r"_ZN(.*)", symbol)
+    rest = m.group(1) if m else symbol
+    while True:
+        d = re.match(r"(\d+)", rest[i:])
+        if not d:
+            break
+        n = int(d.group(1))
+        start = i + len(d.group(1))
+        parts.append(rest[start:start + n])
+        i = start + n
+        if i < len(rest) and rest[i] == "B":     # Numba's ABI tags end the name
+            break
+    return ".".join(parts) if parts else symbol[:80]
 
 
 def capture() -> list:

@@ -70,9 +70,9 @@ def test_a_missing_perf_is_refused(tmp_path):
 
 def test_short_name_cuts_a_mangled_name_to_its_module_and_function(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "run_scripts"))
-    import bench_perf as bp
-    assert bp.short_name("_ZN4pdes7kernels5cycle17switch_allocationB4v126B62c8tJTIeFIj") == \
+    import compiled_code as cc
+    assert cc.short_name("_ZN4pdes7kernels5cycle17switch_allocationB4v126B62c8tJTIeFIj") == \
         "pdes.kernels.cycle.switch_allocation"
-    assert bp.short_name("_ZN7cpython4pdes7kernels5cycle5stageB2v1Ex") == \
+    assert cc.short_name("_ZN7cpython4pdes7kernels5cycle5stageB2v1Ex") == \
         "cpython.pdes.kernels.cycle.stage"
-    assert bp.short_name("NRT_decref") == "NRT_decref"
+    assert cc.short_name("NRT_decref") == "NRT_decref"
