@@ -29,6 +29,9 @@ def pipelines(monkeypatch, on: bool) -> None:
     ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2", "topology.p=2",
      "traffic.load=0.6", "router.num_vcs=6"],
     ["traffic.pattern=alltoall", "traffic.message_packets=2"],
+    # packets dropped at a failure inside the run (heads with nowhere to go are discarded)
+    ["routing.algorithm=ugal_l", "faults.link_fraction=0.1", "faults.at_cycle=300",
+     "faults.reroute_cycles=100", "traffic.load=0.6", "router.packet_size=2"],
 ])
 def test_pipelines_change_no_result(monkeypatch, sets):
     """The same run with the pipelines on and off, whole and split into 3 parts, is
