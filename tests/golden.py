@@ -74,6 +74,12 @@ GOLDEN = {
                      "router.hold_switch_for_packet=true", "router.wait_for_tail_credit=true",
                      "router.packet_size=3", "router.vc_buffer_flits=2",
                      "router.internal_speedup=1", "traffic.load=0.3"],
+    # a failure inside the run under BookSim's allocation (heads dropped while the same
+    # step's switch requests stand), two switch inputs per port, output VCs held to the tail
+    "booksim-faults": ["router.allocation=booksim", "routing.algorithm=ugal_l",
+                       "router.packet_size=4", "traffic.load=0.4", "faults.link_fraction=0.1",
+                       "faults.routers=[3]", "faults.at_cycle=300", "faults.reroute_cycles=200",
+                       "router.input_speedup=2", "router.wait_for_tail_credit=true"],
     "dfsssp": ["routing.algorithm=dfsssp", "router.num_vcs=4", "traffic.load=0.7"],
     "table_min-any": ["routing.algorithm=table_min", "routing.vcs=any", "router.num_vcs=2",
                       "traffic.load=0.5"],

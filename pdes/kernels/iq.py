@@ -303,6 +303,10 @@ IQ_SCRATCH = (
     ("rq_out",    "req",  0),
     ("rq_lab",    "req",  0),
     ("stamp",     "port", -1),
+    ("va_c",      "io",   0),     # heads due in a step (routed.sweep_step) ...
+    ("va_p",      "io",   0),     # ... and their ports
+    ("va_in",     "req",  0),     # its VC allocation requests (the switch's are rq_*)
+    ("va_out",    "req",  0),
 )
 IQScratch = namedtuple("IQScratch", [f for f, _, _ in IQ_SCRATCH])
 IQScratch.__doc__ = "the allocators' per-router scratch (indices local to a router), reset"
@@ -385,10 +389,8 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
     hold_switch_for_packet) a packet that won the switch keeps its switch input and output
     until its tail, or until its VC has no flit or credit to send."""
     nv, oqcap, hold, isx = prm[PR_NV], prm[PR_OQCAP], prm[PR_HOLD], prm[PR_ISX]
-    iv_alloc, ib_cnt, iv_sa_at, iv_out, iv_ovc = (inb.iv_alloc, inb.ib_cnt, inb.iv_sa_at,
-                                                 inb.iv_out, inb.iv_ovc)
-    hold_vc, hold_out, held_by, sw_rr = outq.hold_vc, outq.hold_out, outq.held_by, outq.sw_rr
-    rq_in, rq_out, rq_lab, stamp = iqs.rq_in, iqs.rq_out, iqs.rq_lab, iqs.stamp
+    iv_alloc, iv_sa_at, iv_ovc = inb.iv_alloc, inb.iv_sa_at, inb.iv_ovc
+    hold_vc, hold_out = outq.hold_vc, outq.hold_out
     plo = ports.port_off[k]
     phi = ports.port_off[k + 1]
     npk = phi - plo
@@ -435,35 +437,70 @@ def switch_step(t, tau, k, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
             # port has nothing to request)
             P = (w << 6) + trailing_zeros(m)
             m &= m - 1
-            l = P - plo
-            for r in range(isx):
-                x = l * isx + r
-                if hold_vc[xb + x] >= 0:
-                    continue
-                first = nreq
-                start = sw_rr[xb + x]
-                for j in range(nv):
-                    vc = start + j
-                    if vc >= nv:
-                        vc -= nv
-                    if isx > 1 and vc % isx != r:
-                        continue
-                    ivc = P * nv + vc
-                    if iv_sa_at[ivc] > tau or iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0:
-                        continue
-                    op = iv_out[ivc]
-                    ol = op - plo
-                    if stamp[ol] >= 0 or outq.oq_cnt[op] >= oqcap or held_by[op] >= 0:
-                        continue
-                    if ol >= nepk and not has_credit(t, op, iv_ovc[ivc], prm, ports, crd):
-                        continue
-                    stamp[ol] = 1
-                    rq_in[nreq] = x
-                    rq_out[nreq] = ol
-                    rq_lab[nreq] = ivc
-                    nreq += 1
-                for j in range(first, nreq):
-                    stamp[rq_out[j]] = -1
+            nreq = port_switch_requests(t, tau, P, plo, nepk, nreq, prm, ports, crd, inb,
+                                        outq, iqs)
+    return switch_moves(t, tau, k, n_rel, nreq, prm, ports, crd, pool, inb, outq, obox, stats,
+                        iqs)
+
+
+@njit_inline
+def port_switch_requests(t, tau, P, plo, nepk, nreq, prm, ports, crd, inb, outq, iqs):
+    """The switch requests of port ``P``'s inputs without a held path in step ``tau`` (per
+    input and output one VC, first in round-robin order from the input's pointer; its output
+    VC must have a credit and the output queue room), appended to ``iqs.rq_in``, ``rq_out``,
+    ``rq_lab`` from ``nreq``; the new count."""
+    nv, oqcap, isx = prm[PR_NV], prm[PR_OQCAP], prm[PR_ISX]
+    iv_alloc, ib_cnt, iv_sa_at, iv_out, iv_ovc = (inb.iv_alloc, inb.ib_cnt, inb.iv_sa_at,
+                                                 inb.iv_out, inb.iv_ovc)
+    hold_vc, held_by, sw_rr = outq.hold_vc, outq.held_by, outq.sw_rr
+    rq_in, rq_out, rq_lab, stamp = iqs.rq_in, iqs.rq_out, iqs.rq_lab, iqs.stamp
+    xb = plo * nv
+    l = P - plo
+    for r in range(isx):
+        x = l * isx + r
+        if hold_vc[xb + x] >= 0:
+            continue
+        first = nreq
+        start = sw_rr[xb + x]
+        for j in range(nv):
+            vc = start + j
+            if vc >= nv:
+                vc -= nv
+            if isx > 1 and vc % isx != r:
+                continue
+            ivc = P * nv + vc
+            if iv_sa_at[ivc] > tau or iv_alloc[ivc] == 0 or ib_cnt[ivc] == 0:
+                continue
+            op = iv_out[ivc]
+            ol = op - plo
+            if stamp[ol] >= 0 or outq.oq_cnt[op] >= oqcap or held_by[op] >= 0:
+                continue
+            if ol >= nepk and not has_credit(t, op, iv_ovc[ivc], prm, ports, crd):
+                continue
+            stamp[ol] = 1
+            rq_in[nreq] = x
+            rq_out[nreq] = ol
+            rq_lab[nreq] = ivc
+            nreq += 1
+        for j in range(first, nreq):
+            stamp[rq_out[j]] = -1
+    return nreq
+
+
+@njit_inline
+def switch_moves(t, tau, k, n_rel, nreq, prm, ports, crd, pool, inb, outq, obox, stats, iqs):
+    """The rest of :func:`switch_step` after its requests (``iqs.rq_*[0:nreq]``): the held
+    paths that end (``iqs.tin[0:n_rel]``) are released, the allocator matches, the winners
+    move.  A status code."""
+    nv, hold, isx = prm[PR_NV], prm[PR_HOLD], prm[PR_ISX]
+    iv_alloc = inb.iv_alloc
+    hold_vc, hold_out, held_by, sw_rr = outq.hold_vc, outq.hold_out, outq.held_by, outq.sw_rr
+    rq_in, rq_out, rq_lab = iqs.rq_in, iqs.rq_out, iqs.rq_lab
+    plo = ports.port_off[k]
+    npk = ports.port_off[k + 1] - plo
+    xb = plo * nv
+    nx = npk * isx
+    rel = iqs.tin
     for i in range(n_rel):
         x = rel[i]
         held_by[plo + hold_out[xb + x]] = -1

@@ -37,7 +37,8 @@ from models.core.views import EngineView, Site
 from pdes.kernels.buffers import occupied_word
 from pdes.kernels.cycle import (build_derived, discard_front, endpoint_stage, make_scratch,
                                 output_stage, prefetch_gate, snapshot_stage, switch_allocation)
-from pdes.kernels.iq import OV_DRAINING, drained, grant_vc, match, reset_iq_scratch, switch_step
+from pdes.kernels.iq import (OV_DRAINING, drained, grant_vc, match, port_switch_requests,
+                             reset_iq_scratch, switch_moves, switch_step)
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
 from pdes.kernels.vcalloc import free_output_vc, grant_vcs, unroutable
@@ -238,16 +239,46 @@ def vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     """BookSim's VC allocation at router ``k`` in step ``tau`` (:mod:`pdes.kernels.iq`):
     every head due routes (once) and requests each VC of its class on its output that no
     packet holds (an ejection port: any of its VCs), whatever its credits (wormhole)."""
+    n_cand, _ = sweep_step(t, tau, k, False, eng, inb, outq, iqs)
+    return allocate_vcs(t, tau, k, n_cand, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
+
+
+@njit_inline
+def alloc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
+    """:func:`vc_step` then :func:`pdes.kernels.iq.switch_step` at router ``k`` in step
+    ``tau`` without held switch paths (``PR_HOLD`` off), with one sweep of the ports holding
+    a flit for both: the heads due and the switch requests are listed together, then the
+    heads are routed and allocated VCs, then the switch allocator matches.  The same
+    choices: no VC allocation of a step changes a switch request of the step (a VC granted
+    may request from the step after; a head dropped after a failure is on a VC without an
+    output VC, and its port still holds the flits of any VC that requests), and the credits
+    a request's check absorbs are those that have arrived, which VC allocation and routing
+    absorb alike."""
+    n_cand, nreq_sw = sweep_step(t, tau, k, True, eng, inb, outq, iqs)
+    status = allocate_vcs(t, tau, k, n_cand, eng, pool, inb, outq, obox, stats, scr, iqs, ctx,
+                          ap)
+    if status != OK:
+        return status
+    return switch_moves(t, tau, k, 0, nreq_sw, eng.prm, eng.ports, eng.crd, pool, inb, outq,
+                        obox, stats, iqs)
+
+
+@njit_inline
+def sweep_step(t, tau, k, with_switch, eng, inb, outq, iqs):
+    """The ports of router ``k`` holding a flit, in order, in step ``tau``: the heads due for
+    VC allocation (``iqs.va_c``, their ports ``iqs.va_p``) and, ``with_switch``, the switch
+    requests (:func:`pdes.kernels.iq.port_switch_requests`).  Returns both counts.  A VC's
+    own allocation alone changes whether it is due, so the list holds while the heads are
+    served in turn."""
     prm, ports = eng.prm, eng.ports
-    nv, ncls = prm[PR_NV], prm[PR_NCLS]
-    kcls = nv // ncls
-    iv_va_at, iv_alloc, ib_cnt, iv_out = inb.iv_va_at, inb.iv_alloc, inb.ib_cnt, inb.iv_out
-    ov_owner = outq.ov_owner
-    rq_in, rq_out = iqs.rq_in, iqs.rq_out
+    nv = prm[PR_NV]
+    iv_va_at, iv_alloc, ib_cnt = inb.iv_va_at, inb.iv_alloc, inb.ib_cnt
+    va_c, va_p = iqs.va_c, iqs.va_p
     plo = ports.port_off[k]
     phi = ports.port_off[k + 1]
     nepk = ports.n_epp[k]
-    nreq = 0
+    n_cand = 0
+    nreq_sw = 0
     for wd in range(plo >> 6, ((phi - 1) >> 6) + 1):
         m = occupied_word(inb.ip_occ, wd, plo, phi)
         while m != 0:
@@ -257,30 +288,54 @@ def vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
                 ivc = P * nv + vc
                 if iv_va_at[ivc] > tau or iv_alloc[ivc] != 0 or ib_cnt[ivc] == 0:
                     continue
-                if iv_out[ivc] < 0:
-                    status = route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats,
-                                        scr, ctx, ap)
-                    if status == DROPPED:
-                        continue
-                    if status != OK:
-                        return status
-                op = iv_out[ivc]
-                ol = op - plo
-                lo = 0
-                n = nv
-                if ol >= nepk:
-                    lo = inb.iv_ovc[ivc] * kcls
-                    n = kcls
-                for v in range(lo, lo + n):
-                    w = ov_owner[op * nv + v]
-                    if w == -1 or (w == OV_DRAINING and drained(t, op * nv + v, prm, ports,
-                                                                 eng.crd, outq)):
-                        rq_in[nreq] = ivc - plo * nv
-                        rq_out[nreq] = ol * nv + v
-                        nreq += 1
+                va_c[n_cand] = ivc
+                va_p[n_cand] = P
+                n_cand += 1
+            if with_switch:
+                nreq_sw = port_switch_requests(t, tau, P, plo, nepk, nreq_sw, prm, ports,
+                                               eng.crd, inb, outq, iqs)
+    return n_cand, nreq_sw
+
+
+@njit_inline
+def allocate_vcs(t, tau, k, n_cand, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
+    """VC allocation at router ``k`` in step ``tau`` of the heads ``iqs.va_c[0:n_cand]``: each
+    routes (once) and requests each VC of its class on its output that no packet holds (an
+    ejection port: any of its VCs); the allocator matches and grants.  A status code."""
+    prm, ports = eng.prm, eng.ports
+    nv, ncls = prm[PR_NV], prm[PR_NCLS]
+    kcls = nv // ncls
+    iv_out, ov_owner = inb.iv_out, outq.ov_owner
+    rq_in, rq_out = iqs.va_in, iqs.va_out
+    plo = ports.port_off[k]
+    nepk = ports.n_epp[k]
+    nreq = 0
+    for ci in range(n_cand):
+        ivc = iqs.va_c[ci]
+        if iv_out[ivc] < 0:
+            status = route_head(t, tau, k, iqs.va_p[ci], ivc, eng, pool, inb, outq, obox, stats,
+                                scr, ctx, ap)
+            if status == DROPPED:
+                continue
+            if status != OK:
+                return status
+        op = iv_out[ivc]
+        ol = op - plo
+        lo = 0
+        n = nv
+        if ol >= nepk:
+            lo = inb.iv_ovc[ivc] * kcls
+            n = kcls
+        for v in range(lo, lo + n):
+            w = ov_owner[op * nv + v]
+            if w == -1 or (w == OV_DRAINING and drained(t, op * nv + v, prm, ports, eng.crd,
+                                                         outq)):
+                rq_in[nreq] = ivc - plo * nv
+                rq_out[nreq] = ol * nv + v
+                nreq += 1
     if nreq == 0:
         return OK
-    nio = (phi - plo) * nv
+    nio = (ports.port_off[k + 1] - plo) * nv
     nm = match(nreq, rq_in, rq_out, prm[PR_VALG], prm[PR_VITERS], outq.rr_va_in, plo * nv, nio,
                outq.rr_va, plo * nv, nio, iqs)
     for q in range(nm):
@@ -312,7 +367,8 @@ def router_idle(k, nv, hold, ports, inb, outq):
 @njit_borrow
 def iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     """2. Routers as BookSim2's input-queued router (``router.allocation = "booksim"``):
-    per router, ``PR_SX`` steps of VC allocation then switch allocation; a router with no
+    per router, ``PR_SX`` steps of VC allocation then switch allocation (one sweep of the
+    ports for both, :func:`alloc_step`, unless switch paths are held); a router with no
     flit is skipped (:func:`router_idle`)."""
     prm, ports, crd = eng.prm, eng.ports, eng.crd
     sx = prm[PR_SX]
@@ -323,6 +379,12 @@ def iq_router_stage(t, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
             continue
         for j in range(sx):
             tau = t * sx + j
+            if hold == 0:
+                status = alloc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs,
+                                    ctx, ap)
+                if status != OK:
+                    return status
+                continue
             status = vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
             if status != OK:
                 return status
