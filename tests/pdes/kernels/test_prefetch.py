@@ -46,6 +46,8 @@ def test_pipelines_change_no_result(monkeypatch, sets):
         assert part.prm[prm_slots.PR_PFMIN] == (0 if on else 1 << 62)
         out[on] = [run_local(cfg, prep=prep), run_local(cfg, owner=np.arange(R) % 3, prep=prep)]
     assert out[True][0]["summary"]["measured_packets"] > 0
+    if cfg["faults"]["at_cycle"] > 0:           # the case is about drops: there are some
+        assert out[True][0]["counters"]["dropped_packets"] > 0
     for a, b in zip(out[False], out[True]):
         assert_same_results(a, b)
     assert_same_results(out[True][0], out[True][1])
