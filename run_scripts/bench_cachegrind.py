@@ -44,6 +44,13 @@ instructions with an operand in its stack frame are also counted per flit-hop: m
 the frame (values and array addresses reloaded), moves into it (spilled), other uses.
 
     python run_scripts/bench_cachegrind.py --stages 12 --json cg.json
+
+``--branches`` has Valgrind simulate branch prediction as well (``--branch-sim=yes``: its
+simple predictor, not the host's): conditional and indirect branches and their
+mispredictions per flit-hop, per stage with ``--stages``, and each stage's ``N`` branches with
+the most mispredictions, disassembled, with how often they ran.
+
+    python run_scripts/bench_cachegrind.py --q 5 --p 4 --stages 25 --branches
 """
 from __future__ import annotations
 
@@ -60,6 +67,13 @@ from compiled_code import (OTHER, OUTSIDE, STAGES, capture, disassemble, locator
                            symbols)
 
 EVENTS = ("Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
+# with --branches: conditional branches and their mispredictions, indirect ones and theirs
+BRANCH_EVENTS = ("Bc", "Bcm", "Bi", "Bim")
+
+
+def events_of(args) -> tuple:
+    """The events counted: :data:`EVENTS`, and :data:`BRANCH_EVENTS` with ``--branches``."""
+    return EVENTS + BRANCH_EVENTS if args.branches else EVENTS
 
 
 def engine_part(args):
@@ -147,14 +161,14 @@ def callgrind_costs(path: str) -> tuple[list, dict]:
     return events, costs
 
 
-def by_stage(run: dict, path: str) -> tuple[dict, dict]:
-    """A callgrind run's counts of :data:`EVENTS` per stage (:data:`compiled_code.STAGES`,
+def by_stage(run: dict, path: str, ev: tuple = EVENTS) -> tuple[dict, dict]:
+    """A callgrind run's counts of the events ``ev`` per stage (:data:`compiled_code.STAGES`,
     ``OTHER``, ``OUTSIDE``: the totals less the compiled code's) and per (symbol, offset in
     its object file)."""
     events, costs = callgrind_costs(path)
-    col = [events.index(e) if e in events else None for e in EVENTS]
+    col = [events.index(e) if e in events else None for e in ev]
     where = locator(run["symbols"])
-    stages = {s: [0] * len(EVENTS) for s in (*STAGES, OTHER)}
+    stages = {s: [0] * len(ev) for s in (*STAGES, OTHER)}
     per_ins: dict = {}
     for ip, c in costs.items():
         at = where(ip)
@@ -164,14 +178,14 @@ def by_stage(run: dict, path: str) -> tuple[dict, dict]:
         acc = stages[stage_of(at[0])]
         for i, x in enumerate(v):
             acc[i] += x
-        have = per_ins.setdefault(at, [0] * len(EVENTS))
+        have = per_ins.setdefault(at, [0] * len(ev))
         for i, x in enumerate(v):
             have[i] += x
     totals = cachegrind_totals(path)
     stages[OUTSIDE] = [totals.get(e, 0) - sum(stages[s][i] for s in (*STAGES, OTHER))
-                       for i, e in enumerate(EVENTS)]
-    return ({s: dict(zip(EVENTS, v)) for s, v in stages.items()},
-            {k: dict(zip(EVENTS, v)) for k, v in per_ins.items()})
+                       for i, e in enumerate(ev)]
+    return ({s: dict(zip(ev, v)) for s, v in stages.items()},
+            {k: dict(zip(ev, v)) for k, v in per_ins.items()})
 
 
 def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> dict:
@@ -181,12 +195,13 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
     run: instructions in code order executed equally often, with none executed another
     number of times between them)."""
     (ra, path_a), (rb, path_b) = a, b
-    sa, ia = by_stage(ra, path_a)
-    sb, ib = by_stage(rb, path_b)
-    out = {"stages": {s: {e: (sb[s][e] - sa[s][e]) / hops for e in EVENTS} for s in sb},
-           "top": {}, "runs": {}, "frame": {}}
+    ev = events_of(args)
+    sa, ia = by_stage(ra, path_a, ev)
+    sb, ib = by_stage(rb, path_b, ev)
+    out = {"stages": {s: {e: (sb[s][e] - sa[s][e]) / hops for e in ev} for s in sb},
+           "top": {}, "runs": {}, "frame": {}, "mispredicts": {}}
     syms = {n: (int(off), int(size), path) for _, size, n, path, off in rb["symbols"]}
-    zero = dict.fromkeys(EVENTS, 0)
+    zero = dict.fromkeys(ev, 0)
     text_of = {}
 
     def text(name, off):
@@ -199,7 +214,7 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
         for (name, off), c in ib.items():
             if stage_of(name) != s:
                 continue
-            n = {e: c[e] - ia.get((name, off), zero)[e] for e in EVENTS}
+            n = {e: c[e] - ia.get((name, off), zero)[e] for e in ev}
             rows.append((name, off, n))
         rows.sort(key=lambda r: (r[0], r[1]))
         if objdump is not None:
@@ -209,6 +224,13 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
                           "instruction": text(name, off),
                           **{e: v / hops for e, v in n.items()}}
                          for name, off, n in misses[:args.stages]]
+        if args.branches:
+            mis = sorted(rows, key=lambda r: (-(r[2]["Bcm"] + r[2]["Bim"]), r[0], r[1]))
+            out["mispredicts"][s] = [
+                {"symbol": name, "offset": off - syms[name][0],
+                 "instruction": text(name, off),
+                 **{e: v / hops for e, v in n.items()}}
+                for name, off, n in mis[:args.stages] if n["Bcm"] + n["Bim"] > 0]
         runs = []
         for name, off, n in rows:
             last = runs[-1] if runs else None
@@ -255,11 +277,12 @@ def frame_traffic(rows: list, text, hops: int) -> dict:
 
 def print_stages(fig: dict, n: int) -> None:
     st = fig["stages"]
+    ev = tuple(next(iter(st.values())))
     lm = sum(v["DLmr"] + v["DLmw"] for v in st.values())
     print("per flit-hop by stage:")
-    print(f"  {'stage':<26}" + "".join(f"{e:>9}" for e in EVENTS))
+    print(f"  {'stage':<26}" + "".join(f"{e:>9}" for e in ev))
     for s, v in st.items():
-        print(f"  {s:<26}" + "".join(f"{v[e]:>9.1f}" for e in EVENTS))
+        print(f"  {s:<26}" + "".join(f"{v[e]:>9.1f}" for e in ev))
     if fig["frame"]:
         print("per flit-hop by stage, instructions with an operand in the stack frame: moves "
               "from it, moves into it, others")
@@ -277,6 +300,12 @@ def print_stages(fig: dict, n: int) -> None:
             share = 100 * (r["DLmr"] + r["DLmw"]) / lm if lm > 0 else 0.0
             print(f"  {r['DLmr']:6.2f} {r['DLmw']:6.2f} {r['Ir']:7.2f} {share:5.1f}%  "
                   f"+{r['offset']:<6x} {r['instruction']}")
+        if s in fig["mispredicts"]:
+            print(f"{s}: its {n} branches with the most mispredictions (per flit-hop: "
+                  f"mispredictions, executions; offset, instruction)")
+            for r in fig["mispredicts"][s]:
+                print(f"  {r['Bcm'] + r['Bim']:6.2f} {r['Bc'] + r['Bi']:6.2f}  "
+                      f"+{r['offset']:<6x} {r['instruction']}")
         print(f"{s}: its {n} costliest runs of instructions executed equally often (per "
               f"flit-hop: instructions, executions, last-level misses; instructions in the "
               f"run, offsets, the first one)")
@@ -291,18 +320,24 @@ def run_child(args, cycles: int, valgrind: str | None, out: str | None) -> dict:
            "--load", str(args.load), "--warmup", str(args.warmup)]
     for s in args.set:
         cmd += ["--set", s]
+    bsim = ["--branch-sim=yes"] if args.branches else []
     if valgrind and args.stages:
         cmd += ["--outdir", os.path.dirname(out) + os.sep + f"obj.{cycles}"]
         os.makedirs(cmd[-1], exist_ok=True)
-        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", f"--D1={args.d1}",
+        cmd = [valgrind, "--tool=callgrind", "--cache-sim=yes", *bsim, f"--D1={args.d1}",
                f"--LL={args.ll}", "--smc-check=all-non-file", "--dump-instr=yes",
                "--dump-line=no", "--compress-pos=no", "--compress-strings=no",
                f"--callgrind-out-file={out}", *cmd]
     elif valgrind:
-        cmd = [valgrind, "--tool=cachegrind", "--cache-sim=yes", f"--D1={args.d1}",
+        cmd = [valgrind, "--tool=cachegrind", "--cache-sim=yes", *bsim, f"--D1={args.d1}",
                f"--LL={args.ll}", "--smc-check=all-non-file", f"--cachegrind-out-file={out}",
                *cmd]
-    env = dict(os.environ, NUMBA_CPU_NAME=args.cpu, NUMBA_CPU_FEATURES=args.cpu_features)
+    # one BLAS thread and a fixed hash seed: NumPy's BLAS starts threads that spin-wait a
+    # varying while, and string hashes vary per process; either made the two runs' totals
+    # differ by tens of millions of instructions that have nothing to do with the cycles
+    env = dict(os.environ, NUMBA_CPU_NAME=args.cpu, NUMBA_CPU_FEATURES=args.cpu_features,
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONHASHSEED="0")
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise SystemExit(f"bench_cachegrind: {' '.join(cmd[:3])} ... failed:\n{r.stderr[-3000:]}")
@@ -330,6 +365,10 @@ def main() -> int:
     ap.add_argument("--stages", type=int, default=0, metavar="N",
                     help="count per instruction (callgrind): the figures per stage and each "
                          "stage's N instructions with the most last-level misses")
+    ap.add_argument("--branches", action="store_true",
+                    help="also simulate branch prediction: conditional and indirect branches "
+                         "and their mispredictions per flit-hop (with --stages: each stage's "
+                         "N branches with the most)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cycles", type=int, default=0, help=argparse.SUPPRESS)
@@ -347,6 +386,7 @@ def main() -> int:
     valgrind = shutil.which(args.valgrind)
     if valgrind is None:
         ap.error(f"--valgrind: {args.valgrind!r} not found")
+    ev = events_of(args)
     native = {n: run_child(args, n, None, None) for n in (args.short, args.long)}  # also warms the cache
     sim = {}
     with tempfile.TemporaryDirectory() as d:
@@ -362,12 +402,12 @@ def main() -> int:
     if hops <= 0 or native[args.long]["link_flits"] - native[args.short]["link_flits"] != hops:
         raise SystemExit("bench_cachegrind: the runs under Valgrind and without it differ")
     routers = b[0]["routers"]
-    diff = {e: b[1].get(e, 0) - a[1].get(e, 0) for e in EVENTS}
+    diff = {e: b[1].get(e, 0) - a[1].get(e, 0) for e in ev}
     secs = native[args.long]["kernel_s"] - native[args.short]["kernel_s"]
     res = {"q": args.q, "p": args.p, "load": args.load, "routers": routers,
            "cycles": cycles, "flit_hops": hops, "native_s": secs, "d1": args.d1, "ll": args.ll,
-           "per_flit_hop": {e: diff[e] / hops for e in EVENTS},
-           "per_router_cycle": {e: diff[e] / (routers * cycles) for e in EVENTS}}
+           "per_flit_hop": {e: diff[e] / hops for e in ev},
+           "per_router_cycle": {e: diff[e] / (routers * cycles) for e in ev}}
     ph = res["per_flit_hop"]
     res["bytes_per_flit_hop_into_l1"] = 64 * (ph["D1mr"] + ph["D1mw"])
     res["bytes_per_flit_hop_past_ll"] = 64 * (ph["DLmr"] + ph["DLmw"])
@@ -377,7 +417,7 @@ def main() -> int:
           f"({hops / (routers * cycles):.3f} per router-cycle)")
     print(f"simulated caches: L1d {args.d1}, last level {args.ll}")
     print(f"{'event':<8} {'per flit-hop':>14} {'per router-cycle':>18}")
-    for e in EVENTS:
+    for e in ev:
         print(f"{e:<8} {ph[e]:>14.1f} {res['per_router_cycle'][e]:>18.1f}")
     print(f"bytes per flit-hop: {res['bytes_per_flit_hop_into_l1']:.0f} into L1d, "
           f"{res['bytes_per_flit_hop_past_ll']:.0f} from beyond the last level")

@@ -14,6 +14,8 @@ FAKE = textwrap.dedent("""\
     import json, os, subprocess, sys
     if not os.environ.get("NUMBA_CPU_NAME") or not os.environ.get("NUMBA_CPU_FEATURES"):
         sys.exit("the CPU to compile for was not given")
+    if os.environ.get("OPENBLAS_NUM_THREADS") != "1" or os.environ.get("PYTHONHASHSEED") != "0":
+        sys.exit("the runs may differ outside the cycles: BLAS threads or hash seeds")
     args = sys.argv[1:]
     out = next(a.split("=", 1)[1] for a in args if a.startswith("--cachegrind-out-file="))
     i = next(i for i, a in enumerate(args) if not a.startswith("--"))
@@ -89,6 +91,12 @@ FAKE_CALLGRIND = textwrap.dedent("""\
     ev = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"]
     rows = [(router, dict(Ir=3 * n, DLmr=2 * n)), (router + 1, dict(Ir=3 * n)),
             (router + 2, dict(Ir=n)), (output + 1, dict(Ir=n, DLmw=n)), (16, dict(Ir=5 * n))]
+    if "--branch-sim=yes" in args:
+        # a conditional branch at the router stage's third byte, mispredicted every time,
+        # and an indirect one at the output stage's second, mispredicted every other time
+        ev += ["Bc", "Bcm", "Bi", "Bim"]
+        rows[2][1].update(Bc=n, Bcm=n)
+        rows[3][1].update(Bi=2 * n, Bim=n)
     tot = {e: 1000000 + sum(c.get(e, 0) for _, c in rows) for e in ev}
     with open(out, "w") as f:
         f.write("# callgrind format\\nversion: 1\\npositions: instr\\n")
@@ -143,6 +151,33 @@ def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path)
     assert "per flit-hop by stage:" in r.stdout
     assert "router_stage: its 3 instructions with the most last-level misses" in r.stdout
     assert "router_stage: its 3 costliest runs of instructions" in r.stdout
+
+
+def test_branches_count_the_mispredictions_per_stage_and_branch(tmp_path):
+    """--branches: Valgrind simulates branch prediction; the branches and their
+    mispredictions per flit-hop go with the other counts, and each stage's branches with
+    the most mispredictions are listed."""
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed")
+    fake = stand_in(tmp_path, "valgrind", FAKE_CALLGRIND)
+    out = tmp_path / "cg.json"
+    cpu, features = host_cpu()
+    r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--q", "5", "--p", "4",
+                   "--warmup", "30", "--short", "20", "--long", "60", "--valgrind", str(fake),
+                   "--cpu", cpu, "--cpu-features", features, "--stages", "3", "--branches",
+                   "--json", str(out), cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out.read_text())
+    assert res["per_flit_hop"]["Bc"] == 1 and res["per_flit_hop"]["Bcm"] == 1
+    assert res["per_flit_hop"]["Bi"] == 2 and res["per_flit_hop"]["Bim"] == 1
+    st = res["stages"]
+    assert (st["router_stage"]["Bc"], st["router_stage"]["Bcm"]) == (1, 1)
+    assert (st["output_stage"]["Bi"], st["output_stage"]["Bim"]) == (2, 1)
+    mis = res["mispredicts"]
+    assert [(m["offset"], m["Bcm"]) for m in mis["router_stage"]] == [(2, 1)]
+    assert [(m["offset"], m["Bim"], m["Bi"]) for m in mis["output_stage"]] == [(1, 1, 2)]
+    assert mis["endpoint_stage"] == []
+    assert "router_stage: its 3 branches with the most mispredictions" in r.stdout
 
 
 def test_negative_stages_are_refused(tmp_path):
