@@ -209,6 +209,11 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
             lo, size, path = syms[name]
             text_of[name] = disassemble(objdump, path, lo, lo + size)
         return text_of[name].get(off, "")
+
+    def listed(name, off, n):
+        """An instruction's row of a stage's list: where, what, its counts per flit-hop."""
+        return {"symbol": name, "offset": off - syms[name][0], "instruction": text(name, off),
+                **{e: v / hops for e, v in n.items()}}
     for s in STAGES:
         rows = []
         for (name, off), c in ib.items():
@@ -220,17 +225,11 @@ def stage_figures(args, a: tuple, b: tuple, hops: int, objdump: str | None) -> d
         if objdump is not None:
             out["frame"][s] = frame_traffic(rows, text, hops)
         misses = sorted(rows, key=lambda r: (-(r[2]["DLmr"] + r[2]["DLmw"]), r[0], r[1]))
-        out["top"][s] = [{"symbol": name, "offset": off - syms[name][0],
-                          "instruction": text(name, off),
-                          **{e: v / hops for e, v in n.items()}}
-                         for name, off, n in misses[:args.stages]]
+        out["top"][s] = [listed(name, off, n) for name, off, n in misses[:args.stages]]
         if args.branches:
             mis = sorted(rows, key=lambda r: (-(r[2]["Bcm"] + r[2]["Bim"]), r[0], r[1]))
-            out["mispredicts"][s] = [
-                {"symbol": name, "offset": off - syms[name][0],
-                 "instruction": text(name, off),
-                 **{e: v / hops for e, v in n.items()}}
-                for name, off, n in mis[:args.stages] if n["Bcm"] + n["Bim"] > 0]
+            out["mispredicts"][s] = [listed(name, off, n) for name, off, n in mis[:args.stages]
+                                     if n["Bcm"] + n["Bim"] > 0]
         runs = []
         for name, off, n in rows:
             last = runs[-1] if runs else None

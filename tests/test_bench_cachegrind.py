@@ -110,10 +110,9 @@ FAKE_CALLGRIND = textwrap.dedent("""\
     """)
 
 
-def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path):
-    """--stages: callgrind's counts per address go to the stage of the compiled function
-    holding it, the rest is outside, a call's inclusive line counts nowhere; instructions
-    executed equally often in a row make one run."""
+def run_stages(tmp_path, *extra):
+    """The script with ``--stages 3`` (and ``extra``) under the stand-in callgrind: the
+    finished process and its JSON."""
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) is not installed")
     fake = stand_in(tmp_path, "valgrind", FAKE_CALLGRIND)
@@ -121,10 +120,17 @@ def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path)
     cpu, features = host_cpu()
     r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--q", "5", "--p", "4",
                    "--warmup", "30", "--short", "20", "--long", "60", "--valgrind", str(fake),
-                   "--cpu", cpu, "--cpu-features", features, "--stages", "3",
+                   "--cpu", cpu, "--cpu-features", features, "--stages", "3", *extra,
                    "--json", str(out), cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
-    res = json.loads(out.read_text())
+    return r, json.loads(out.read_text())
+
+
+def test_stages_split_the_counts_by_the_compiled_functions_they_ran_in(tmp_path):
+    """--stages: callgrind's counts per address go to the stage of the compiled function
+    holding it, the rest is outside, a call's inclusive line counts nowhere; instructions
+    executed equally often in a row make one run."""
+    r, res = run_stages(tmp_path)
     assert res["per_flit_hop"]["Ir"] == 13 and res["per_flit_hop"]["DLmr"] == 2
     st = res["stages"]
     assert st["router_stage"] == {"Ir": 7, "Dr": 0, "Dw": 0, "D1mr": 0, "D1mw": 0, "DLmr": 2,
@@ -157,17 +163,7 @@ def test_branches_count_the_mispredictions_per_stage_and_branch(tmp_path):
     """--branches: Valgrind simulates branch prediction; the branches and their
     mispredictions per flit-hop go with the other counts, and each stage's branches with
     the most mispredictions are listed."""
-    if shutil.which("nm") is None:
-        pytest.skip("nm (binutils) is not installed")
-    fake = stand_in(tmp_path, "valgrind", FAKE_CALLGRIND)
-    out = tmp_path / "cg.json"
-    cpu, features = host_cpu()
-    r = run_python(ROOT / "run_scripts" / "bench_cachegrind.py", "--q", "5", "--p", "4",
-                   "--warmup", "30", "--short", "20", "--long", "60", "--valgrind", str(fake),
-                   "--cpu", cpu, "--cpu-features", features, "--stages", "3", "--branches",
-                   "--json", str(out), cwd=tmp_path, timeout=600)
-    assert r.returncode == 0, r.stderr
-    res = json.loads(out.read_text())
+    r, res = run_stages(tmp_path, "--branches")
     assert res["per_flit_hop"]["Bc"] == 1 and res["per_flit_hop"]["Bcm"] == 1
     assert res["per_flit_hop"]["Bi"] == 2 and res["per_flit_hop"]["Bim"] == 1
     st = res["stages"]
