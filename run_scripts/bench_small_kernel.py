@@ -379,39 +379,37 @@ def outputs(t, s, m0, m1, R, NP, p, nv, cap, oqcap, masks):
         s.occ[kd] |= np.uint64(1) << np.uint64(Pd - kd * NP)
 
 
-# one window loop per version, each its own compiled function with the version's choices as
-# constants (a flag passed at run time would leave every version's code in each)
-@njit_window
-def run_lists(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr):
+@njit(inline="always")
+def cycles(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr, sa_masks, va_masks):
+    """Cycles ``t0 .. t1 - 1``: endpoints, each router's switch then VC allocation, outputs;
+    the flags choose the version (constants where the window loops below call it)."""
     for t in range(t0, t1):
-        endpoints(t, s, R, NP, p, nv, cap, thr, False)
+        endpoints(t, s, R, NP, p, nv, cap, thr, va_masks)
         for k in range(R):
             if s.occ[k] != 0:
-                switch_lists(t, s, k, k * NP, NP, p, nv, cap, oqcap, speed)
-                vc_allocation(t, s, k, k * NP, R, NP, p, nv, cap, False, False)
-        outputs(t, s, m0, m1, R, NP, p, nv, cap, oqcap, False)
+                if sa_masks:
+                    switch_masks(t, s, k, k * NP, NP, p, nv, cap, oqcap, speed, va_masks)
+                else:
+                    switch_lists(t, s, k, k * NP, NP, p, nv, cap, oqcap, speed)
+                vc_allocation(t, s, k, k * NP, R, NP, p, nv, cap, sa_masks, va_masks)
+        outputs(t, s, m0, m1, R, NP, p, nv, cap, oqcap, va_masks)
+
+
+# one window loop per version, each its own compiled function with the version's choices as
+# constants (flags passed at run time would leave every version's code in each)
+@njit_window
+def run_lists(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr):
+    cycles(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr, False, False)
 
 
 @njit_window
 def run_sa_masks(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr):
-    for t in range(t0, t1):
-        endpoints(t, s, R, NP, p, nv, cap, thr, False)
-        for k in range(R):
-            if s.occ[k] != 0:
-                switch_masks(t, s, k, k * NP, NP, p, nv, cap, oqcap, speed, False)
-                vc_allocation(t, s, k, k * NP, R, NP, p, nv, cap, True, False)
-        outputs(t, s, m0, m1, R, NP, p, nv, cap, oqcap, False)
+    cycles(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr, True, False)
 
 
 @njit_window
 def run_masks(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr):
-    for t in range(t0, t1):
-        endpoints(t, s, R, NP, p, nv, cap, thr, True)
-        for k in range(R):
-            if s.occ[k] != 0:
-                switch_masks(t, s, k, k * NP, NP, p, nv, cap, oqcap, speed, True)
-                vc_allocation(t, s, k, k * NP, R, NP, p, nv, cap, True, True)
-        outputs(t, s, m0, m1, R, NP, p, nv, cap, oqcap, True)
+    cycles(t0, t1, m0, m1, s, R, NP, p, nv, cap, oqcap, speed, thr, True, True)
 
 
 KERNELS = {"lists": run_lists, "sa-masks": run_sa_masks, "masks": run_masks}
