@@ -72,33 +72,42 @@ EXACT_MAX_ROUTERS = 200       # the count-scheme CDG enumerates non-minimal path
 def group_structure(topo, alg: str):
     """(r_group, grp_rtr, grp_nb, grp_cl, adjacency) of a topology of fully connected groups.
 
-    ``grp_rtr[g]``: routers of group g (ascending, padded with -1);
-    ``grp_nb[g]``: groups joined to g by a global link (ascending, padded
-    with ``GRP_PAD``); ``grp_cl[g]``: cluster of g (``topo.meta["cluster"]``,
-    else g itself); ``adjacency``: dense G x G bool.
+    ``grp_rtr[g]``: working routers of group g (ascending, padded with -1; a failed group's
+    row is all -1); ``grp_nb[g]``: groups joined to g by a working global link (ascending,
+    padded with ``GRP_PAD``); ``grp_cl[g]``: cluster of g (``topo.meta["cluster"]``, else g
+    itself); ``adjacency``: dense G x G bool.  On a degraded network the working routers
+    of every group must stay fully connected; failed routers and whole failed groups
+    (racks) are allowed.
     """
     grp = np.asarray(topo.group, dtype=np.int64)
     G = int(grp.max()) + 1 if grp.size else 0
+    up = np.asarray(topo.up, dtype=bool)
     u = topo.links[:, 0].astype(np.int64)
     v = topo.links[:, 1].astype(np.int64)
-    intra = grp[u] == grp[v]
-    sizes = np.bincount(grp, minlength=G)
-    if G < 2 or int(intra.sum()) != int((sizes * (sizes - 1) // 2).sum()) or np.any(sizes == 0):
+    live = up[u] & up[v]
+    intra = (grp[u] == grp[v]) & live
+    sizes = np.bincount(grp[up], minlength=G)
+    have = np.bincount(grp[u[intra]], minlength=G)
+    if (int(np.count_nonzero(sizes)) < 2 or np.any(have != sizes * (sizes - 1) // 2)
+            or np.any(np.bincount(grp, minlength=G) == 0)):
         if topo.is_degraded:
             from models.faults import unroutable
-            raise unroutable(f"'{alg}'", f"its link-type sequences need every {topo.group_kind} fully "
-                             "connected, and the failures removed a link inside one")
+            raise unroutable(f"'{alg}'", f"its link-type sequences need the working routers of "
+                             f"every {topo.group_kind} fully connected, and the failures removed "
+                             "a link between two working routers of one")
         raise ParameterError(
             f"routing.algorithm: '{alg}' needs a topology whose groups are fully connected sets of "
             f"routers joined by global links (Galaxyfly, Dragonfly); the {topo.group_kind}s of "
             f"'{topo.name}' are not")
-    order = np.lexsort((np.arange(grp.size), grp))
-    amax = int(sizes.max())
+    ids = np.nonzero(up)[0]
+    order = ids[np.lexsort((ids, grp[ids]))]
+    amax = max(int(sizes.max()), 1)
     grp_rtr = np.full((G, amax), -1, dtype=np.int32)
     start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    col = np.arange(grp.size) - np.repeat(start, sizes)
+    col = np.arange(order.size) - np.repeat(start, sizes)
     grp_rtr[grp[order], col] = order
-    gu, gv = grp[u[~intra]], grp[v[~intra]]
+    inter = (grp[u] != grp[v]) & live
+    gu, gv = grp[u[inter]], grp[v[inter]]
     pairs = np.unique(np.concatenate([np.stack([gu, gv], 1), np.stack([gv, gu], 1)]), axis=0)
     adj = np.zeros((G, G), dtype=np.bool_)
     adj[pairs[:, 0], pairs[:, 1]] = True
@@ -476,13 +485,14 @@ def _plan(alg, topo, dist, max_hops, th_min, th_nonmin, vc_scheme):
         raise ParameterError(f"routing.max_hops: must be in [1, {MAX_CAP}], got {cap}")
     tables = group_structure(topo, alg)
     grp, grp_rtr, grp_nb, grp_cl, adj = tables
-    if alg == "nag" and grp_rtr.shape[0] < 3:
-        raise ParameterError("routing.algorithm: 'nag' needs at least 3 supernodes")
+    if alg == "nag" and int(np.count_nonzero(grp_rtr[:, 0] >= 0)) < 3:
+        raise ParameterError("routing.algorithm: 'nag' needs at least 3 working supernodes")
     ep = np.nonzero(topo.serving)[0]
     diam = int(dist[np.ix_(ep, ep)].max()) if ep.size > 1 else 0
     if diam > 5:
+        what = f"the degraded '{topo.name}' network" if topo.is_degraded else f"'{topo.name}'"
         raise ParameterError(f"routing.algorithm: '{alg}' supports router diameters up to 5 "
-                             f"(Galaxyfly's bound); '{topo.name}' has {diam}")
+                             f"(Galaxyfly's bound); {what} has {diam}")
     codes = sequences(topo, dist, alg, cap, tables)
     lengths = np.array([int(c).bit_length() - 1 for c in codes])
     n_glob = np.array([bin(int(c) ^ (1 << int(n))).count("1") for c, n in zip(codes, lengths)])
@@ -657,7 +667,10 @@ def galaxy_mid(alg, rg, dstr, dist, cap, seed, src, seq, r_group, grp_rtr, grp_n
                             gm = x
                             break
                         j -= 1
-            m = grp_rtr[gm, below(group_size(grp_rtr, gm), seed, src, seq, P_MID_ROUTER + k)]
+            n = group_size(grp_rtr, gm)
+            if n == 0:
+                continue          # a failed supernode (NAG's draw; NAR's are adjacent)
+            m = grp_rtr[gm, below(n, seed, src, seq, P_MID_ROUTER + k)]
         if np.int64(dist[m, rg]) + np.int64(dist[dstr, m]) > cap:
             continue
         return m

@@ -56,6 +56,49 @@ def test_faulty_run_restarts_on_other_part_counts(faulty, tmp_path):
         assert f.attrs["n_channels"] == 2 * prep.topo.n_links < 2 * 175
 
 
+GALAXYFLY = ["topology.name=galaxyfly", "topology.n=3", "topology.q=5", "topology.a=2",
+             "topology.p=2", "routing.th_min=0.05", "traffic.load=0.4"]
+
+
+@pytest.mark.parametrize("alg, when", [("nar", []), ("nal", []), ("nag", []),
+                                       ("nag", ["faults.at_cycle=300", "faults.reroute_cycles=200"])])
+def test_galaxyfly_routings_route_around_a_failed_supernode(alg, when, tmp_path):
+    """NAR, NAL and NAG run on a Galaxyfly with a failed supernode (a rack) and one failed
+    router of another: the working routers of every supernode stay fully connected.  The
+    candidates are drawn from working routers only, every active endpoint sends and
+    receives, and 1 and 3 parts give the same results; also when the failure comes during
+    the run."""
+    cfg = C.resolve({}, [*BASE, *GALAXYFLY, f"routing.algorithm={alg}", "faults.racks=[4]",
+                         "faults.routers=[12]", *when])
+    prep = prepare(cfg)
+    grp_rtr = (prep.failure.degraded if when else prep).plan.tables["grp_rtr"]
+    assert (grp_rtr[4] < 0).all() and list(grp_rtr[6]) == [13, -1]
+    assert not np.isin(grp_rtr, [8, 9, 12]).any()
+    res = run_local(cfg, prep=prep)
+    path = tmp_path / "r.h5"
+    write_results(str(path), res, C.to_toml(cfg), nranks=1, partition=None, version="t")
+    with h5py.File(path) as f:
+        inj = f["endpoints/injected_flits"][()]
+        dlv = f["endpoints/delivered_flits"][()]
+        dead = np.isin(f["endpoints/router"][()], [8, 9, 12])
+    assert inj[~dead].min() > 0 and dlv[~dead].min() > 0
+    if not when:          # failed from the start (a failure during the run comes after some)
+        assert inj[dead].sum() == 0 and dlv[dead].sum() == 0
+    R = prep.topo.n_routers
+    assert_same_results(res, run_local(cfg, owner=((np.arange(R) * 3) // R).astype(np.int32),
+                                       prep=prep))
+
+
+def test_galaxyfly_routing_refuses_a_broken_supernode(tmp_path):
+    """A failed link between two working routers of one supernode breaks the link-type
+    sequences: one line and exit 2."""
+    p = run_pdes("run", *cli_sets(*GALAXYFLY, "routing.algorithm=nal", 'faults.links="0-1"',
+                                  preset="golden"), "-o", str(tmp_path / "x.h5"))
+    assert p.returncode == 2, p.stderr
+    assert "the failures removed a link between two working routers of one" in p.stderr
+    assert p.stderr.count("\n") == 1 and not (tmp_path / "x.h5").exists()
+
+
 @pytest.mark.parametrize("sets, message", [
     (["topology.name=torus", "topology.dims=4,4", "routing.algorithm=dor",
       "faults.link_count=1"], "routing.algorithm: 'dor' cannot route this degraded network"),
