@@ -393,10 +393,10 @@ def main(args) -> int:
 def claim_output(args, cfg: dict, world):
     """Check ``-o`` as ``run -o`` checks its output (a regular file or a new one, a name that
     fits with its temporary twin, none of the inputs: the config file and the files it names)
-    and claim it on rank 0 of ``world`` (:class:`pdes.cli.outputs.Claim`).  An existing file
-    is replaced."""
+    and claim it on rank 0 of ``world`` (:class:`pdes.cli.outputs.Claim`).  An existing HDF5
+    file written by pdes (or an empty file) is replaced, any other file refused."""
     from pdes.cli.common import check_output
-    from pdes.cli.outputs import Claim, check_not_input, claim
+    from pdes.cli.outputs import Claim, check_not_input, check_replaceable, claim
     from pdes.provenance import input_files
     out = args.output
     if out is None:
@@ -404,6 +404,7 @@ def claim_output(args, cfg: dict, world):
     check_output(out, "-o")
     config = {"config": args.target} if args.target and os.path.isfile(args.target) else {}
     check_not_input(out, "-o", {**config, **input_files(cfg)})
+    check_replaceable(out, "-o", "hdf5")
     return claim(world, [(out, "-o")])
 
 

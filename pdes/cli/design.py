@@ -214,13 +214,15 @@ def table_text(table) -> str:
 def claim_output(args, world):
     """Check ``-o`` as ``run -o`` checks its output (a regular file or a new one, a name that
     fits with its temporary twin; the command reads no file) and claim it on rank 0 of
-    ``world`` (:class:`pdes.cli.outputs.Claim`).  An existing file is replaced."""
+    ``world`` (:class:`pdes.cli.outputs.Claim`).  An existing design table of the same format
+    (or an empty file) is replaced, any other file refused."""
     from pdes.cli.common import check_output
-    from pdes.cli.outputs import Claim, claim
+    from pdes.cli.outputs import Claim, check_replaceable, claim
     if args.output is None:
         return Claim()
-    output_format(args.output)
+    fmt = output_format(args.output)
     check_output(args.output, "-o")
+    check_replaceable(args.output, "-o", "csv" if fmt == "csv" else "hdf5")
     return claim(world, [(args.output, "-o")])
 
 

@@ -7,6 +7,8 @@ Every output path is checked before any work (docs/output.md, "Output files"):
   ``<name>.lock``) fit the file system's limits on a name and a path;
 * :func:`check_not_input`: the output is none of the files the command reads (same
   file by device and inode, or same resolved path);
+* :func:`check_replaceable`: an existing file is replaced only if it is what the command
+  writes there (a pdes HDF5 file, a figure of the file's format, a design table), or empty;
 * :class:`Claim`: one writer at a time.  The writing process (rank 0) creates
   ``<name>.lock`` exclusively and holds it until the file has its final name.  The lock
   records host, process id and the process's start time; a lock whose process is gone
@@ -81,6 +83,49 @@ def check_not_input(path: str, key: str, inputs: dict[str, str]) -> None:
         if inp and same_file(path, inp):
             raise ParameterError(f"{key}: {path} is an input of this command ({what}: {inp}); "
                                  "an output never replaces an input: give another file name")
+
+
+# what the head of a file of each kind starts with (the figures: the formats plot writes)
+MAGIC = {"png": (b"\x89PNG\r\n\x1a\n",), "pdf": (b"%PDF-",), "svg": (b"<?xml", b"<svg")}
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+KIND_TEXT = {"hdf5": "an HDF5 file written by pdes", "png": "a PNG image", "pdf": "a PDF file",
+             "svg": "an SVG image", "csv": "a design table written by pdes design"}
+
+
+def _is_kind(path: str, kind: str, head: bytes) -> bool:
+    if kind == "hdf5":
+        if not head.startswith(HDF5_MAGIC):
+            return False
+        import h5py
+        try:
+            with h5py.File(path, "r", locking=False) as f:
+                return "pdes_version" in f.attrs
+        except (OSError, ValueError, KeyError, RuntimeError):
+            return False
+    if kind == "csv":
+        from models.design import COLUMNS
+        return head.split(b"\n", 1)[0].rstrip(b"\r") == ",".join(COLUMNS).encode()
+    return head.lstrip().startswith(MAGIC[kind])
+
+
+def check_replaceable(path: str, key: str, kind: str) -> None:
+    """Refuse to replace an existing file that is not what the command writes there:
+    ``kind`` is ``hdf5`` (a file with pdes's ``pdes_version`` attribute: results,
+    checkpoints, analyses, design tables, studies), ``png``/``pdf``/``svg`` (a figure of
+    that format) or ``csv`` (a ``pdes design`` table).  An empty file may be replaced.
+    A typo in ``-o`` then never overwrites a file pdes did not make."""
+    try:
+        if os.path.getsize(path) == 0:
+            return
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise ParameterError(f"{key}: {path} exists and cannot be read ({e.strerror})") from None
+    if not _is_kind(path, kind, head):
+        raise ParameterError(f"{key}: {path} exists and is not {KIND_TEXT[kind]}; pdes replaces "
+                             "only such a file: remove it or give another name")
 
 
 # --------------------------------------------------------------------------- the lock

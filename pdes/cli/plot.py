@@ -298,12 +298,16 @@ def output_path(args, kind: str) -> str:
 def claim_output(args, out: str):
     """Check the figure file as ``run -o`` checks its output (a regular file or a new one, a
     name that fits with its temporary twin, not FILE) and claim it
-    (:class:`pdes.cli.outputs.Claim`).  An existing figure is replaced."""
+    (:class:`pdes.cli.outputs.Claim`).  An existing figure of the name's format (or an empty
+    file) is replaced, any other file refused."""
     from pdes.cli.common import check_output
-    from pdes.cli.outputs import check_not_input, claim
+    from pdes.cli.outputs import check_not_input, check_replaceable, claim
     check_output(out, "-o")
     for path in args.file:
         check_not_input(out, "-o", {"plotted file": path})
+    kind = FORMATS.get(os.path.splitext(out)[1].lower())
+    if kind is not None:     # output_path checked the extension
+        check_replaceable(out, "-o", kind)
     return claim(None, [(out, "-o")])
 
 

@@ -23,7 +23,7 @@ import sys
 from models.core.errors import ParameterError
 from models.core.registry import Param
 from pdes.cli.common import StopRequest, check_output, mpi_main, mpi_text, say_fn
-from pdes.cli.outputs import Claim, check_not_input
+from pdes.cli.outputs import Claim, check_not_input, check_replaceable
 from pdes.cli.outputs import claim as claim_outputs
 from pdes.provenance import input_files
 from pdes.compiling import check_cache_dir, compile_notice, describe
@@ -101,8 +101,10 @@ def _main(args, comm) -> int:
               **input_files(cfg)}
     if out:
         check_not_input(out, "output.file", {**inputs, "restart": args.restart})
+        check_replaceable(out, "output.file", "hdf5")
     if plan is not None:     # a restart may write its checkpoints over the one it continues
         check_not_input(plan.path, "checkpoint", inputs)
+        check_replaceable(plan.path, "checkpoint", "hdf5")
     stop = StopRequest()
     claim = Claim()
     try:

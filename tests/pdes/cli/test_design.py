@@ -148,7 +148,7 @@ def _cell(column, value):
 
 def test_csv_and_hdf5_hold_the_table(tmp_path, capsys, monkeypatch):
     """`-o t.csv` and `-o t.h5` write every row and column of the table (None as an empty cell,
-    -1 or NaN; the HDF5 Moore bound as a number); an existing file is replaced."""
+    -1 or NaN; the HDF5 Moore bound as a number); an earlier table is replaced."""
     import h5py
 
     from pdes.cli import main
@@ -157,7 +157,7 @@ def test_csv_and_hdf5_hold_the_table(tmp_path, capsys, monkeypatch):
             "--endpoints", ":2000"]
     want = design_table(20, families=["slimfly", "dragonfly", "fattree", "galaxyfly", "torus"],
                         endpoints=(None, 2000)).rows
-    (tmp_path / "t.csv").write_text("old\n")
+    (tmp_path / "t.csv").write_text(",".join(COLUMNS) + "\nan,earlier,table\n")
     assert main([*args, "-o", "t.csv"]) == 0
     with open(tmp_path / "t.csv", newline="") as fh:
         got = list(csv.DictReader(fh))

@@ -25,6 +25,16 @@ def _files(tmp_path):
     (tmp_path / "latin1.toml").write_bytes(b"[topology]\nname = \"sl\xefmfly\"\n")
 
 
+def _old_output(path) -> bytes:
+    """Write an earlier result file at ``path`` (an HDF5 file with pdes's version attribute,
+    which a run may replace) and return its bytes."""
+    import h5py
+    with h5py.File(path, "w") as f:
+        f.attrs["pdes_version"] = "earlier"
+        f["summary/previous"] = 1
+    return path.read_bytes()
+
+
 BAD = [   # (arguments, the key the error line must name)
     (["--set", "router.internal_speedup=nan"], "router.internal_speedup"),
     (["--set", "router.internal_speedup=inf"], "router.internal_speedup"),
@@ -67,13 +77,13 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, key):
     _files(tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
     old = tmp_path / "old.h5"
-    old.write_bytes(b"previous results")
+    previous = _old_output(old)
     r = run_pdes("run", *FAST, *args, "-o", str(old), cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.strip().splitlines() if not ln.startswith("[pdes]")]
     assert len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}"), r.stderr
     assert "Traceback" not in r.stderr
-    assert old.read_bytes() == b"previous results"
+    assert old.read_bytes() == previous
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before + ["old.h5"])
 
 
@@ -91,8 +101,10 @@ def test_bad_input_under_mpi_is_one_line_exit_2_on_every_rank(tmp_path, capfd):
     try:
         if comm.Get_rank() == 0:
             _files(tmp_path)
-            (tmp_path / "old.h5").write_bytes(b"previous results")
+            _old_output(tmp_path / "old.h5")
         comm.Barrier()
+        with open("old.h5", "rb") as fh:
+            previous = fh.read()
         before = sorted(os.listdir(d))
         for args, key in BAD:
             capfd.readouterr()
@@ -103,7 +115,7 @@ def test_bad_input_under_mpi_is_one_line_exit_2_on_every_rank(tmp_path, capfd):
             comm.Barrier()
             assert sorted(os.listdir(d)) == before
             with open("old.h5", "rb") as fh:
-                assert fh.read() == b"previous results"
+                assert fh.read() == previous
     finally:
         os.chdir(here)
         comm.Barrier()

@@ -231,6 +231,38 @@ def test_topo_export_follows_the_output_rules(tmp_path):
 
 
 # --------------------------------------------------------------------------- 6: name limits
+def test_an_existing_file_is_replaced_only_if_it_is_what_the_command_writes(tmp_path, capsys,
+                                                                         monkeypatch):
+    """`run`, `analyze`, `design` and `plot` replace an existing output only if it is what
+    they write there (a pdes HDF5 file, a design table, a figure of the name's format) or
+    empty; any other file is refused (exit 2, one line) and left as it was."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("keep")
+    (tmp_path / "other.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + b"x" * 64)  # not pdes's
+    (tmp_path / "t.png").write_text("keep")
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "empty.h5").write_bytes(b"")
+    foreign = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    pdes_h5 = "an HDF5 file written by pdes"
+    for argv, text in ((["run", "--quiet", *RUN, "-o", "notes.txt"], pdes_h5),
+                       (["run", "--quiet", *RUN, "-o", "other.h5"], pdes_h5),
+                       (["analyze", "slimfly", "--only", "moore", "-o", "notes.txt"], pdes_h5),
+                       (["design", "--radix", "12", "-o", "t.csv"], "a design table written by pdes design"),
+                       (["design", "--radix", "12", "-o", "other.h5"], pdes_h5)):
+        one_error(in_process(capsys, *argv), f"exists and is not {text}; pdes replaces only")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == foreign
+    assert in_process(capsys, "run", "--quiet", *RUN, "-o", "empty.h5").returncode == 0
+    assert in_process(capsys, "run", "--quiet", *RUN, "-o", "empty.h5").returncode == 0
+    assert in_process(capsys, "design", "--radix", "12", "-o", "d.csv").returncode == 0
+    assert in_process(capsys, "design", "--radix", "12", "-o", "d.csv").returncode == 0
+    one_error(in_process(capsys, "plot", "empty.h5", "-o", "t.png"), "is not a PNG image")
+    assert (tmp_path / "t.png").read_text() == "keep"
+    for out in ("f.png", "f.svg", "f.pdf"):
+        assert in_process(capsys, "plot", "empty.h5", "-o", out).returncode == 0
+        assert in_process(capsys, "plot", "empty.h5", "-o", out).returncode == 0
+    one_error(in_process(capsys, "run", "--quiet", *RUN, "-o", "f.png"), pdes_h5)
+
+
 def test_a_name_too_long_for_its_temporary_file_is_refused_at_start(tmp_path):
     """A 250-byte output name (its `.tmp-<pid>` twin would pass 255 bytes) is refused before
     anything is built, for run -o, --checkpoint, sweep -o and topo --export: exit 2, no start
@@ -369,8 +401,8 @@ def test_analyze_output_being_written_is_refused(tmp_path, capsys):
 # --------------------------------------------------------------------------- under MPI
 @pytest.mark.mpi(min_size=2)
 def test_refusals_under_mpi_on_every_rank(tmp_path, capfd):
-    """Under MPI a held lock, an output that is an input, a long name and a changed network
-    file on --restart give status 2 on every rank and one error line (rank 0), and write
+    """Under MPI a held lock, an output that is an input, a long name, an existing file pdes
+    did not write and a changed network file on --restart give status 2 on every rank and one error line (rank 0), and write
     nothing."""
     from mpi4py import MPI
 
@@ -390,11 +422,14 @@ def test_refusals_under_mpi_on_every_rank(tmp_path, capfd):
         if comm.Get_rank() == 0:
             with open("net.anynet", "a") as fh:
                 fh.write("# edited\n")
+            with open("notes.txt", "w") as fh:
+                fh.write("keep")
         comm.Barrier()
         before = sorted(os.listdir(d))
         for args, text in ((["-o", "o.h5"], "is being written by another pdes run"),
                            ([*ring, "-o", "net.anynet"], "is an input of this command"),
                            (["-o", "y" * 250], "is 250 bytes"),
+                           (["-o", "notes.txt"], "is not an HDF5 file written by pdes"),
                            (["--restart", "a.ckpt.h5", "-o", "r.h5"],
                             "restart: topology.path: ")):
             capfd.readouterr()
