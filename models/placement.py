@@ -44,23 +44,24 @@ def read_placement_file(path: str, n_endpoints: int, key: str = "traffic.placeme
             lines = fh.read().splitlines()
     except OSError as exc:
         raise ParameterError(f"{key}: cannot read '{path}' ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ParameterError(f"{key}: {path} is not UTF-8 text (one endpoint id per line)") from None
     ids = []
     for lineno, raw in enumerate(lines, 1):
         text = raw.split("#", 1)[0].strip()
         if not text:
             continue
         try:
-            ids.append(int(text))
+            v = int(text)
         except ValueError:
             raise ParameterError(f"{key}: {path}:{lineno}: expected one endpoint id, got {text!r}") from None
+        if not 0 <= v < n_endpoints:
+            raise ParameterError(f"{key}: {path}: endpoint {v} (entry {len(ids)}) is outside "
+                                 f"0..{n_endpoints - 1}")
+        ids.append(v)
     if not ids:
         raise ParameterError(f"{key}: {path} lists no endpoint")
     arr = np.asarray(ids, dtype=np.int64)
-    bad = np.nonzero((arr < 0) | (arr >= n_endpoints))[0]
-    if bad.size:
-        i = int(bad[0])
-        raise ParameterError(f"{key}: {path}: endpoint {int(arr[i])} (entry {i}) is outside "
-                             f"0..{n_endpoints - 1}")
     uniq, first, counts = np.unique(arr, return_index=True, return_counts=True)
     if np.any(counts > 1):
         j = int(np.argmax(counts > 1))

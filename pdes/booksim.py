@@ -26,6 +26,7 @@ same graphs (:data:`NETWORKS`).
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -263,6 +264,8 @@ def _float(key: str, value) -> float:
     value = _single(key, value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _error(key, f"must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise _error(key, f"must be a finite number, got {value!r}")
     return float(value)
 
 

@@ -309,6 +309,7 @@ def read_config(args) -> tuple[dict, list[str]]:
     path = args.booksim or args.config
     if not path:
         return {}, []
+    C.check_config_file(path)
     if args.booksim or booksim.looks_like_booksim(path):
         raw, used, notes = booksim.load(path)
         return raw, booksim.describe(path, used, notes)

@@ -23,6 +23,10 @@ def _files(tmp_path):
         '<graph edgedefault="undirected"><node id="0"/><node id="1999999999"/>'
         '<edge source="0" target="1999999999"/></graph></graphml>')
     (tmp_path / "latin1.toml").write_bytes(b"[topology]\nname = \"sl\xefmfly\"\n")
+    (tmp_path / "huge.place").write_text("0\n1\n99999999999999999999999\n3\n")
+    (tmp_path / "binary.place").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "nan.cfg").write_text("topology = mesh;\nk = 4;\nn = 2;\n"
+                                      "routing_function = dim_order;\ninternal_speedup = nan;\n")
 
 
 def _old_output(path) -> bytes:
@@ -61,6 +65,11 @@ BAD = [   # (arguments, the key the error line must name)
     (["--set", "topology.name=file", "--set", "topology.path=ep.edges"], "topology.path"),
     (["--set", "topology.name=file", "--set", "topology.path=gml.graphml"], "topology.path"),
     (["latin1.toml"], "config"),
+    (["/dev/null"], "config"),
+    (["nan.cfg"], "booksim.internal_speedup"),
+    *[(["--set", "traffic.pattern=bitcomp", "--set", "traffic.procs=4", "--set",
+        "traffic.placement=file", "--set", f"traffic.placement_file={name}"],
+       "traffic.placement_file") for name in ("huge.place", "binary.place")],
     (["--set", "topology.q=10007"], "topology.q"),
     (["--set", "topology.name=hyperx", "--set", "topology.sizes=[1000,1000,1000]"], "topology.sizes"),
     (["--set", "topology.name=dragonfly", "--set", "topology.h=200"], "topology.h"),
@@ -155,6 +164,19 @@ def test_output_through_symlink_or_onto_device_is_refused(tmp_path):
         assert r.returncode == 2 and what in r.stderr, r.stderr
     assert link.is_symlink() and target.read_bytes() == b"keep"
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("cmd", ["run", "sweep", "check", "topo"])
+def test_a_config_from_a_pipe_is_refused_not_read_twice(tmp_path, cmd):
+    """A config path that is a named pipe is refused at once (pdes would read it twice, and
+    every rank reads it): one line, exit 2, no wait for a writer."""
+    fifo = tmp_path / "cfg.fifo"
+    os.mkfifo(fifo)
+    args = {"sweep": ["-o", str(tmp_path / "s.h5")], "topo": ["slimfly"]}.get(cmd, [])
+    r = run_pdes(cmd, *(["--config"] if cmd == "topo" else []), str(fifo), *args, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("pdes: error: config: ") and "is not a regular file" in r.stderr
+    assert r.stderr.count("\n") == 1 and sorted(os.listdir(tmp_path)) == ["cfg.fifo"]
 
 
 def test_output_directory_is_checked_before_simulating(tmp_path):
