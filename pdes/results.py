@@ -52,6 +52,138 @@ def _text_attr(v):
     return v.decode() if isinstance(v, bytes) else v if isinstance(v, str) else None
 
 
+def _config_ok(text: str) -> bool:
+    """Whether ``text`` is TOML naming a topology, a routing and a traffic pattern."""
+    import tomllib
+    try:
+        cfg = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return all(isinstance(cfg.get(sec), dict) and isinstance(cfg[sec].get(key), str)
+               for sec, key in (("topology", "name"), ("routing", "algorithm"),
+                                ("traffic", "pattern")))
+
+
+RUN_ARRAYS = {"hist/hops": (1, "iu"), "links/routers": (2, "iu"), "links/link_class": (1, "iu"),
+              "routers/group": (1, "iu"), "routers/endpoints": (1, "iu"),
+              **{f"series/{c}": (1, "iuf") for c in ("cycle", "delivered_flits", "injected_flits",
+                                                    "created_packets", "moves", "in_flight_flits")}}
+"""The arrays of a run (a run file, or a study's ``/points/<name>``) that ``show`` and ``plot``
+read: (dimensions, dtype kinds)."""
+RUN_SUMMARY = ("measure_start", "measure_end", "active_endpoints")
+"""Summary values the figures compute with (integers)."""
+
+
+def check_run_attrs(f, path: str) -> None:
+    """Refuse a run file whose root attributes ``format_version`` and ``config_toml`` are
+    missing or malformed."""
+    from pdes.output import FORMAT_VERSION
+    version = f.attrs.get("format_version")
+    if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
+        raise ParameterError(f"{path}: attribute format_version: expected an integer, got "
+                             f"{version!r}"[:200])
+    if int(version) != FORMAT_VERSION:
+        raise ParameterError(f"{path}: run format_version {int(version)}, this pdes reads "
+                             f"{FORMAT_VERSION}")
+    text = _text_attr(f.attrs.get("config_toml"))
+    if text is None or not _config_ok(text):
+        raise ParameterError(f"{path}: attribute config_toml: expected TOML text with "
+                             "topology.name, routing.algorithm and traffic.pattern")
+
+
+def check_run(g, where: str) -> None:
+    """Refuse a run group (a run file, or ``/points/<name>`` of a study) that lacks what
+    ``show`` and ``plot`` read, naming it: ``<where>: <what>`` (:class:`ParameterError`).
+
+    Checked: ``/summary`` a group of single values, with the integers of
+    :data:`RUN_SUMMARY`; the arrays of :data:`RUN_ARRAYS` in their shapes and kinds; the
+    series' columns of one length and its ``sample_period``; the links' classes, names
+    and routers consistent with ``/routers``; ``/links/channel_flits`` (when present) one
+    value per channel; ``/jobs`` and ``/workload`` (when present) in the shapes the
+    figures read."""
+    import h5py
+
+    def bad(what):
+        return ParameterError(f"{where}: {what}")
+
+    def array(name, ndim, kinds):
+        d = g.get(name)
+        if not isinstance(d, h5py.Dataset):
+            raise bad(f"dataset /{name} missing" if d is None else f"/{name} is not a dataset")
+        if d.ndim != ndim or d.dtype.kind not in kinds or d.dtype.names is not None:
+            raise bad(f"dataset /{name}: expected {ndim} dimension(s) of "
+                      f"{'integers' if kinds == 'iu' else 'numbers'}, got shape {d.shape} of "
+                      f"{d.dtype}")
+        return d
+
+    summary = g.get("summary")
+    if not isinstance(summary, h5py.Group):
+        raise bad("group /summary missing" if summary is None else "/summary is not a group")
+    for k in summary:
+        d = summary.get(k)
+        if not isinstance(d, h5py.Dataset) or d.shape != () or d.dtype.names is not None:
+            raise bad(f"/summary/{k}: expected one value")
+    for k in RUN_SUMMARY:
+        d = summary.get(k)
+        if d is None or d.dtype.kind not in "iu":
+            raise bad(f"/summary/{k}: missing or not an integer")
+    if int(summary["measure_end"][()]) < int(summary["measure_start"][()]):
+        raise bad("/summary: measure_end before measure_start")
+    arrays = {name: array(name, *spec) for name, spec in RUN_ARRAYS.items()}
+    n = {arrays[f"series/{c}"].shape[0] for c in ("cycle", "delivered_flits", "injected_flits",
+                                                  "created_packets", "moves", "in_flight_flits")}
+    if len(n) != 1:
+        raise bad("/series: its columns differ in length")
+    period = g["series"].attrs.get("sample_period")
+    if isinstance(period, (bool, np.bool_)) or not isinstance(period, (int, np.integer)) \
+            or int(period) < 1:
+        raise bad("/series: attribute sample_period missing or not a positive integer")
+    links, cls, group = (arrays["links/routers"], arrays["links/link_class"],
+                         arrays["routers/group"])
+    if links.shape[1] != 2 or cls.shape[0] != links.shape[0]:
+        raise bad(f"/links: routers {links.shape} and link_class {cls.shape} do not describe "
+                  "the same links")
+    if arrays["routers/endpoints"].shape != group.shape:
+        raise bad("/routers: endpoints and group differ in length")
+    try:
+        names = json.loads(_text_attr(g["links"].attrs.get("link_class_names")) or "")
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        raise bad("/links: attribute link_class_names missing or not a JSON list of names")
+    r, c, gr = links[()], cls[()], group[()]
+    if r.size and (r.min() < 0 or r.max() >= gr.shape[0]):
+        raise bad("/links/routers: a router id outside /routers")
+    if c.size and (c.min() < 0 or c.max() >= len(names)):
+        raise bad("/links/link_class: a class outside link_class_names")
+    if gr.size and gr.min() < 0:
+        raise bad("/routers/group: a negative group")
+    if "channel_flits" in g["links"]:
+        d = array("links/channel_flits", 1, "iuf")
+        if d.shape[0] != 2 * links.shape[0]:
+            raise bad(f"/links/channel_flits: {d.shape[0]} values for {2 * links.shape[0]} "
+                      "channels")
+    if "workload" in g:
+        off = array("workload/proc_op_offset", 1, "iu")
+        ops = [array(f"workload/{k}", 1, "iu") for k in ("op_start", "op_end", "op_kind")]
+        if len({d.shape[0] for d in ops}) != 1 or off.shape[0] < 1:
+            raise bad("/workload: its operation columns differ in length")
+    if "jobs" in g:
+        jobs = g["jobs"]
+        try:
+            jnames = json.loads(_text_attr(jobs.attrs.get("names")) or "")
+        except ValueError:
+            jnames = None
+        if not isinstance(jnames, list) or not all(
+                isinstance(x, str) and isinstance(jobs.get(x), h5py.Group) for x in jnames):
+            raise bad("/jobs: attribute names missing, or a job it names has no group")
+        for x in jnames:
+            for k in jobs[x]:
+                d = jobs[x].get(k)
+                if not isinstance(d, h5py.Dataset) or d.shape != ():
+                    raise bad(f"/jobs/{x}/{k}: expected one value")
+
+
 def check_study(f, path: str, points=None) -> None:
     """Refuse an open HDF5 file that does not have the study schema of docs/studies.md, naming
     what is missing or malformed: ``<path>: <what>`` (:class:`ParameterError`).
@@ -96,10 +228,7 @@ def check_study(f, path: str, points=None) -> None:
                     keys = json.loads(v)
                     ok = isinstance(keys, list) and all(isinstance(k, str) for k in keys)
                 elif ok and name == "config_toml":
-                    cfg = tomllib.loads(v)
-                    ok = all(isinstance(cfg.get(sec), dict) and isinstance(cfg[sec].get(key), str)
-                             for sec, key in (("topology", "name"), ("routing", "algorithm"),
-                                              ("traffic", "pattern")))
+                    ok = _config_ok(v)
             except (ValueError, tomllib.TOMLDecodeError):
                 ok = False
         if not ok:
@@ -162,8 +291,10 @@ class Results:
         self.f = f
         self.path = path
         fmt = _text_attr(f.attrs.get("format"))
+        self._checked = set()
         if fmt == "pdes-results":
             self.kind = "run"
+            check_run_attrs(f, path)
         elif fmt == STUDY_FORMAT:
             self.kind = "study"
             check_study(f, path)
@@ -199,13 +330,18 @@ class Results:
         if self.kind == "run":
             if point:
                 raise ParameterError("--point: only a study file has points")
-            return self.f
-        if point is None:
-            raise ParameterError("--point: name one point of the study (see 'pdes show')")
-        if point not in self.f["points"]:
-            raise ParameterError(f"--point: no point '{point}' in {self.path} "
-                                 f"(points: {', '.join(list(self.f['points'])[:6])}, ...)")
-        return self.f["points"][point]
+            g, where = self.f, self.path
+        else:
+            if point is None:
+                raise ParameterError("--point: name one point of the study (see 'pdes show')")
+            if point not in self.f["points"]:
+                raise ParameterError(f"--point: no point '{point}' in {self.path} "
+                                     f"(points: {', '.join(list(self.f['points'])[:6])}, ...)")
+            g, where = self.f["points"][point], f"{self.path}: /points/{point}"
+        if point not in self._checked:
+            check_run(g, where)
+            self._checked.add(point)
+        return g
 
     def frame(self, name: str = "table"):
         """A study table as a pandas DataFrame, strings decoded."""

@@ -143,6 +143,57 @@ def test_malformed_study_is_one_line_exit_2(study, tmp_path, capsys, command, ch
     assert not out.exists()
 
 
+def _replace(path, data):
+    def change(f):
+        del f[path]
+        f.create_dataset(path, data=data)
+    return change
+
+
+MALFORMED_RUN = [   # (id, change to a copy of the run file, what the error line must say)
+    ("summary-missing", _del("summary"), "group /summary missing"),
+    ("summary-a-dataset", lambda f: (f.__delitem__("summary"), f.create_dataset("summary", data=3)),
+     "/summary is not a group"),
+    ("summary-holds-a-group", lambda f: f["summary"].create_group("x"), "/summary/x: expected one value"),
+    ("summary-window-missing", _del("summary/measure_end"), "/summary/measure_end: missing"),
+    ("series-missing", _del("series"), "dataset /series/cycle missing"),
+    ("series-uneven", _replace("series/moves", np.zeros(2)), "/series: its columns differ in length"),
+    ("hist-missing", _del("hist"), "dataset /hist/hops missing"),
+    ("links-missing", _del("links"), "dataset /links/routers missing"),
+    ("link-classes-short", _replace("links/link_class", np.zeros(1, np.int32)),
+     "do not describe the same links"),
+    ("link-router-outside", _replace("links/routers", np.full((175, 2), 10 ** 6, np.int32)),
+     "/links/routers: a router id outside /routers"),
+    ("link-class-names", lambda f: f["links"].attrs.__setitem__("link_class_names", "[["),
+     "attribute link_class_names missing or not a JSON list"),
+    ("channel-flits-short", _replace("links/channel_flits", np.zeros(3)),
+     "/links/channel_flits: 3 values for 350 channels"),
+    ("config-not-toml", _attr("config_toml", "[[["), "attribute config_toml: expected TOML text"),
+    ("version-newer", _attr("format_version", 999), "run format_version 999, this pdes reads 1"),
+    ("version-text", _attr("format_version", "abc"), "attribute format_version: expected an integer"),
+]
+
+
+@pytest.mark.parametrize("command", ["show", "plot", "plot-links", "plot-series"])
+@pytest.mark.parametrize("change,what", [m[1:] for m in MALFORMED_RUN],
+                         ids=[m[0] for m in MALFORMED_RUN])
+def test_malformed_run_file_is_one_line_exit_2(study, tmp_path, capsys, command, change, what):
+    """A run file with this damage: exit 2 and one line naming the file and the fault, for
+    `show` and every figure of a run (no traceback, no figure)."""
+    from pdes.cli import main
+    path = tmp_path / "bad.h5"
+    shutil.copy(study / "run.h5", path)
+    with h5py.File(path, "r+") as f:
+        assert f["links/routers"].shape == (175, 2)
+        change(f)
+    out = tmp_path / "fig.png"
+    cmd, _, kind = command.partition("-")
+    status = main([cmd, str(path)] + (["-o", str(out)] if cmd == "plot" else [])
+                  + (["--kind", kind] if kind else []))
+    _one_error_line(status, capsys.readouterr().err, path, what)
+    assert not out.exists()
+
+
 NOT_STUDIES = [   # (id, file in the fixture's directory or made here, what the line says)
     ("checkpoint", "ck.h5", "not a pdes result or study file (format 'pdes-checkpoint')"),
     ("random-hdf5", None, "not a pdes result or study file (no format attribute)"),
