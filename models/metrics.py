@@ -308,8 +308,12 @@ def degree_histogram(topo) -> dict[int, int]:
 
 def moore_bound(k: int, diameter: int) -> int:
     """Moore bound ``1 + k sum_{i<D} (k-1)^i``: most routers of degree ``k`` within diameter ``D``."""
-    k = int(k)
-    return 1 + k * sum((k - 1) ** i for i in range(int(diameter)))
+    k, d = int(k), int(diameter)
+    if d <= 0:
+        return 1
+    if k == 2:                    # the geometric sum's ratio k - 1 is 1
+        return 1 + 2 * d
+    return 1 + k * (((k - 1) ** d - 1) // (k - 2))
 
 
 def path_statistics(topo, sources=None, threads: int | None = None) -> dict:

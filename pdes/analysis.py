@@ -35,9 +35,13 @@ def option_flag(key: str) -> str:
     return "--" + key.replace("_", "-")
 
 
-def integer_option(name: str, text, lo: int, allow_none: bool = False):
-    """``text`` as a base-10 integer >= ``lo`` (``None`` passes when ``allow_none``), else
-    :class:`ParameterError` naming ``name``."""
+INT64_MAX = 2 ** 63 - 1
+
+
+def integer_option(name: str, text, lo: int, allow_none: bool = False, hi: int = INT64_MAX):
+    """``text`` as a base-10 integer in ``[lo, hi]`` (``None`` passes when ``allow_none``),
+    else :class:`ParameterError` naming ``name``; ``hi`` is at most the largest 64-bit
+    integer."""
     if text is None and allow_none:
         return None
     try:
@@ -46,7 +50,15 @@ def integer_option(name: str, text, lo: int, allow_none: bool = False):
         raise ParameterError(f"{name}: expected an integer, got {text!r}") from None
     if value < lo:
         raise ParameterError(f"{name}: must be an integer >= {lo}, got {text!r}")
+    if value > hi:
+        raise ParameterError(f"{name}: must be an integer <= {hi}"
+                             + (" (64 bits)" if hi == INT64_MAX else "") + f", got {text!r}")
     return value
+
+
+SAMPLES_MAX = 1_000_000
+"""The most resiliency samples (``--samples``, ``--max-samples``) an analysis takes."""
+THREADS_MAX = 1024
 
 
 def _float(name: str, text, allow_none: bool = False):
@@ -110,11 +122,14 @@ def options(values: dict, name=option_flag) -> dict:
     return _renamed(lambda: {
         "only": only,
         "seed": integer_option(name("seed"), v["seed"], 0),
-        "samples": integer_option(name("samples"), v["samples"], 1, allow_none=True),
+        "samples": integer_option(name("samples"), v["samples"], 1, allow_none=True,
+                                  hi=SAMPLES_MAX),
         "sample": integer_option(name("sample"), v["sample"], 1, allow_none=True),
-        "threads": integer_option(name("threads"), v["threads"], 1, allow_none=True),
+        "threads": integer_option(name("threads"), v["threads"], 1, allow_none=True,
+                                  hi=THREADS_MAX),
         "bisection_seeds": integer_option(name("bisection_seeds"), v["bisection_seeds"], 1),
-        "resiliency_opts": {"max_samples": integer_option(name("max_samples"), v["max_samples"], 1),
+        "resiliency_opts": {"max_samples": integer_option(name("max_samples"), v["max_samples"], 1,
+                                                          hi=SAMPLES_MAX),
                             "ci_width": _float(name("ci_width"), v["ci_width"]),
                             "criteria": crit,
                             "step": _float(name("step"), v["step"]),

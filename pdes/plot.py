@@ -903,6 +903,9 @@ COST_MODEL_MAX_M = 30.0
 """Default longest cable of ``--kind cost-model`` (metres)."""
 COST_MODEL_MAX_RADIX = 80
 """Default largest router radix of ``--kind cost-model`` (004 Table 6 goes up to 72)."""
+COST_MODEL_M_LIMIT = 100_000.0
+COST_MODEL_RADIX_LIMIT = 65_536
+"""The largest ``--max-m`` and ``--max-radix`` the cost-model figure draws to."""
 
 
 def _affine(coeffs, var: str) -> str:
@@ -930,16 +933,20 @@ def cost_model_figure(cables: str = "fdr10", cable_coeffs=None, cable_gbps=None,
     """
     from models.analysis.cost import (cable_cost_per_gbps, cable_model, cheapest_priced_radix,
                                       router_model, router_prices)
-    if not (isinstance(max_m, (int, float)) and np.isfinite(max_m) and max_m > 0):
-        raise ParameterError(f"--max-m: must be a positive number of metres (got {max_m})")
-    if isinstance(max_radix, bool) or not isinstance(max_radix, (int, np.integer)) or max_radix < 1:
-        raise ParameterError(f"--max-radix: must be an integer >= 1 (got {max_radix})")
+    if not (isinstance(max_m, (int, float)) and np.isfinite(max_m) and 0 < max_m <= COST_MODEL_M_LIMIT):
+        raise ParameterError(f"--max-m: must be a positive number of metres, at most "
+                             f"{COST_MODEL_M_LIMIT:g} (got {max_m})")
+    if isinstance(max_radix, bool) or not isinstance(max_radix, (int, np.integer)) or \
+            not 1 <= max_radix <= COST_MODEL_RADIX_LIMIT:
+        raise ParameterError(f"--max-radix: must be an integer in [1, {COST_MODEL_RADIX_LIMIT}] "
+                             f"(got {max_radix})")
     el, op, gbps = cable_model(cables, cable_coeffs, cable_gbps)
     ra, rb = router_model(routers, router_coeffs)
     k0 = cheapest_priced_radix((ra, rb), max_radix)
     if k0 is None:
-        raise ParameterError(f"--max-radix: the router price {ra:g} k + {rb:g} is negative "
-                             f"for every radix up to {max_radix}")
+        raise ParameterError(f"{'--router-coeffs' if router_coeffs is not None else '--max-radix'}: "
+                             f"the router price {ra:g} k + {rb:g} is negative for every radix up "
+                             f"to {max_radix} (--max-radix)")
     x = np.linspace(0.0, float(max_m), 61)
     k = np.arange(k0, int(max_radix) + 1)
     plt = _plt()

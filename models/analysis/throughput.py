@@ -311,6 +311,11 @@ def parse_restrict(text) -> tuple[str, ...]:
     return tuple(n for n in RESTRICTIONS if n in names)
 
 
+LAYERS_MAX = 256
+"""The most layers of a layered path set (FatPaths uses a handful; each layer is a copy of
+the network's links)."""
+
+
 def parse_layers(text) -> tuple[int, ...]:
     """``--layers``: comma-separated layer counts >= 1 of the layered path set."""
     if text is None:
@@ -321,8 +326,9 @@ def parse_layers(text) -> tuple[int, ...]:
             n = int(part, 10)
         except ValueError:
             raise ParameterError(f"--layers: expected integers >= 1, got {text!r}") from None
-        if n < 1:
-            raise ParameterError(f"--layers: each layer count must be >= 1, got {part}")
+        if not 1 <= n <= LAYERS_MAX:
+            raise ParameterError(f"--layers: each layer count must be in [1, {LAYERS_MAX}], "
+                                 f"got {part}")
         out.append(n)
     return tuple(dict.fromkeys(out))
 

@@ -70,8 +70,10 @@ def report(args) -> dict:
     if args.export and args.export[0] not in FORMATS:
         raise ParameterError(f"--export: unknown format {args.export[0]!r} "
                              f"(known: {', '.join(FORMATS)})")
-    if args.sample is not None and args.sample < 1:
-        raise ParameterError(f"--sample: must be >= 1, got {args.sample}")
+    if args.sample is not None and not 1 <= args.sample <= 2 ** 63 - 1:
+        raise ParameterError(f"--sample: must be an integer in [1, 2**63-1], got {args.sample}")
+    if not 0 <= args.seed <= 2 ** 63 - 1:
+        raise ParameterError(f"--seed: must be an integer in [0, 2**63-1], got {args.seed}")
     cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout", "router"))
     name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building

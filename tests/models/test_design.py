@@ -214,3 +214,20 @@ def test_bad_arguments_are_refused(kwargs, key):
     without a largest endpoint count: a ParameterError naming the argument."""
     with pytest.raises(ParameterError, match=rf"^{key}: "):
         design_table(**kwargs)
+
+
+def test_moore_bound_is_the_geometric_sum_in_closed_form():
+    """The Moore bound 1 + k sum_{i<D} (k-1)^i, in closed form (a torus row of a large
+    --endpoints has a diameter in the thousands), equals the sum term by term."""
+    from models.metrics import moore_bound
+    for k in range(0, 24):
+        for d in range(0, 20):
+            assert moore_bound(k, d) == 1 + k * sum((k - 1) ** i for i in range(d)), (k, d)
+    assert moore_bound(4, 5000) == 1 + 4 * (3 ** 5000 - 1) // 2
+
+
+def test_a_torus_table_to_a_huge_endpoint_count_is_bounded():
+    """The torus rows stop at the largest network pdes builds, however large --endpoints is."""
+    from models.topology import MAX_ROUTERS
+    t = design_table(16, families=["torus"], endpoints=(None, 10 ** 20))
+    assert t.rows and max(r["routers"] for r in t.rows) <= MAX_ROUTERS

@@ -275,6 +275,10 @@ def test_plot_path_sets(tmp_path, capsys):
     (("--routing", "rues", "--preserve", "x"), "--preserve: expected numbers"),
     (("--routing", "min,layered", "--preserve", "0.4"), "--preserve: none of the routings"),
     (("--layers", "0"), "--layers"),
+    (("--layers", "1000000"), "--layers: each layer count must be in [1, 256]"),
+    (("--only", "resiliency", "--samples", "99999999999999999999"), "--samples: must be an integer <= 1000000"),
+    (("--threads", "100000"), "--threads: must be an integer <= 1024"),
+    (("--seed", "99999999999999999999999"), "--seed: must be an integer <= 9223372036854775807"),
     (("--sample", "0"), "--sample")])
 def test_cli_bad_input(args, key, capsys, tmp_path):
     """Bad --routing, --preserve, --layers or --sample: exit 2, one 'pdes: error: <key>'
