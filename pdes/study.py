@@ -237,10 +237,12 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
     res = sweep.get("resolution", DEFAULT_RESOLUTION) if resolution is None else resolution
     if isinstance(res, bool) or not isinstance(res, (int, float)) or not math.isfinite(res) \
             or not 1e-4 <= res <= 0.5:
-        raise ParameterError(f"--resolution: must be a number in [0.0001, 0.5] (got {res!r})")
+        key = "--resolution" if resolution is not None else "sweep.resolution"
+        raise ParameterError(f"{key}: must be a number in [0.0001, 0.5] (got {res!r})")
     n = sweep.get("seeds", 1) if seeds is None else seeds
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1000:
-        raise ParameterError(f"--seeds: must be an integer in 1..1000 (got {n!r})")
+        key = "--seeds" if seeds is not None else "sweep.seeds"
+        raise ParameterError(f"{key}: must be an integer in 1..1000 (got {n!r})")
     spec = Spec(raw=raw, sets=list(sets or []), vary=list(vary.items()), loads=loads,
                 saturation=sat, resolution=float(res), seeds=n, base=base, finite=bool(finite))
     if len(spec.series) * len(loads) * n > 100000:

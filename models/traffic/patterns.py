@@ -265,10 +265,13 @@ def neighbor(topo, seed):
 
 
 # ==================================================================== hot spots
-def choose_set(topo, seed, count, fraction, how, key: str, tag: int) -> np.ndarray:
+def choose_set(topo, seed, count, fraction, how, key: str, tag: int,
+               count_key: str | None = None) -> np.ndarray:
     """Sorted endpoint ids of a special set (I/O nodes, hot spots).
 
-    ``count`` endpoints if given, else ``max(1, round(fraction * E))``.
+    ``count`` endpoints if given, else ``max(1, round(fraction * E))``; the keys a refusal
+    names are ``traffic.<key>_fraction``, ``traffic.<key>_placement`` and ``count_key``
+    (default ``traffic.<key>_endpoints``).
     ``how``: ``range`` = the last ``count`` endpoints (a contiguous block),
     ``spread`` = the centres of ``count`` equal slices of ``0..E-1``,
     ``random`` = a seeded random choice.
@@ -280,7 +283,7 @@ def choose_set(topo, seed, count, fraction, how, key: str, tag: int) -> np.ndarr
         count = max(1, int(round(fraction * E)))
     count = int(count)
     if not 1 <= count < E:
-        raise ParameterError(f"traffic.{key}_endpoints: must be in 1..{E - 1} (the network has "
+        raise ParameterError(f"{count_key or f'traffic.{key}_endpoints'}: must be in 1..{E - 1} (the network has "
                              f"{E} endpoints), got {count}")
     if how == "range":
         return np.arange(E - count, E, dtype=np.int32)
@@ -335,7 +338,7 @@ def hotspot(topo, seed, frac=0.10, hotspots=1, hot_placement="spread"):
     """
     _check_frac(frac)
     E = topo.n_endpoints
-    hot = choose_set(topo, seed, hotspots, None, hot_placement, "hot", 0x4075)
+    hot = choose_set(topo, seed, hotspots, None, hot_placement, "hot", 0x4075, "traffic.hotspots")
     return TrafficPlan("mix", np.zeros(E, dtype=np.int32),
                        f"hotspot: {frac:g} to {hot.size} hot spots ({hot_placement}), rest uniform",
                        set_a=np.arange(E, dtype=np.int32), set_b=hot, frac=float(frac),

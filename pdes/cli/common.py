@@ -179,6 +179,9 @@ def check_output(path: str, key: str, *, replace: bool = True,
     from pdes.cli.outputs import check_name
     if not path:
         raise ParameterError(f"{key}: empty path")
+    if path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)):
+        raise ParameterError(f"{key}: {path} ends in '{path[-1]}', the name of a directory; "
+                             "give the name of a file")
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise ParameterError(f"{key}: directory does not exist: {d}")

@@ -869,3 +869,19 @@ def test_mpi_finite_study_points_equal_one_rank_runs(tmp_path, concurrent):
                     assert "workload" in g
                     assert_same_results(f["points"][row["point"].decode()], g, attrs=False)
     comm.Barrier()
+
+
+@pytest.mark.parametrize("table,key", [("seeds = true", "sweep.seeds"),
+                                       ("seeds = 0", "sweep.seeds"),
+                                       ("resolution = 2.0", "sweep.resolution")])
+def test_a_bad_sweep_table_value_names_its_key(tmp_path, capsys, table, key):
+    """A bad value in the config file's [sweep] table names the table's key, not the command
+    line's option: exit 2, one line, no file."""
+    from pdes.cli import main
+    out = tmp_path / "x.h5"
+    capsys.readouterr()
+    status = main(["sweep", *_sweep_config(tmp_path, "c.toml", f"[sweep]\n{table}\n"), *sets(),
+                   "-o", str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and lines[0].startswith(f"pdes: error: {key}: "), lines
+    assert not out.exists()

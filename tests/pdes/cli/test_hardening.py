@@ -66,6 +66,7 @@ BAD = [   # (arguments, the key the error line must name)
     (["--set", "topology.name=file", "--set", "topology.path=gml.graphml"], "topology.path"),
     (["latin1.toml"], "config"),
     (["/dev/null"], "config"),
+    (["--set", "traffic.pattern=hotspot", "--set", "traffic.hotspots=0"], "traffic.hotspots"),
     (["nan.cfg"], "booksim.internal_speedup"),
     *[(["--set", "traffic.pattern=bitcomp", "--set", "traffic.procs=4", "--set",
         "traffic.placement=file", "--set", f"traffic.placement_file={name}"],
@@ -180,9 +181,13 @@ def test_a_config_from_a_pipe_is_refused_not_read_twice(tmp_path, cmd):
 
 
 def test_output_directory_is_checked_before_simulating(tmp_path):
-    """A missing output directory is an error before any work."""
+    """A missing output directory is an error before any work; so is an output name that
+    ends in '/' (the name of a directory), which names the output, not its checkpoint."""
     r = run_pdes("run", *FAST, "-o", str(tmp_path / "no" / "such" / "o.h5"))
     assert r.returncode == 2 and "output.file: directory does not exist" in r.stderr
+    r = run_pdes("run", *FAST, "-o", "sub/", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("pdes: error: output.file: sub/ ends in '/'")
+    assert os.listdir(tmp_path) == []
 
 
 def test_check_exit_codes_and_disconnected_graph(tmp_path):
