@@ -160,6 +160,7 @@ def resolve_config(args, sections=("topology", "layout")) -> dict:
         overrides.insert(0, f"topology.name={target}")
     if "traffic" in sections and getattr(args, "traffic", None) is not None:
         overrides.append(f"traffic.pattern={args.traffic}")
+    cfgmod.resolve(raw, overrides)      # every section given is checked, as 'pdes run' would
     return cfgmod.resolve(raw, overrides, sections=sections)
 
 

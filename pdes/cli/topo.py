@@ -74,6 +74,7 @@ def report(args) -> dict:
         raise ParameterError(f"--sample: must be an integer in [1, 2**63-1], got {args.sample}")
     if not 0 <= args.seed <= 2 ** 63 - 1:
         raise ParameterError(f"--seed: must be an integer in [0, 2**63-1], got {args.seed}")
+    cfgmod.resolve(raw, overrides)      # every section given is checked, as 'pdes run' would
     cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout", "router"))
     name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building

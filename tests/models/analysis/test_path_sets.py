@@ -275,6 +275,8 @@ def test_plot_path_sets(tmp_path, capsys):
     (("--routing", "rues", "--preserve", "x"), "--preserve: expected numbers"),
     (("--routing", "min,layered", "--preserve", "0.4"), "--preserve: none of the routings"),
     (("--layers", "0"), "--layers"),
+    (("--set", "traffic.pattern=nosuch"), "traffic.pattern: unknown traffic"),
+    (("--set", "measure.seed=nan"), "measure.seed"),
     (("--layers", "1000000"), "--layers: each layer count must be in [1, 256]"),
     (("--only", "resiliency", "--samples", "99999999999999999999"), "--samples: must be an integer <= 1000000"),
     (("--threads", "100000"), "--threads: must be an integer <= 1024"),
