@@ -63,6 +63,11 @@ def report(args) -> dict:
         if isinstance(given, dict) and given.get("name", args.name) != args.name:
             raw = dict(raw)
             raw.pop("topology")  # another topology's parameters would not apply
+        for item in args.sets:
+            key, _, value = item.partition("=")
+            if key.strip() == "topology.name" and value.strip() != args.name:
+                raise ParameterError(f"topology.name: NAME is {args.name!r} but --set gives "
+                                     f"{value.strip()!r}; give one of them")
         overrides.insert(0, f"topology.name={args.name}")
     elif not args.config:
         raise ParameterError("topo: give a topology NAME or a --config file with a [topology] "

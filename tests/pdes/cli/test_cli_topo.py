@@ -100,6 +100,7 @@ def test_topo_export_then_import(tmp_path, fmt, ext):
     (["slimfly", "--export", "dot", "x.dot"], "--export"),
     (["slimfly", "--sample", "0"], "--sample"),
     (["slimfly", "--set", "routing.algorithm=nosuch"], "routing.algorithm: unknown routing"),
+    (["slimfly", "--set", "topology.name=dragonfly"], "topology.name: NAME is 'slimfly'"),
     (["slimfly", "--set", "measure.warmup_cycles=-5"], "measure.warmup_cycles"),
     (["slimfly", "--sample", "99999999999999999999"], "--sample"),
     (["slimfly", "--sample", "3", "--seed=-1"], "--seed"),
