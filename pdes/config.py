@@ -520,6 +520,18 @@ def check_relations(cfg: dict) -> None:
     if run["max_cycles"] and run["max_cycles"] < first:
         raise ConfigError(f"run.max_cycles: must be 0 (no limit) or >= measure.warmup_cycles + "
                           f"measure.measure_cycles = {first}, got {run['max_cycles']}")
+    at = cfg.get("faults", {}).get("at_cycle", 0)
+    if at:
+        # a failure during the run applies to load patterns, whose runs end by warm-up (at
+        # most both warm-up keys) + window + drain, rounded up to the sample period
+        last = total + 2 * m["sample_period"]
+        if run["max_cycles"]:
+            last = min(last, run["max_cycles"])
+        if at >= last:
+            raise ConfigError(f"faults.at_cycle: {at} is after the last cycle the run can reach "
+                              f"({last}: warm-up, measurement and drain"
+                              + (", run.max_cycles" if run["max_cycles"] else "")
+                              + "), so the failure would never happen")
 
 
 def section_params(cfg: dict, section: str) -> list[Param]:

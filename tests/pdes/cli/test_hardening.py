@@ -67,6 +67,7 @@ BAD = [   # (arguments, the key the error line must name)
     (["latin1.toml"], "config"),
     (["/dev/null"], "config"),
     (["--set", "traffic.pattern=hotspot", "--set", "traffic.hotspots=0"], "traffic.hotspots"),
+    (["--set", "faults.link_count=2", "--set", "faults.at_cycle=100000000"], "faults.at_cycle"),
     (["nan.cfg"], "booksim.internal_speedup"),
     *[(["--set", "traffic.pattern=bitcomp", "--set", "traffic.procs=4", "--set",
         "traffic.placement=file", "--set", f"traffic.placement_file={name}"],
