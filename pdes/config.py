@@ -262,18 +262,9 @@ def parse_value(text: str):
 
 
 def check_config_file(path: str) -> None:
-    """Refuse a config path that exists but is neither a regular file nor a directory (a
-    pipe such as ``<(...)`` or ``/dev/stdin``, a device): every rank reads the file, and
-    pdes reads it more than once (to tell TOML from BookSim, to record its digest)."""
-    import os
-    import stat
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return                     # the reader names a missing or unreadable file
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise ConfigError(f"config: {path} is not a regular file (a pipe or a device); give the "
-                          "path of a config file, which every rank reads")
+    """Refuse a config path that is a pipe or a device (:func:`pdes.files.check_regular`)."""
+    from pdes.files import check_regular
+    check_regular(path, "config")
 
 
 def load_toml(path: str) -> dict:

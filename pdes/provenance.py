@@ -57,6 +57,9 @@ def input_files(cfg: dict) -> dict[str, str]:
             for role, path in found.items():
                 key = f"jobs.{i}.{p.name}"
                 out[f"{key} ({role})" if role else key] = str(path)
+    from pdes.files import check_regular
+    for key, path in out.items():     # every rank reads them: no pipe or device
+        check_regular(path, key.split(" ")[0])
     return out
 
 

@@ -186,6 +186,16 @@ def merged_vary(file_vary, vary_args) -> dict:
     return vary
 
 
+def _same_number(v):
+    """``v`` with a float that is a whole number as that integer (5.0 and 5 are one value of
+    a varied key), in lists too."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, list):
+        return [_same_number(x) for x in v]
+    return v
+
+
 def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: bool | None,
               resolution: float | None, seeds: int | None) -> Spec:
     """Check and assemble a study from a config file's tables and the command line."""
@@ -210,7 +220,7 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
             raise ParameterError(f"--vary {key}: [{key.split('.')[0]}] keys do not change results")
         if not values:
             raise ParameterError(f"--vary {key}: no values")
-        if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
+        if len({json.dumps(_same_number(v), sort_keys=True) for v in values}) != len(values):
             raise ParameterError(f"--vary {key}: a value is given twice")
     sat = bool(sweep.get("saturation", False)) if saturation is None else saturation
     if not isinstance(sweep.get("saturation", False), bool):

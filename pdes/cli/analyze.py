@@ -160,8 +160,9 @@ def resolve_config(args, sections=("topology", "layout")) -> dict:
         overrides.insert(0, f"topology.name={target}")
     if "traffic" in sections and getattr(args, "traffic", None) is not None:
         overrides.append(f"traffic.pattern={args.traffic}")
-    cfgmod.resolve(raw, overrides)      # every section given is checked, as 'pdes run' would
-    return cfgmod.resolve(raw, overrides, sections=sections)
+    from pdes.provenance import input_files
+    input_files(cfgmod.resolve(raw, overrides))    # every section checked, as 'pdes run' does,
+    return cfgmod.resolve(raw, overrides, sections=sections)  # and the input files' kinds
 
 
 # --------------------------------------------------------------------------- output

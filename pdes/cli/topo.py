@@ -79,8 +79,9 @@ def report(args) -> dict:
         raise ParameterError(f"--sample: must be an integer in [1, 2**63-1], got {args.sample}")
     if not 0 <= args.seed <= 2 ** 63 - 1:
         raise ParameterError(f"--seed: must be an integer in [0, 2**63-1], got {args.seed}")
-    cfgmod.resolve(raw, overrides)      # every section given is checked, as 'pdes run' would
-    cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout", "router"))
+    from pdes.provenance import input_files
+    input_files(cfgmod.resolve(raw, overrides))    # every section checked, as 'pdes run' does,
+    cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout", "router"))  # files too
     name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building
     if size is not None:

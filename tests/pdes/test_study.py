@@ -44,6 +44,7 @@ def test_vary_values_are_toml():
     (dict(vary_args=["output.file=a,b"]), "--vary output.file"),
     (dict(vary_args=["routing.algorithm=min", "routing.algorithm=valiant"]), "given twice"),
     (dict(vary_args=["routing.algorithm=min,min"]), "given twice"),
+    (dict(raw={"sweep": {"vary": {"topology.q": [5, 5.0]}}}), "given twice"),
     (dict(vary_args=["nodot=1,2"]), "section.key"),
     (dict(seeds=0), "--seeds"),
     (dict(resolution=float("nan"), saturation=True), "--resolution: must be a number"),

@@ -181,6 +181,24 @@ def test_a_config_from_a_pipe_is_refused_not_read_twice(tmp_path, cmd):
     assert r.stderr.count("\n") == 1 and sorted(os.listdir(tmp_path)) == ["cfg.fifo"]
 
 
+@pytest.mark.parametrize("cmd, sets, key", [
+    ("run", ["traffic.pattern=bitcomp", "traffic.procs=4", "traffic.placement=file",
+             "traffic.placement_file=in.fifo"], "traffic.placement_file"),
+    ("topo", ["topology.path=in.fifo", "topology.format=edgelist"], "topology.path"),
+    ("analyze", ["topology.path=in.fifo", "topology.format=edgelist"], "topology.path")])
+def test_an_input_file_from_a_pipe_is_refused(tmp_path, cmd, sets, key):
+    """A file the config names that is a named pipe is refused before it is read (no wait for
+    a writer): one line naming the key, exit 2."""
+    os.mkfifo(tmp_path / "in.fifo")
+    name = [] if cmd == "run" else ["file"]
+    args = [a for s in sets for a in ("--set", s)]
+    r = run_pdes(cmd, *name, *args, *(["--only", "moore"] if cmd == "analyze" else []),
+                 cwd=tmp_path, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"pdes: error: {key}: in.fifo is not a regular file"), r.stderr
+    assert r.stderr.count("\n") == 1 and os.listdir(tmp_path) == ["in.fifo"]
+
+
 def test_output_directory_is_checked_before_simulating(tmp_path):
     """A missing output directory is an error before any work; so is an output name that
     ends in '/' (the name of a directory), which names the output, not its checkpoint."""
