@@ -261,14 +261,9 @@ def parse_value(text: str):
         return text
 
 
-def check_config_file(path: str) -> None:
-    """Refuse a config path that is a pipe or a device (:func:`pdes.files.check_regular`)."""
-    from pdes.files import check_regular
-    check_regular(path, "config")
-
-
 def load_toml(path: str) -> dict:
-    check_config_file(path)
+    from pdes.files import check_regular
+    check_regular(path, "config")      # a pipe or device: every rank reads the file
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)

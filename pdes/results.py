@@ -65,26 +65,39 @@ def _config_ok(text: str) -> bool:
 
 
 RUN_ARRAYS = {"hist/hops": (1, "iu"), "links/routers": (2, "iu"), "links/link_class": (1, "iu"),
-              "routers/group": (1, "iu"), "routers/endpoints": (1, "iu"),
-              **{f"series/{c}": (1, "iuf") for c in ("cycle", "delivered_flits", "injected_flits",
-                                                    "created_packets", "moves", "in_flight_flits")}}
+              "routers/group": (1, "iu"), "routers/endpoints": (1, "iu")}
 """The arrays of a run (a run file, or a study's ``/points/<name>``) that ``show`` and ``plot``
-read: (dimensions, dtype kinds)."""
+read beside the series' columns (:data:`pdes.output.SERIES_COLUMNS`): (dimensions, dtype
+kinds)."""
 RUN_SUMMARY = ("measure_start", "measure_end", "active_endpoints")
 """Summary values the figures compute with (integers)."""
+
+
+def check_version(f, path: str, kind: str, expected: int) -> None:
+    """Refuse a file whose ``format_version`` attribute is not the integer ``expected``."""
+    version = f.attrs.get("format_version")
+    if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
+        raise ParameterError(f"{path}: attribute format_version: expected an integer, got "
+                             f"{version!r}"[:200])
+    if int(version) != expected:
+        raise ParameterError(f"{path}: {kind} format_version {int(version)}, this pdes reads "
+                             f"{expected}")
+
+
+def _json_names(attrs, name: str) -> list | None:
+    """The attribute ``name`` as a JSON list of texts, None if missing or anything else."""
+    try:
+        v = json.loads(_text_attr(attrs.get(name)) or "")
+    except ValueError:
+        return None
+    return v if isinstance(v, list) and all(isinstance(x, str) for x in v) else None
 
 
 def check_run_attrs(f, path: str) -> None:
     """Refuse a run file whose root attributes ``format_version`` and ``config_toml`` are
     missing or malformed."""
     from pdes.output import FORMAT_VERSION
-    version = f.attrs.get("format_version")
-    if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
-        raise ParameterError(f"{path}: attribute format_version: expected an integer, got "
-                             f"{version!r}"[:200])
-    if int(version) != FORMAT_VERSION:
-        raise ParameterError(f"{path}: run format_version {int(version)}, this pdes reads "
-                             f"{FORMAT_VERSION}")
+    check_version(f, path, "run", FORMAT_VERSION)
     text = _text_attr(f.attrs.get("config_toml"))
     if text is None or not _config_ok(text):
         raise ParameterError(f"{path}: attribute config_toml: expected TOML text with "
@@ -129,10 +142,9 @@ def check_run(g, where: str) -> None:
             raise bad(f"/summary/{k}: missing or not an integer")
     if int(summary["measure_end"][()]) < int(summary["measure_start"][()]):
         raise bad("/summary: measure_end before measure_start")
+    from pdes.output import SERIES_COLUMNS
     arrays = {name: array(name, *spec) for name, spec in RUN_ARRAYS.items()}
-    n = {arrays[f"series/{c}"].shape[0] for c in ("cycle", "delivered_flits", "injected_flits",
-                                                  "created_packets", "moves", "in_flight_flits")}
-    if len(n) != 1:
+    if len({array(f"series/{c}", 1, "iuf").shape[0] for c in SERIES_COLUMNS}) != 1:
         raise bad("/series: its columns differ in length")
     period = g["series"].attrs.get("sample_period")
     if isinstance(period, (bool, np.bool_)) or not isinstance(period, (int, np.integer)) \
@@ -145,11 +157,8 @@ def check_run(g, where: str) -> None:
                   "the same links")
     if arrays["routers/endpoints"].shape != group.shape:
         raise bad("/routers: endpoints and group differ in length")
-    try:
-        names = json.loads(_text_attr(g["links"].attrs.get("link_class_names")) or "")
-    except ValueError:
-        names = None
-    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+    names = _json_names(g["links"].attrs, "link_class_names")
+    if names is None:
         raise bad("/links: attribute link_class_names missing or not a JSON list of names")
     r, c, gr = links[()], cls[()], group[()]
     if r.size and (r.min() < 0 or r.max() >= gr.shape[0]):
@@ -170,12 +179,8 @@ def check_run(g, where: str) -> None:
             raise bad("/workload: its operation columns differ in length")
     if "jobs" in g:
         jobs = g["jobs"]
-        try:
-            jnames = json.loads(_text_attr(jobs.attrs.get("names")) or "")
-        except ValueError:
-            jnames = None
-        if not isinstance(jnames, list) or not all(
-                isinstance(x, str) and isinstance(jobs.get(x), h5py.Group) for x in jnames):
+        jnames = _json_names(jobs.attrs, "names")
+        if jnames is None or not all(isinstance(jobs.get(x), h5py.Group) for x in jnames):
             raise bad("/jobs: attribute names missing, or a job it names has no group")
         for x in jnames:
             for k in jobs[x]:
@@ -207,11 +212,7 @@ def check_study(f, path: str, points=None) -> None:
     fmt = _text_attr(f.attrs.get("format"))
     if fmt != STUDY_FORMAT:
         raise bad("not a pdes study file" + (f" (format {fmt!r})" if fmt else " (no format attribute)"))
-    version = f.attrs.get("format_version")
-    if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
-        raise bad(f"attribute format_version: expected an integer, got {version!r}")
-    if int(version) != STUDY_VERSION:
-        raise bad(f"study format_version {int(version)}, this pdes reads {STUDY_VERSION}")
+    check_version(f, path, "study", STUDY_VERSION)
     for name, kind in STUDY_ATTRS.items():
         if name not in f.attrs:
             raise bad(f"attribute {name} missing ({kind})")

@@ -27,7 +27,7 @@ import os
 import sys
 
 from models.core.errors import ParameterError
-from pdes.cli.common import world_if_parallel
+from pdes.cli.common import resolve_used, world_if_parallel
 from pdes import analysis
 from pdes import config as cfgmod
 from pdes.analysis import _float, _floats, clean as _clean  # noqa: F401 - used by other CLIs
@@ -160,9 +160,7 @@ def resolve_config(args, sections=("topology", "layout")) -> dict:
         overrides.insert(0, f"topology.name={target}")
     if "traffic" in sections and getattr(args, "traffic", None) is not None:
         overrides.append(f"traffic.pattern={args.traffic}")
-    from pdes.provenance import input_files
-    input_files(cfgmod.resolve(raw, overrides))    # every section checked, as 'pdes run' does,
-    return cfgmod.resolve(raw, overrides, sections=sections)  # and the input files' kinds
+    return resolve_used(raw, overrides, sections)
 
 
 # --------------------------------------------------------------------------- output

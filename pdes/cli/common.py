@@ -169,6 +169,19 @@ def say_fn(comm, quiet: bool):
     return lambda s: print(f"[pdes] {s}", file=sys.stderr, flush=True)
 
 
+def resolve_used(raw: dict, overrides: list, sections: tuple) -> dict:
+    """The resolved ``sections`` of a config for a command that uses only those (``topo``,
+    ``analyze``), after every section given, and the files it names, were checked as ``pdes
+    run`` checks them (a bad value elsewhere is refused, not ignored).  With ``traffic``
+    among ``sections`` the ``[[jobs]]`` come too."""
+    from pdes import config as C
+    from pdes.provenance import input_files
+    full = C.resolve(raw, overrides)
+    input_files(full)
+    return {k: v for k, v in full.items()
+            if k in sections or (k == "jobs" and "traffic" in sections)}
+
+
 def check_output(path: str, key: str, *, replace: bool = True,
                  exists: str = "use --force to replace it") -> None:
     """Refuse output paths that are not (or cannot become) a regular file in a writable directory,

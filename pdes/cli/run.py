@@ -304,12 +304,13 @@ def read_config(args) -> tuple[dict, list[str]]:
     """(raw config, lines to report) of CONFIG or ``--booksim FILE``; ``{}`` without either."""
     from pdes import booksim
     from pdes import config as C
+    from pdes.files import check_regular
     if args.booksim and args.config:
         raise ParameterError("config: give a config file or --booksim FILE, not both")
     path = args.booksim or args.config
     if not path:
         return {}, []
-    C.check_config_file(path)
+    check_regular(path, "config")      # read twice below: TOML or BookSim, then its content
     if args.booksim or booksim.looks_like_booksim(path):
         raw, used, notes = booksim.load(path)
         return raw, booksim.describe(path, used, notes)

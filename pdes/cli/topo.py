@@ -18,6 +18,7 @@ import time
 
 from models.core.errors import ParameterError
 from pdes import config as cfgmod
+from pdes.cli.common import resolve_used
 
 HELP = "build a topology and print its structure (size, diameter, distances, cables)"
 
@@ -79,9 +80,7 @@ def report(args) -> dict:
         raise ParameterError(f"--sample: must be an integer in [1, 2**63-1], got {args.sample}")
     if not 0 <= args.seed <= 2 ** 63 - 1:
         raise ParameterError(f"--seed: must be an integer in [0, 2**63-1], got {args.seed}")
-    from pdes.provenance import input_files
-    input_files(cfgmod.resolve(raw, overrides))    # every section checked, as 'pdes run' does,
-    cfg = cfgmod.resolve(raw, overrides, sections=("topology", "layout", "router"))  # files too
+    cfg = resolve_used(raw, overrides, ("topology", "layout", "router"))
     name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building
     if size is not None:
