@@ -51,7 +51,7 @@ def _source(module: str, hop: str, source: str | None) -> str:
         imp = f"from {module} import {hop} as route_hop, {source} as route_source"
     else:
         imp = (f"from {module} import {hop} as route_hop\n"
-               "from pdes.kernels.plugin_placeholder import source as route_source")
+               "from pdes.kernels.no_route import source as route_source")
     out = text.splitlines()
     out[lines[0]] = f"{imp}  {MARK}"
     out[lines[1]] = f"HAS_SOURCE = {source is not None}  {MARK}"

@@ -8,7 +8,7 @@ caches :func:`advance` (and :func:`advance_iq`) once per routing kernel with the
 functions inlined (a jitted function passed as an argument would miss the
 on-disk cache in every new process; a call would pass every array of its
 arguments).  As it stands
-it imports placeholders that route nothing.
+it imports :mod:`pdes.kernels.no_route`, which routes nothing.
 
 :func:`route_and_allocate_vc` is the router's second step (after
 :func:`pdes.kernels.cycle.switch_allocation`): for the head flit at the
@@ -42,7 +42,7 @@ from pdes.kernels.iq import (OV_DRAINING, drained, grant_vc, match, port_switch_
 from pdes.kernels.prefetch import (PF_RING, PF_ROUTERS, fetch_next_hops, fetch_router_lines,
                                    list_router_vcs)
 from pdes.kernels.vcalloc import free_output_vc, grant_vcs, unroutable
-from pdes.kernels.plugin_placeholder import hop as route_hop, source as route_source  # routing import
+from pdes.kernels.no_route import hop as route_hop, source as route_source  # routing import
 HAS_SOURCE = False  # routing import
 # the routing's functions are inlined into the router stage: a call would pass every array
 # of the engine's view and the routing's tables (several hundred words per head flit)

@@ -1,5 +1,6 @@
 """The routing functions :mod:`pdes.kernels.routed` imports as it stands: they route nothing
-(every head flit gets ``ERR_ROUTE``).  Generated copies import a routing kernel's instead."""
+(every head flit gets ``ERR_ROUTE``).  Generated copies import a routing kernel's instead, and
+this ``source`` (no decision at a packet's first router) when the routing has none."""
 from models.core.jit import njit_inline
 from models.core.record import ERR_ROUTE
 
