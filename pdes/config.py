@@ -375,10 +375,13 @@ def resolve(raw: dict | None = None, overrides: list[str] | None = None,
         else:
             out[section] = _resolve_static(section, given)
     if raw.get("jobs") is not None and "traffic" in sections:
-        if raw.get("traffic", {}).get("pattern", DEFAULTS_CHOSEN["traffic"]["pattern"]) != \
-                DEFAULTS_CHOSEN["traffic"]["pattern"]:
-            raise ConfigError("traffic.pattern: a config with [[jobs]] takes its workload from "
-                              "the jobs (leave [traffic] out)")
+        # [traffic] is not read with jobs: a key of it set to other than its default would be
+        # ignored (a printed config, which lists every default, still runs)
+        unread = _resolve_chosen("traffic", {})
+        for key in ["pattern"] + sorted(out["traffic"]):
+            if out["traffic"].get(key) != unread.get(key):
+                raise ConfigError(f"traffic.{key}: a config with [[jobs]] takes its workload "
+                                  "from the jobs (leave [traffic] out)")
         out["jobs"] = resolve_jobs(raw["jobs"])
     check_relations(out)
     return out

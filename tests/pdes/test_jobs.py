@@ -40,6 +40,8 @@ def test_jobs_resolve_print_and_read_back():
     (["jobs.0.pattern=allreduce", "jobs.1.pattern=barrier", "jobs.1.name=job0"],
      r"jobs\.1\.name: 'job0' names an earlier job"),
     (["jobs.0.pattern=allreduce", "traffic.pattern=shift"], r"traffic\.pattern: a config with \[\[jobs\]\]"),
+    (["jobs.0.pattern=allreduce", "traffic.load=0.5"], r"traffic\.load: a config with \[\[jobs\]\]"),
+    (["jobs.0.pattern=allreduce", "traffic.injection=on_off"], r"traffic\.injection: a config with"),
     (["jobs.0.pattern=allreduce", "jobs.0.placement=list"], r"jobs\.0\.endpoints: placement 'list'"),
     (["jobs.x.pattern=allreduce"], r"a job's key is jobs\.N\.key"),
 ])
