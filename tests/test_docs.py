@@ -198,3 +198,19 @@ def test_references_cover_the_paper_keys():
     """references.md has an entry for each of 000-004."""
     have = anchors(ROOT / "docs" / "references.md")
     assert {f"00{i}" for i in range(5)} <= have
+
+
+def test_the_default_runs_summary_is_the_one_shown(tmp_path):
+    """The summary the README and docs/output.md show for the default run (``pdes run``) is
+    the one it prints, but for the peak memory, which depends on the machine."""
+    shown = {}
+    for page in (ROOT / "README.md", ROOT / "docs" / "output.md"):
+        for lang, body in blocks(page.read_text()):
+            if not lang and body.startswith("offered load "):
+                shown[page.name] = [x for x in body.splitlines() if not x.startswith("peak memory")]
+    assert set(shown) == {"README.md", "output.md"}
+    r = run_python("-m", "pdes", "run", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    printed = [x for x in r.stdout.splitlines() if not x.startswith("peak memory")]
+    for name, lines in shown.items():
+        assert lines == printed, name
