@@ -11,7 +11,8 @@ channel.  Two splits:
 ``hop``
     at every router the flow towards a destination is split evenly over the
     minimal next hops: pdes's ``min`` routing (a uniform draw among minimal
-    ports at each hop).
+    ports at each hop) with graph-minimal routes (``vc_scheme = "hop"``; on a
+    Dragonfly its default local-global-local routes are not all graph-minimal).
 ``path``
     the flow of each pair is split evenly over its minimal *paths* (a next hop
     gets the share of the minimal paths through it), as a routing that draws
