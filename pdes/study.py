@@ -774,6 +774,16 @@ class StudyFile:
             writer.check()
         self.f.close()
 
+    def discard(self) -> None:
+        """Close the file image if it is still open (a study refused, failed or stopped): an
+        h5py file on an in-memory buffer left open until the interpreter's exit crashed the
+        process there (status 139) after a failed write."""
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.stop()
+        if self.f:
+            self.f.close()
+
     @staticmethod
     def _put(f, name, table) -> None:
         """Write a table dataset, resizing the one already there (no space is left behind)."""
@@ -1032,90 +1042,94 @@ def run_study(spec: Spec, path: str, world, concurrent: int = 1, resume: bool = 
     file = StudyFile(path, spec, version, say=say, records=records,
                      allow_changed_inputs=allow_changed_inputs,
                      background=background_writes(size)) if wrank == 0 else None
-    known, error = {}, None
-    if wrank == 0 and resume and os.path.exists(path):
-        try:
-            file.load_existing()
-        except ParameterError as exc:
-            error = str(exc)
-    if world is not None and size > 1:
-        error = world.bcast(error, root=0)
-    if error:
-        raise ParameterError(error)
-    runner = Runner(spec, gcomm if gsize > 1 else None, version, world_rank=wrank, records=records)
-    runner.check_all(spec.loads[0])
-    if say:
-        if intro:
-            say(intro)
-        from pdes.compiling import compile_notice
-        compile_notice(say)
-    if wrank == 0:
-        known = file.summaries()
-    if world is not None and size > 1:
-        known = world.bcast(known, root=0)
-    queue = Queue(world if size > 1 else None, gcomm if gsize > 1 else None, file)
-    poll = queue.poll if wrank == 0 and size > 1 else None
-
-    nseries = len(spec.series)
-    grid = [(s, r, L) for s in range(nseries) for r in range(spec.seeds) for L in spec.loads
-            if point_name(s, r, L) not in known]
-    if wrank == 0:
-        est = len(grid)
-        if spec.saturation:
-            est += nseries * spec.seeds * max(0, math.ceil(math.log2(
-                max(np.diff(spec.loads).max() if len(spec.loads) > 1 else 0.1, spec.resolution)
-                / spec.resolution)))
-        file.expected = est
-        if say and known:
-            say(f"resuming {path}: {len(known)} points done, {len(grid)} grid points to run")
-
-    def grid_task(i):
-        s, r, L = grid[i]
-        _, rec = runner.run(s, r, L, poll=poll, leader=queue.leader)
-        if rec is not None:
-            queue.emit(rec)
-
-    results = None
     try:
-        queue.run(len(grid), grid_task)
+        known, error = {}, None
+        if wrank == 0 and resume and os.path.exists(path):
+            try:
+                file.load_existing()
+            except ParameterError as exc:
+                error = str(exc)
+        if world is not None and size > 1:
+            error = world.bcast(error, root=0)
+        if error:
+            raise ParameterError(error)
+        runner = Runner(spec, gcomm if gsize > 1 else None, version, world_rank=wrank, records=records)
+        runner.check_all(spec.loads[0])
+        if say:
+            if intro:
+                say(intro)
+            from pdes.compiling import compile_notice
+            compile_notice(say)
         if wrank == 0:
-            file.commit()
+            known = file.summaries()
+        if world is not None and size > 1:
+            known = world.bcast(known, root=0)
+        queue = Queue(world if size > 1 else None, gcomm if gsize > 1 else None, file)
+        poll = queue.poll if wrank == 0 and size > 1 else None
 
-        if spec.saturation:
-            if wrank == 0:
-                known = file.summaries()
-            if world is not None and size > 1:
-                known = world.bcast(known, root=0)
-            pairs = [(s, r) for s in range(nseries) for r in range(spec.seeds)]
-
-            def sat_task(i):
-                s, r = pairs[i]
-
-                def summary_of(load):
-                    name = point_name(s, r, load)
-                    if name not in known:
-                        summary, rec = runner.run(s, r, load, poll=poll, leader=queue.leader)
-                        known[name] = summary
-                        if rec is not None:
-                            queue.emit(rec)
-                    return known[name]
-                bisection(spec, s, r, summary_of)
-
-            queue.run(len(pairs), sat_task)
-            if wrank == 0:
-                allk = file.summaries()
-
-                def lookup_factory(s, r):
-                    return lambda load: allk[point_name(s, r, load)]
-                results = [bisection(spec, s, r, lookup_factory(s, r)) for s, r in pairs]
-                file.saturation = results
+        nseries = len(spec.series)
+        grid = [(s, r, L) for s in range(nseries) for r in range(spec.seeds) for L in spec.loads
+                if point_name(s, r, L) not in known]
         if wrank == 0:
-            file.commit(finished=True)
-            file.close()
-    except BaseException:
-        if wrank == 0:        # a failure or a signal: keep the points finished so far
-            file.rescue()
-        raise
+            est = len(grid)
+            if spec.saturation:
+                est += nseries * spec.seeds * max(0, math.ceil(math.log2(
+                    max(np.diff(spec.loads).max() if len(spec.loads) > 1 else 0.1, spec.resolution)
+                    / spec.resolution)))
+            file.expected = est
+            if say and known:
+                say(f"resuming {path}: {len(known)} points done, {len(grid)} grid points to run")
+
+        def grid_task(i):
+            s, r, L = grid[i]
+            _, rec = runner.run(s, r, L, poll=poll, leader=queue.leader)
+            if rec is not None:
+                queue.emit(rec)
+
+        results = None
+        try:
+            queue.run(len(grid), grid_task)
+            if wrank == 0:
+                file.commit()
+
+            if spec.saturation:
+                if wrank == 0:
+                    known = file.summaries()
+                if world is not None and size > 1:
+                    known = world.bcast(known, root=0)
+                pairs = [(s, r) for s in range(nseries) for r in range(spec.seeds)]
+
+                def sat_task(i):
+                    s, r = pairs[i]
+
+                    def summary_of(load):
+                        name = point_name(s, r, load)
+                        if name not in known:
+                            summary, rec = runner.run(s, r, load, poll=poll, leader=queue.leader)
+                            known[name] = summary
+                            if rec is not None:
+                                queue.emit(rec)
+                        return known[name]
+                    bisection(spec, s, r, summary_of)
+
+                queue.run(len(pairs), sat_task)
+                if wrank == 0:
+                    allk = file.summaries()
+
+                    def lookup_factory(s, r):
+                        return lambda load: allk[point_name(s, r, load)]
+                    results = [bisection(spec, s, r, lookup_factory(s, r)) for s, r in pairs]
+                    file.saturation = results
+            if wrank == 0:
+                file.commit(finished=True)
+                file.close()
+        except BaseException:
+            if wrank == 0:        # a failure or a signal: keep the points finished so far
+                file.rescue()
+            raise
+    finally:
+        if file is not None:
+            file.discard()      # a study that ended early leaves no file image open
     if gcomm is not None and gcomm is not world:
         gcomm.Free()
     return results if wrank == 0 else None

@@ -223,6 +223,31 @@ def test_crash_then_resume_equals_uninterrupted(tmp_path):
                         (ta[col].dtype.kind == "f" and np.array_equal(ta[col], tb[col], equal_nan=True)), col
 
 
+def test_a_failed_write_ends_the_sweep_with_one_line(tmp_path):
+    """The study's directory removed while it runs: the next commit fails, and the sweep ends
+    with one error line and status 3 (it crashed with status 139 at exit, its file image
+    still open)."""
+    import shutil
+    import subprocess
+    import time
+    from tests.helpers import python_argv, subprocess_env
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    proc = subprocess.Popen(python_argv("-m", "pdes", "sweep", "--set", "measure.warmup_cycles=200",
+                                        "--set", "measure.measure_cycles=3000", "--loads",
+                                        "0.05:0.95:0.05", "-o", str(sub / "s.h5"), "--quiet"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=subprocess_env())
+    deadline = time.monotonic() + 300
+    while not (sub / "s.h5").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    shutil.rmtree(sub)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 3, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pdes: error (rank 0): FileNotFoundError"), err
+
+
 def test_resume_refuses_another_study(tmp_path):
     """--resume on a file of another study says what differs and leaves the file alone."""
     out = _sweep_in_process(tmp_path, "a.h5", *sets(), "--loads", "0.2")
