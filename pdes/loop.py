@@ -31,7 +31,7 @@ from models.core import params as prm_slots
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
     ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, S_CREATED_MEAS, S_DELIVERED_FLITS,
     S_DELIVERED_MEAS, S_DROPPED_MEAS, S_INFLIGHT, S_LAST_MOVE)
-from pdes import reduce
+from pdes import interrupt, reduce
 from pdes.checkpoint import save
 from pdes.comm import LocalGroup
 from pdes.failure import carry_over, fail, restore_degraded
@@ -191,6 +191,7 @@ class Engine:
         s.kernel_s += t1 - t0
         s.exchange_s += t2 - t1
         s.cycle += step
+        interrupt.raise_pending()     # a Ctrl-C Python dropped ends the run here
 
     def _reroute(self, s: LoopState) -> None:
         """At ``faults.at_cycle + reroute_cycles`` (collective): the run goes on as a run of the

@@ -27,7 +27,7 @@ import os
 import sys
 
 from models.core.errors import ParameterError
-from pdes.cli.common import resolve_used, world_if_parallel
+from pdes.cli.common import mpi_main, resolve_used
 from pdes import analysis
 from pdes import config as cfgmod
 from pdes.analysis import _float, _floats, clean as _clean  # noqa: F401 - used by other CLIs
@@ -368,26 +368,17 @@ def table(rep: dict) -> str:
 
 # --------------------------------------------------------------------------- main
 def main(args) -> int:
-    world = world_if_parallel()
-    rank = world.Get_rank() if world is not None else 0
-    try:
-        opts = options(args)
-        # the ranks share the resiliency samples; without them every rank computes alike
-        comm = world if opts["only"] is None or "resiliency" in opts["only"] else None
-        return _main(args, opts, comm, world)
-    except ParameterError as exc:
-        if world is None:
-            raise
-        if rank == 0:  # found identically on every rank before any collective work
-            print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
-        return 2
-    except Exception as exc:  # noqa: BLE001 - one failing rank must end the whole job
-        if world is None:
-            raise
-        print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr,
-              flush=True)
-        world.Abort(3)
-        return 3
+    # the project's error and signal rules (one line, status 2; a failure or signal on one
+    # rank ends the job): the ranks of a resiliency analysis wait for each other
+    return mpi_main(_mpi_main, args)
+
+
+def _mpi_main(args, comm) -> int:
+    world = comm if comm.Get_size() > 1 else None
+    opts = options(args)
+    # the ranks share the resiliency samples; without them every rank computes alike
+    shared = world if opts["only"] is None or "resiliency" in opts["only"] else None
+    return _main(args, opts, shared, world)
 
 
 def claim_output(args, cfg: dict, world):

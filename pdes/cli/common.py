@@ -85,19 +85,25 @@ def mpi_main(body, args) -> int:
     prints one ``pdes: error:`` line and every rank returns 2.  Any other
     failure ends the whole job (``Abort``) with status 3.
     """
+    from pdes import interrupt
     comm = world()
     rank, size = comm.Get_rank(), comm.Get_size()
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    # after MPI's start: SIGUSR1 (a batch system's warning) ends a command that takes no
+    # checkpoint as SIGTERM does, instead of killing it silently or being ignored
+    previous = {s: signal.signal(s, _terminated) for s in TERMINATING}
+    previous_int = interrupt.install()
     try:
         return body(args, comm)
     except (KeyboardInterrupt, Terminated) as exc:
         # a signal to any one rank ends the whole job (the others may wait on this one)
-        what = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted (SIGINT)"
-        print(f"pdes: {what} on rank {rank}", file=sys.stderr, flush=True)
+        signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
+        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"pdes: {what} ({signal.Signals(signum).name}) on rank {rank}", file=sys.stderr,
+              flush=True)
         if size > 1:
             time.sleep(ABORT_GRACE_S)     # let mpiexec forward the message before it kills us
-            comm.Abort(130 if isinstance(exc, KeyboardInterrupt) else 143)
-        return 130 if isinstance(exc, KeyboardInterrupt) else 143
+            comm.Abort(128 + signum)
+        return 128 + signum
     except ParameterError as exc:
         if rank == 0:
             print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
@@ -111,7 +117,9 @@ def mpi_main(body, args) -> int:
             comm.Abort(3)
         return 3
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        interrupt.uninstall(previous_int)
 
 
 def stdout_closed() -> int:
@@ -128,11 +136,21 @@ def stdout_closed() -> int:
 
 
 class Terminated(Exception):
-    """SIGTERM arrived (a batch system's stop, or a user's kill)."""
+    """SIGTERM or SIGUSR1 arrived (a batch system's stop or warning, or a user's kill)."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+
+TERMINATING = (signal.SIGTERM, signal.SIGUSR1)
+"""The signals that end a command run by :func:`mpi_main` (:class:`Terminated`), unless a
+run with a checkpoint file takes them as a request to checkpoint and stop
+(:class:`StopRequest`)."""
 
 
 def _terminated(signum, frame):
-    raise Terminated()
+    raise Terminated(signum)
 
 
 class StopRequest:

@@ -249,6 +249,61 @@ def test_signal_to_one_rank_ends_the_job(tmp_path, sig):
     assert not (tmp_path / "o.h5").exists()
 
 
+def _signal_when(job, ready, pattern: str, sig, which=max, timeout: float = 120):
+    """Send ``sig`` to one of ``job``'s ranks (``which`` of their pids; the job itself when it
+    is one process) once ``ready()``;
+    returns the job's stderr.  The job is killed if it has not ended 20 s after."""
+    import time
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready() and job.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ranks = descendants(job.pid, pattern) or [job.pid]     # [job.pid]: one process
+        assert job.poll() is None, job.poll()
+        os.kill(which(ranks), sig)
+        return job.communicate(timeout=20)[1]
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGUSR1])
+@pytest.mark.parametrize("which", [min, max])
+def test_signal_to_one_rank_ends_an_analysis(tmp_path, sig, which):
+    """A signal to one rank of a 2-rank resiliency analysis (whose ranks share the samples)
+    ends the whole job with 128 + the signal and one line naming it; SIGINT to one rank left
+    the other waiting forever."""
+    out = tmp_path / "a.h5"
+    cmd = python_argv("-m", "pdes", "analyze", "slimfly", "--set", "topology.q=19", "--only",
+                      "resiliency", "--samples", "1000000", "-o", str(out), nranks=2)
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=subprocess_env(), start_new_session=True)
+    lock = tmp_path / "a.h5.lock"         # claimed when the analysis starts, after the checks
+    err = _signal_when(job, lock.exists, "pdes analyze", sig, which)
+    assert job.returncode == 128 + sig, err
+    what = "interrupted" if sig == signal.SIGINT else "terminated"
+    assert f"pdes: {what} ({signal.Signals(sig).name}) on rank " in err, err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_sigusr1_ends_a_sweep_keeping_its_points(tmp_path):
+    """SIGUSR1 (a batch system's warning) to a one-process sweep writes the points finished so
+    far and ends it with status 138 (it killed the process, losing them)."""
+    import h5py
+    out = tmp_path / "s.h5"
+    cmd = python_argv("-m", "pdes", "sweep", "--set", "measure.warmup_cycles=200", "--set",
+                      "measure.measure_cycles=3000", "--loads", "0.05:0.95:0.05", "-o", str(out),
+                      "--quiet")
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=subprocess_env(), start_new_session=True)
+    err = _signal_when(job, out.exists, "pdes sweep", signal.SIGUSR1)
+    assert job.returncode == 138, err
+    assert err.strip().splitlines() == ["pdes: terminated (SIGUSR1) on rank 0"], err
+    with h5py.File(out) as f:
+        assert not f.attrs["finished"] and len(f["points"]) >= 1
+
+
 def test_declared_ranges_are_documented():
     """docs/config.md lists every static key's declared range as it is in the code."""
     from pdes import config as C
