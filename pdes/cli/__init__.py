@@ -52,8 +52,11 @@ def main(argv=None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    from pdes.cli.common import stdout_closed
     try:
-        return int(args._main(args) or 0)
+        status = int(args._main(args) or 0)
+        sys.stdout.flush()             # a failure to write the output is the command's
+        return status
     except ParameterError as exc:
         print(f"pdes: error: {exc}", file=sys.stderr)
         return 2
@@ -61,5 +64,13 @@ def main(argv=None) -> int:
         print("pdes: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:            # stdout closed by the reader (e.g. piped into head)
-        from pdes.cli.common import stdout_closed
         return stdout_closed()
+    except OSError as exc:             # the machine's refusal (a full disk, a read-only file
+        # system, standard output on a full device): one line, as the simulating commands
+        # give it, not a traceback; what is still buffered for standard output is dropped
+        print(f"pdes: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        try:
+            sys.stdout.flush()
+        except OSError:
+            stdout_closed()
+        return 3

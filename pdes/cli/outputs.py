@@ -269,12 +269,14 @@ class Claim:
         os.remove(aside)
 
     def release(self) -> None:
-        """Remove the locks this process holds."""
+        """Remove the locks this process holds.  A lock that cannot be removed (its file
+        system turned read-only, say) stays, for the next writer to take over: the error that
+        ended the command is the one to report, not this one."""
         for lock in self.locks:
             if _read(lock) == self.me:
                 try:
                     os.remove(lock)
-                except FileNotFoundError:
+                except OSError:
                     pass
         self.locks = []
 

@@ -304,6 +304,22 @@ def test_sigusr1_ends_a_sweep_keeping_its_points(tmp_path):
         assert not f.attrs["finished"] and len(f["points"]) >= 1
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["info"], ["topo", "slimfly", "--json"], ["run"], ["show", "o.h5"]])
+def test_a_full_standard_output_is_one_line(tmp_path, args):
+    """Standard output on a full device: one error line and status 3, no traceback (show and
+    topo printed one)."""
+    if args[0] == "show":
+        assert run_pdes("run", *FAST, "-o", "o.h5", cwd=tmp_path).returncode == 0
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(python_argv("-m", "pdes", *args, *(FAST if args == ["run"] else [])),
+                           stdout=full, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                           env=subprocess_env(), timeout=300)
+    assert r.returncode == 3, r.stderr
+    lines = [x for x in r.stderr.splitlines() if not x.startswith("[pdes]")]
+    assert len(lines) == 1 and "No space left on device" in lines[0], r.stderr
+
+
 def test_declared_ranges_are_documented():
     """docs/config.md lists every static key's declared range as it is in the code."""
     from pdes import config as C

@@ -183,6 +183,21 @@ def test_lock_claims_in_process(tmp_path):
             assert fh.read() == text
 
 
+def test_a_lock_that_cannot_be_removed_stays_silently(tmp_path, monkeypatch):
+    """Releasing a lock on a file system that refuses the removal (turned read-only) leaves
+    the lock for the next writer to take over instead of raising: the error that ended the
+    command is the one reported (the lock's OSError replaced it)."""
+    out = str(tmp_path / "x.h5")
+    c = O.claim(None, [(out, "-o")])
+
+    def refuse(path):
+        raise OSError(30, "Read-only file system", path)
+    monkeypatch.setattr(O.os, "remove", refuse)
+    c.release()
+    monkeypatch.undo()
+    assert os.path.exists(out + ".lock") and c.locks == []
+
+
 # --------------------------------------------------------------------------- 4: never an input
 def test_an_output_never_replaces_an_input(tmp_path):
     """-o naming the config file, the network file or the checkpoint being continued, and
