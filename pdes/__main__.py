@@ -17,4 +17,11 @@ if __name__ == "__main__":
     # command.  The process ends here, so it is skipped (files are closed and MPI is
     # finalized by their own exit handlers, which still run).
     gc.freeze()
+    from pdes.files import hdf5_unclosed
+    if hdf5_unclosed():
+        # a failed write left HDF5 a file it cannot close, which it would try again after
+        # the interpreter's end and crash there: the process ends now, with its status
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(rc)
     sys.exit(rc)

@@ -190,11 +190,10 @@ def table_array(vary: list, rows: list[dict]) -> np.ndarray:
 
 def write(path: str, spec: AnalysisSpec, rows: list[dict], version: str) -> None:
     """The whole study file, under a temporary name renamed when complete."""
-    import h5py
-    from pdes.files import replaced_when_whole
+    from pdes.files import new_hdf5, replaced_when_whole
     rows = sorted(rows, key=lambda r: r["series"])
     with replaced_when_whole(path) as tmp:
-        with h5py.File(tmp, "w") as f:
+        with new_hdf5(tmp) as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
             f.attrs["pdes_version"] = version

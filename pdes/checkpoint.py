@@ -51,6 +51,7 @@ from models.core.record import (F_AUX, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F
     S_CREATED_PKTS, S_DELIVERED_FLITS, S_DELIVERED_MEAS, S_DELIVERED_WIN, S_INFLIGHT,
     S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_MOVE, STAT_MAX)
 from pdes import reduce
+from pdes.files import new_hdf5
 from pdes.kernels import state_table as ST
 from pdes.loopstate import INT32_MAX, LoopState, SimulationError
 from pdes.state import ring_positions
@@ -347,13 +348,12 @@ def code_version() -> tuple[str, str]:
 
 
 def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, nparts: int) -> None:
-    import h5py
 
     from pdes import config as C
     tmp = f"{path}.tmp-{os.getpid()}"
     version, digest = code_version()
     try:
-        with h5py.File(tmp, "w") as f:
+        with new_hdf5(tmp) as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
             f.attrs["pdes_version"] = version

@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    from pdes.cli.common import stdout_closed
+    from pdes.cli.common import one_line, stdout_closed
     try:
         status = int(args._main(args) or 0)
         sys.stdout.flush()             # a failure to write the output is the command's
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     except OSError as exc:             # the machine's refusal (a full disk, a read-only file
         # system, standard output on a full device): one line, as the simulating commands
         # give it, not a traceback; what is still buffered for standard output is dropped
-        print(f"pdes: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"pdes: error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
         try:
             sys.stdout.flush()
         except OSError:

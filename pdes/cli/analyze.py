@@ -32,7 +32,7 @@ from pdes import analysis
 from pdes import config as cfgmod
 from pdes.analysis import _float, _floats, clean as _clean  # noqa: F401 - used by other CLIs
 from pdes.cli.topo import _jsonable
-from pdes.files import replaced_when_whole
+from pdes.files import new_hdf5, replaced_when_whole
 
 HELP = ("structural analysis: distances, Moore bound, shortest paths, latency, bisection, "
         "resiliency, cables, cost, power, LP throughput, path sets of multipath routings")
@@ -182,7 +182,6 @@ def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
     strings attributes (``None`` is left out); the ``/resiliency/curve/paths`` datasets
     also carry a ``units`` attribute (:data:`CURVE_UNITS`).
     """
-    import h5py
     import numpy as np
 
     def put(group, key, value):
@@ -202,7 +201,7 @@ def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
 
     rep = _clean(report)
     with replaced_when_whole(path) as tmp:
-        with h5py.File(tmp, "w") as f:
+        with new_hdf5(tmp) as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
             f.attrs["pdes_version"] = version

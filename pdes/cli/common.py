@@ -111,7 +111,8 @@ def mpi_main(body, args) -> int:
     except BrokenPipeError:        # stdout closed by the reader (e.g. piped into head)
         return stdout_closed()
     except Exception as exc:  # noqa: BLE001 - any failure must end the whole job
-        print(f"pdes: error (rank {rank}): {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        print(f"pdes: error (rank {rank}): {type(exc).__name__}: {one_line(exc)}", file=sys.stderr,
+              flush=True)
         if size > 1:
             time.sleep(ABORT_GRACE_S)
             comm.Abort(3)
@@ -120,6 +121,11 @@ def mpi_main(body, args) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
         interrupt.uninstall(previous_int)
+
+
+def one_line(exc) -> str:
+    """An exception's text on one line (HDF5's messages span several)."""
+    return " ".join(str(exc).split())
 
 
 def stdout_closed() -> int:

@@ -24,7 +24,7 @@ import sys
 from models.core.errors import ParameterError
 from pdes.analysis import integer_option
 from pdes.cli.common import world_if_parallel
-from pdes.files import replaced_when_whole
+from pdes.files import new_hdf5, replaced_when_whole
 
 HELP = "list every configuration of the topology families that fits a router radix"
 
@@ -144,7 +144,7 @@ def write_hdf5(path: str, table, version: str) -> None:
     floats = {"links_per_endpoint", "ports_per_endpoint", "moore_bound", "moore_ratio",
               "router_cost", "router_cost_per_endpoint", "power_w", "power_per_endpoint_w"}
     with replaced_when_whole(path) as tmp:
-        with h5py.File(tmp, "w") as f:
+        with new_hdf5(tmp) as f:
             f.attrs["format"] = FORMAT
             f.attrs["format_version"] = FORMAT_VERSION
             f.attrs["pdes_version"] = version

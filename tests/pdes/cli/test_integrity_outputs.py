@@ -198,6 +198,43 @@ def test_a_lock_that_cannot_be_removed_stays_silently(tmp_path, monkeypatch):
     assert os.path.exists(out + ".lock") and c.locks == []
 
 
+@pytest.fixture
+def small_disk(tmp_path):
+    """A file system of its own (tmpfs), filled by ``fill(free)`` but for ``free`` bytes; the
+    test is skipped where this process may not mount one."""
+    import subprocess
+    d = tmp_path / "small"
+    d.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=700k", "tmpfs", str(d)],
+                       capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    def fill(free: int):
+        st = os.statvfs(d)
+        (d / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize - free))
+        return d
+    try:
+        yield fill
+    finally:
+        subprocess.run(["umount", str(d)], capture_output=True)
+
+
+@pytest.mark.parametrize("free, args", [
+    (65536, ["run", "--set", "topology.q=7", "--set", "measure.measure_cycles=3000", "-o",
+             "out.h5", "--checkpoint-every", "1000", "--quiet"]),      # a checkpoint of ~1 MB
+    (8192, ["analyze", "slimfly", "--set", "topology.q=13", "--only", "paths,cables", "-o",
+            "out.h5"]),
+])
+def test_a_full_disk_ends_with_one_line(small_disk, free, args):
+    """A write that fills the disk ends the command with one line and status 3: no h5py
+    tracebacks of the objects it could not release, no crash at exit (status 139), no file."""
+    d = small_disk(free)
+    r = pdes(*args, cwd=d)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("pdes: error"), r.stderr
+    assert "No space left on device" in r.stderr and os.listdir(d) == ["filler"]
+
+
 # --------------------------------------------------------------------------- 4: never an input
 def test_an_output_never_replaces_an_input(tmp_path):
     """-o naming the config file, the network file or the checkpoint being continued, and
