@@ -23,7 +23,7 @@ import socket
 
 from models.core.errors import ParameterError
 
-from pdes.files import TMP_SUFFIX  # noqa: F401  (``<name>.tmp-<pid>``: every output is written so)
+from pdes.files import TMP_SUFFIX  # ``<name>.tmp-<pid>``: every output is written so
 PID_DIGITS = 7
 """Digits of the largest process id (Linux: ``pid_max`` <= 2**22 = 4194304)."""
 LOCK_SUFFIX = ".lock"
@@ -255,8 +255,11 @@ class Claim:
     @staticmethod
     def _take_over(lock: str, holder: dict) -> None:
         """Remove the stale ``lock`` of ``holder``: renamed aside first, and put back if what
-        was renamed is not that lock (another process took it over meanwhile)."""
-        aside = f"{lock[:-len(LOCK_SUFFIX)]}.s-{os.getpid()}"
+        was renamed is not that lock (another process took it over meanwhile).  The dead
+        holder's temporary file (``<path>.tmp-<pid>``, a write it did not finish) goes too:
+        no one else writes under that name while the lock is held."""
+        path = lock[:-len(LOCK_SUFFIX)]
+        aside = f"{path}.s-{os.getpid()}"
         try:
             os.rename(lock, aside)
         except FileNotFoundError:
@@ -265,6 +268,11 @@ class Claim:
             try:
                 os.link(aside, lock)
             except OSError:
+                pass
+        elif isinstance(holder.get("pid"), int):
+            try:
+                os.remove(f"{path}{TMP_SUFFIX}{holder['pid']}")
+            except FileNotFoundError:
                 pass
         os.remove(aside)
 

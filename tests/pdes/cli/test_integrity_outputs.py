@@ -151,7 +151,8 @@ def test_resume_refuses_a_changed_placement_file(tmp_path):
 # --------------------------------------------------------------------------- 3: one writer
 def test_an_output_being_written_is_refused_and_a_stale_lock_taken_over(tmp_path):
     """A lock held by a live process refuses `run` and `sweep` on that output (exit 2, lock and
-    directory untouched); the lock of a process that has ended is taken over and removed."""
+    directory untouched); the lock of a process that has ended is taken over and removed,
+    with the temporary file of the write it did not finish."""
     lock = tmp_path / "o.h5.lock"
     lock.write_text(lock_of(os.getpid()))
     for args in (["run", *RUN], ["sweep", *STUDY, "--loads", "0.2"]):
@@ -159,7 +160,9 @@ def test_an_output_being_written_is_refused_and_a_stale_lock_taken_over(tmp_path
         one_error(r, "o.h5 is being written by another pdes run (lock o.h5.lock, process")
         assert sorted(os.listdir(tmp_path)) == ["o.h5.lock"]
         assert lock.read_text() == lock_of(os.getpid())
-    lock.write_text(lock_of(dead_pid()))
+    dead = dead_pid()
+    lock.write_text(lock_of(dead))
+    (tmp_path / f"o.h5.tmp-{dead}").write_bytes(b"half a file")
     r = pdes("run", *RUN, "--quiet", "-o", "o.h5", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(tmp_path)) == ["o.h5"]
