@@ -221,6 +221,8 @@ def check_output(path: str, key: str, *, replace: bool = True,
                              "give the name of a file")
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
+        if os.path.exists(d):
+            raise ParameterError(f"{key}: {d} is not a directory")
         raise ParameterError(f"{key}: directory does not exist: {d}")
     if not os.access(d, os.W_OK | os.X_OK):
         raise ParameterError(f"{key}: directory is not writable: {d}")

@@ -201,12 +201,16 @@ def test_an_input_file_from_a_pipe_is_refused(tmp_path, cmd, sets, key):
 
 def test_output_directory_is_checked_before_simulating(tmp_path):
     """A missing output directory is an error before any work; so is an output name that
-    ends in '/' (the name of a directory), which names the output, not its checkpoint."""
+    ends in '/' (the name of a directory), which names the output, not its checkpoint, and
+    one whose directory is a file."""
     r = run_pdes("run", *FAST, "-o", str(tmp_path / "no" / "such" / "o.h5"))
     assert r.returncode == 2 and "output.file: directory does not exist" in r.stderr
     r = run_pdes("run", *FAST, "-o", "sub/", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("pdes: error: output.file: sub/ ends in '/'")
     assert os.listdir(tmp_path) == []
+    (tmp_path / "f").write_text("")
+    r = run_pdes("run", *FAST, "-o", "f/o.h5", cwd=tmp_path)
+    assert r.returncode == 2 and f"output.file: {tmp_path / 'f'} is not a directory" in r.stderr
 
 
 def test_check_exit_codes_and_disconnected_graph(tmp_path):
