@@ -66,6 +66,8 @@ import time
 from compiled_code import (OTHER, OUTSIDE, STAGES, capture, disassemble, locator, stage_of,
                            symbols)
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 EVENTS = ("Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
 # with --branches: conditional branches and their mispredictions, indirect ones and theirs
 BRANCH_EVENTS = ("Bc", "Bcm", "Bi", "Bim")

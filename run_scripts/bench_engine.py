@@ -27,6 +27,10 @@ router-cycles per second of BookSim's loop (its ``Total run time``) and of pdes'
 their ratio, and per load the medians.  BookSim2 simulates 5,000 to 10,000 router-cycles per
 second on SF q=13 at 0.5: shorten the runs (``--warmup 300 --measure 3000``: about 3 minutes per
 BookSim run at 0.5 on a 2-core AMD EPYC) rather than use the defaults.
+
+The sample period (the window the kernel runs between exchanges) is 200 cycles, or the
+measured cycles when fewer; the rates divide by the cycles simulated, not by samples.  A child
+that fails ends the benchmark with the end of its error output and one line naming the run.
 """
 from __future__ import annotations
 
@@ -41,6 +45,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.errors import ParameterError  # noqa: E402
+
 
 def one(q, p, load, warmup, measure, vcs, sets=()):
     import numpy as np
@@ -53,7 +61,9 @@ def one(q, p, load, warmup, measure, vcs, sets=()):
     cfg = C.resolve({}, [f"topology.q={q}", f"topology.p={p}", f"router.num_vcs={vcs}",
                          "router.link_latency=1", "router.buffer_flits=64", "router.packet_size=1",
                          f"traffic.load={load}", f"measure.warmup_cycles={warmup}",
-                         f"measure.measure_cycles={measure}", "measure.drain_cycles=5000", *sets])
+                         f"measure.measure_cycles={measure}",
+                         f"measure.sample_period={min(200, measure)}", "measure.drain_cycles=5000",
+                         *sets])
     t = time.perf_counter()
     prep = prepare(cfg)
     t_prep = time.perf_counter() - t
@@ -92,6 +102,16 @@ def child_cmd(args, load: float) -> list[str]:
             "--measure", str(args.measure), *[f"--set={kv}" for kv in args.set]]
 
 
+def child_stdout(cmd: list[str], what: str) -> str:
+    """Standard output of ``cmd``; if it fails, exit with the end of its standard error and one
+    line naming ``what`` (its status alone would hide the child's own error)."""
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        tail = r.stderr.strip().splitlines()[-20:]
+        raise SystemExit("\n".join([*tail, f"bench_engine: {what} failed (status {r.returncode})"]))
+    return r.stdout
+
+
 def side_by_side(args) -> int:
     """--booksim: BookSim2 and the engine benchmark timed alternately on one core."""
     import booksim_parity as bp        # run_scripts/ is this script's directory
@@ -123,11 +143,8 @@ def side_by_side(args) -> int:
             for pair in range(1, args.repeats + 1):
                 b = bp.speed_booksim(binary, cfg, pin)
                 rb = bp._rate(routers, b, "loop_s")       # None without a completed run
-                r = subprocess.run([*pin, *child_cmd(args, load)], capture_output=True, text=True)
-                if r.returncode != 0:
-                    raise SystemExit(f"bench_engine: the pdes run at load {load:g} failed:\n"
-                                     f"{r.stderr[-2000:]}")
-                p = json.loads(r.stdout.strip().splitlines()[-1])
+                out = child_stdout([*pin, *child_cmd(args, load)], f"the pdes run at load {load:g}")
+                p = json.loads(out.strip().splitlines()[-1])
                 rp = p["router_cycles_per_s"]
                 why = b.get("error") or ("BookSim: unstable" if b.get("unstable") else "")
                 rows.append((load, pair, b, rb, p, rp, why))
@@ -176,13 +193,17 @@ def main():
     if args.repeats is not None or args.cpu is not None:
         ap.error("--repeats, --cpu: only with --booksim")
     if args.child:
-        print(json.dumps(one(args.q, args.p, args.loads[0], args.warmup, args.measure, args.vcs,
-                             args.set)))
+        try:
+            print(json.dumps(one(args.q, args.p, args.loads[0], args.warmup, args.measure,
+                                 args.vcs, args.set)))
+        except ParameterError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
         return
     rows = []
     for load in args.loads:
-        out = subprocess.run(child_cmd(args, load), capture_output=True, text=True, check=True)
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        out = child_stdout(child_cmd(args, load), f"the run at load {load:g}")
+        rows.append(json.loads(out.strip().splitlines()[-1]))
     keys = ["load", "accepted", "saturated", "cycles", "kernel_s", "router_cycles_per_s",
             "flit_hops_per_s_window", "first_call_s", "prepare_s", "peak_rss_mb"]
     print(f"Slim Fly q={args.q} p={args.p}: {rows[0]['routers']} routers, {rows[0]['endpoints']} endpoints,"

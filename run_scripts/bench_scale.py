@@ -45,9 +45,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.errors import ParameterError  # noqa: E402
 
 INSTANCES = {
     "sf97": ("Slim Fly q=97 p=73", ["topology.name=slimfly", "topology.q=97", "topology.p=73"]),
@@ -226,7 +231,13 @@ def main(argv=None) -> int:
     if args.cycles < 1:
         raise SystemExit("bench_scale.py: --cycles must be >= 1")
     from mpi4py import MPI
-    rep = measure(args, MPI.COMM_WORLD)
+    comm = MPI.COMM_WORLD
+    try:
+        rep = measure(args, comm)
+    except ParameterError as exc:        # every rank raises it alike: one line, from rank 0
+        if comm.Get_rank() == 0:
+            print(f"error: {exc}", file=sys.stderr)
+        return 2
     if rep is not None:
         if args.json:
             print(json.dumps(rep, sort_keys=True))

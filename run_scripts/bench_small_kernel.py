@@ -42,8 +42,10 @@ import time
 import numpy as np
 from numba import njit
 
-from models.core.bits import trailing_zeros
-from models.core.jit import njit_window
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.bits import trailing_zeros  # noqa: E402
+from models.core.jit import njit_window  # noqa: E402
 
 NEVER = 1 << 30
 VERSIONS = ("lists", "sa-masks", "masks")

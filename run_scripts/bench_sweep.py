@@ -19,7 +19,9 @@ single run (accepted load and mean latency).
     python run_scripts/bench_sweep.py [--ranks N] [--measure 2000] [--no-runs]
 
 With ``--ranks N`` both run under ``mpiexec -n N``.  The machine may be shared: run it twice,
-and quote the CPU times beside the wall times.
+and quote the CPU times beside the wall times.  The ``pdes`` commands run this checkout's
+package; the sample period is 200 cycles, or ``--measure`` when fewer.  A command that fails
+ends the script with the end of its error output and one line naming the command.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROUTINGS = ("min", "valiant", "ugal_l", "ugal_g")
 LOADS = (0.1, 0.2, 0.3, 0.4, 0.5)
 
@@ -40,8 +43,16 @@ def child_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run(cmd):
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def run(cmd, what):
+    """Run ``cmd`` with this checkout first on PYTHONPATH; if it fails, exit with the end of its
+    standard error and one line naming ``what``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [x for x in [env.get("PYTHONPATH")] if x])
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                       check=False)
+    if r.returncode != 0:
+        tail = r.stderr.strip().splitlines()[-20:]
+        raise SystemExit("\n".join([*tail, f"bench_sweep: {what} failed (status {r.returncode})"]))
 
 
 def main(argv=None) -> int:
@@ -55,22 +66,23 @@ def main(argv=None) -> int:
     pre = ["mpiexec", "-n", str(args.ranks)] if args.ranks > 1 else []
     base = [sys.executable, "-m", "pdes"]
     sets = ["--set", "measure.warmup_cycles=1000", "--set", f"measure.measure_cycles={args.measure}",
+            "--set", f"measure.sample_period={min(200, args.measure)}",
             "--set", "router.num_vcs=4", "--quiet"]
     with tempfile.TemporaryDirectory() as d:
         # warm the cache with every routing's kernels
         run(pre + base + ["sweep", "--set", "measure.warmup_cycles=100", "--set",
                           "measure.measure_cycles=200", "--set", "router.num_vcs=4", "--quiet",
                           "--vary", "routing.algorithm=" + ",".join(ROUTINGS), "--loads", "0.1",
-                          "-o", os.path.join(d, "warm.h5")])
+                          "-o", os.path.join(d, "warm.h5")], "the warm-up sweep")
         study = os.path.join(d, "study.h5")
         c0, t0 = child_cpu(), time.perf_counter()
         run(pre + base + ["sweep", *sets, "--vary", "routing.algorithm=" + ",".join(ROUTINGS),
-                          "--loads", ",".join(map(str, LOADS)), "-o", study])
+                          "--loads", ",".join(map(str, LOADS)), "-o", study], "the sweep")
         t_sweep, c_sweep = time.perf_counter() - t0, child_cpu() - c0
         few = os.path.join(d, "few.h5")
         t0 = time.perf_counter()
         run(pre + base + ["sweep", *sets, "--vary", "routing.algorithm=" + ",".join(ROUTINGS),
-                          "--loads", str(LOADS[0]), "-o", few])
+                          "--loads", str(LOADS[0]), "-o", few], "the sweep of the first load")
         t_few = time.perf_counter() - t0
         with h5py.File(few) as f:
             k_few = sum(float(g["run"].attrs["kernel_s"]) for g in f["points"].values())
@@ -82,7 +94,8 @@ def main(argv=None) -> int:
                 for load in LOADS:
                     out = os.path.join(d, f"{alg}-{load}.h5")
                     run(pre + base + ["run", *sets, "--set", f"routing.algorithm={alg}",
-                                      "--set", f"traffic.load={load}", "-o", out])
+                                      "--set", f"traffic.load={load}", "-o", out],
+                        f"pdes run of {alg} at load {load}")
                     singles[(alg, load)] = out
         t_runs, c_runs = time.perf_counter() - t0, child_cpu() - c0
         kernel = 0.0

@@ -28,6 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
 
 INSTANCES = {
     "bdf_u19": ("bdf", {"u": 19, "p": 13}),
@@ -40,7 +41,6 @@ BUILD_ONLY_TARGET_S = 2.0
 
 
 def run_one(key: str, threads: int | None) -> dict:
-    sys.path.insert(0, ROOT)
     import numpy as np
 
     from models.layout import build_layout

@@ -10,6 +10,7 @@ import bisect
 import os
 import re
 import subprocess
+import sys
 
 STAGES = ("endpoint_stage", "router_stage", "output_stage")
 OTHER = "other compiled code"
@@ -118,3 +119,9 @@ def disassemble(objdump: str | None, path: str, lo: int, hi: int) -> dict:
             text = text.split(" <", 1)[0]          # drop the (long, mangled) target names
             out[int(head.strip(), 16)] = " ".join(text.split())
     return out
+
+
+if __name__ == "__main__":
+    print("compiled_code.py: a module of bench_perf.py and bench_cachegrind.py, not a script: "
+          "run one of those", file=sys.stderr)
+    sys.exit(2)

@@ -41,6 +41,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.errors import ParameterError  # noqa: E402
+
 NETWORKS = {
     "sf": ("Slim Fly q=5, p=4", ["topology.name=slimfly", "topology.q=5"]),
     "sf7": ("Slim Fly q=7, p=6", ["topology.name=slimfly", "topology.q=7"]),
@@ -299,4 +303,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

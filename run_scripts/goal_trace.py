@@ -18,9 +18,14 @@ operations can be measured:
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.errors import ParameterError  # noqa: E402
 
 
 def write_ring(path: str, ranks: int, ops: int, nbytes: int, calc: int) -> int:
@@ -94,6 +99,8 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="with --read: also run the "
                     "schedule check (matching, dependency cycles)")
     args = ap.parse_args(argv)
+    if args.check and not args.read:
+        ap.error("--check: only with --read FILE")
     if args.read:
         read(args.read, args.check)
         return 0
@@ -109,4 +116,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -34,6 +34,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from models.analysis import latency_report  # noqa: E402
+from models.core.errors import ParameterError  # noqa: E402
 from models.layout import build_layout  # noqa: E402
 from models.topology import build  # noqa: E402
 
@@ -99,9 +100,21 @@ def comparisons(res, sw: str):
     return out
 
 
+def delay_list(text: str) -> list[float]:
+    """``--switch-delay``: comma-separated numbers of ns, at least one."""
+    try:
+        delays = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        delays = []
+    if not delays:
+        raise argparse.ArgumentTypeError(f"want comma-separated numbers of ns, got {text!r}")
+    return delays
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--switch-delay", default="60", help="switch delays in ns, comma-separated "
+    ap.add_argument("--switch-delay", type=delay_list, default="60",
+                    help="switch delays in ns, comma-separated "
                     "(default 60; 002 Fig. 5 spans 10..1000)")
     ap.add_argument("--topologies", help="comma-separated, of: " + ", ".join(SHORT)
                     + " (default: all)")
@@ -110,7 +123,7 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, help="threads of the searches (default: all CPUs)")
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     args = ap.parse_args(argv)
-    delays = [float(x) for x in args.switch_delay.split(",") if x.strip()]
+    delays = args.switch_delay
     chosen = dict(INSTANCES)
     if args.topologies:
         names = [n.strip() for n in args.topologies.split(",") if n.strip()]
@@ -152,4 +165,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

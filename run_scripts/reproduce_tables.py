@@ -341,6 +341,8 @@ def main(argv=None) -> int:
     for t in tables:
         if t not in ("III", "IV", "3"):
             ap.error(f"--tables: unknown table {t!r} (known: III, IV, 3)")
+    if "III" in tables and args.max_n < SIZES[0]:
+        ap.error(f"--max-n: no network of Table III fits (its smallest N is {SIZES[0]})")
 
     comm = None
     if "III" in tables:

@@ -11,6 +11,8 @@ criterion).  Prints one table; ``--csv FILE`` also writes it.
 
     python run_scripts/resiliency_perf.py [--networks sf,df,gf] [--fractions 0,0.01,0.05,0.1]
         [--routings min,ugal_l] [--cycles 2000] [--ranks 1] [--resolution 0.02] [--csv out.csv]
+
+The ``pdes`` commands run this checkout's package.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ NETWORKS = {
                                             "topology.q=7", "topology.a=4", "topology.p=2"]),
 }
 ROUTER = ["router.link_latency=1", "router.num_vcs=0"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def sets(items):
@@ -40,10 +43,13 @@ def sets(items):
 
 
 def pdes(args, ranks):
+    """``python -m pdes ARGS`` of this checkout (first on PYTHONPATH), on ``ranks`` ranks."""
     cmd = [sys.executable, "-m", "pdes", *args]
     if ranks > 1:
         cmd = [os.path.join(os.path.dirname(sys.executable), "mpiexec"), "-n", str(ranks), *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [x for x in [env.get("PYTHONPATH")] if x])
+    return subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
 
 
 def saturation(net, fractions, routings, cycles, resolution, ranks, workdir):
@@ -90,11 +96,23 @@ def structural(net, fractions, ranks):
     return out
 
 
+def fraction_list(text: str) -> list[float]:
+    """``--fractions``: comma-separated shares of failed links, each in [0, 1]."""
+    try:
+        out = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        out = []
+    if not out or not all(0 <= f <= 1 for f in out):
+        raise argparse.ArgumentTypeError(f"want comma-separated shares in [0, 1], got {text!r}")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--networks", default="sf,df,gf",
                     help=f"comma-separated, of {', '.join(NETWORKS)} (default sf,df,gf)")
-    ap.add_argument("--fractions", default="0,0.01,0.05,0.1", help="failed-link shares")
+    ap.add_argument("--fractions", type=fraction_list, default="0,0.01,0.05,0.1",
+                    help="failed-link shares")
     ap.add_argument("--routings", default="min,ugal_l")
     ap.add_argument("--cycles", type=int, default=2000, help="measured cycles per point")
     ap.add_argument("--resolution", type=float, default=0.02, help="bisection resolution")
@@ -105,7 +123,7 @@ def main(argv=None) -> int:
     bad = [n for n in nets if n not in NETWORKS]
     if bad:
         ap.error(f"--networks: unknown '{bad[0]}' (known: {', '.join(NETWORKS)})")
-    fractions = [float(x) for x in a.fractions.split(",")]
+    fractions = a.fractions
     routings = [r for r in a.routings.split(",") if r]
     rows = []
     with tempfile.TemporaryDirectory() as d:

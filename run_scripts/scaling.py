@@ -57,6 +57,8 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 SAMPLE_PERIOD = 200
 LOAD = 0.3
 INSTANCES = {

@@ -16,10 +16,15 @@ exchange depends little on the message size once it is many round trips long.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
-from pdes import config as C
-from pdes.engine import run_local
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.errors import ParameterError  # noqa: E402
+from pdes import config as C  # noqa: E402
+from pdes.engine import run_local  # noqa: E402
 
 INSTANCES = {
     "SF q=13 p=9": ["topology.name=slimfly", "topology.q=13", "topology.p=9"],
@@ -56,4 +61,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -21,10 +21,15 @@ Router configurations:
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
-from pdes import config as C
-from pdes.engine import run_local
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.errors import ParameterError  # noqa: E402
+from pdes import config as C  # noqa: E402
+from pdes.engine import run_local  # noqa: E402
 
 ROUTERS = {
     "booksim-2vc": ["router.num_vcs=2", "router.buffer_flits=64", "router.internal_speedup=2"],
@@ -66,4 +71,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -29,10 +29,15 @@ instead; the worst case sends cluster i to cluster i+1 (004 Sec. 5).
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 
-from pdes import config as C
-from pdes.engine import run_local
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models.core.errors import ParameterError  # noqa: E402
+from pdes import config as C  # noqa: E402
+from pdes.engine import run_local  # noqa: E402
 
 SF_ALGS = ["min", "valiant", "ugal_l", "ugal_g"]
 DF_ALGS = SF_ALGS + ["dragonfly_valiant", "dragonfly_ugal", "dragonfly_par"]
@@ -144,4 +149,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
