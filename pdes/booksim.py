@@ -414,7 +414,13 @@ def _traffic(get, nodes: int, kept: bool, notes: list) -> dict:
                           f"a k-ary n-cube; pdes maps only the 1-dimensional case "
                           f"{name}({{{nodes},1,1}}) on these {nodes} nodes")
         if name == "tornado":
-            return {"pattern": "tornado"}
+            # node s -> s + ceil(N/2) - 1 on the node ids, as BookSim computes it: pdes's
+            # tornado works per dimension of the router coordinates on a torus, mesh or
+            # flattened butterfly, a different permutation
+            s = (nodes + 1) // 2 - 1
+            if s == 0:
+                raise _refuse("traffic", f"tornado({{{nodes},1,1}}) sends every node to itself")
+            return {"pattern": "shift", "s": s}
         return {"pattern": "shift", "s": 1}
     raise _refuse("traffic", f"{text!r} has no pdes pattern with the same destinations; mapped: "
                   f"{', '.join(sorted(TRAFFIC))}, tornado/neighbor({{N,1,1}})")
