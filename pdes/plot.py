@@ -59,7 +59,9 @@ def _plt():
 
 
 def _series_label(row, keys) -> str:
-    return ", ".join(f"{k}={row[k]}" for k in keys) or "all points"
+    def value(v):          # a row of means holds its integer keys as floats
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+    return ", ".join(f"{k}={value(row[k])}" for k in keys) or "all points"
 
 
 def _study_series(res):
@@ -77,7 +79,8 @@ def _study_series(res):
 
 AUTO_YMAX = 4.0
 """The latency axis ends at this multiple of the lowest latency plotted (the curves' knees
-stay readable; a point above is at the top edge's arrow), unless --logy or --ymax."""
+stay readable; a note counts the points above), or higher so that every series keeps its
+lowest point, unless --logy or --ymax."""
 
 
 def latency_figure(res, logy: bool = False, network: bool = False, ymax: float | None = None):
@@ -86,7 +89,7 @@ def latency_figure(res, logy: bool = False, network: bool = False, ymax: float |
     fig, ax = plt.subplots(figsize=(7, 4.5))
     col = "network_latency_mean" if network else "latency_mean"
     what = "network latency" if network else "packet latency"
-    plotted = []
+    plotted, lowest = [], []        # every latency drawn; each series' lowest
     if res.kind == "run":
         s = res.summary()
         key = "network_latency_mean" if network else "packet_latency_mean"
@@ -97,11 +100,14 @@ def latency_figure(res, logy: bool = False, network: bool = False, ymax: float |
         if replicated and network:
             raise ParameterError("--network: replicated studies plot the mean packet latency")
         sat = res.frame("saturation") if res.has("saturation") else None
+        lines = False
         for i, (s, label, rows) in enumerate(series):
             color = f"C{i % 10}"
             x = rows["load"].to_numpy()
             y = rows[col].to_numpy()
             plotted.extend(y.tolist())
+            if np.isfinite(y).any():
+                lowest.append(float(np.nanmin(y)))
             if replicated:
                 ax.errorbar(x, y, yerr=rows["latency_mean_ci95"].fillna(0).to_numpy(), color=color,
                             marker="o", ms=4, capsize=3, label=label)
@@ -117,7 +123,8 @@ def latency_figure(res, logy: bool = False, network: bool = False, ymax: float |
                 if loads.size:
                     ax.axvline(float(loads.mean()), color=color, linestyle=":",
                                label=f"_saturation {float(loads.mean()):g}")
-        if sat is not None:
+                    lines = True
+        if lines:
             ax.plot([], [], color="gray", linestyle=":", label="saturation load")
         ax.plot([], [], color="gray", linestyle="none", marker="x", label="saturated point")
     ax.set_xlabel("offered load (flits/cycle/endpoint)")
@@ -128,7 +135,8 @@ def latency_figure(res, logy: bool = False, network: bool = False, ymax: float |
     else:
         ys = np.asarray(plotted, dtype=np.float64)
         ys = ys[np.isfinite(ys)]
-        top = ymax if ymax else (AUTO_YMAX * ys.min() if ys.size and ys.min() > 0 else None)
+        top = ymax if ymax else (max(AUTO_YMAX * ys.min(), 1.1 * max(lowest, default=0.0))
+                                 if ys.size and ys.min() > 0 else None)
         if top and ys.size and ys.max() > top:
             ax.set_ylim(0, top)
             ax.annotate(f"{int((ys > top).sum())} points above {top:.0f} cycles not shown",
@@ -438,32 +446,60 @@ def completion_figure(res, x: str | None = None):
 
 
 def _title(res) -> str:
+    """The network, workload and routing the series share: a varied key is in the legend, not
+    here (the base config's value of it is no series')."""
     import tomllib
     cfg = tomllib.loads(res.f.attrs["config_toml"])
+    varied = set(res.varied_keys)
     t = cfg["topology"]
-    params = " ".join(f"{k}={v}" for k, v in t.items() if k != "name")
+    if "topology.name" in varied:       # the series' networks are of different families
+        name = params = ""
+    else:
+        name = t["name"]
+        params = " ".join(f"{k}={v}" for k, v in t.items()
+                          if k != "name" and f"topology.{k}" not in varied)
     work = ("jobs " + ", ".join(j.get("name", "") for j in cfg["jobs"]) if cfg.get("jobs")
-            else cfg["traffic"]["pattern"])
-    title = f"{t['name']} {params}, {work}"
-    if "routing.algorithm" not in res.varied_keys:
-        title += f", {cfg['routing']['algorithm']}"
+            else "" if "traffic.pattern" in varied else cfg["traffic"]["pattern"])
+    parts = [" ".join(x for x in (name, params) if x), work]
+    if "routing.algorithm" not in varied:
+        parts.append(cfg["routing"]["algorithm"])
+    title = ", ".join(x for x in parts if x)
+    if res.kind == "study" and not res.finished:
+        title += f" (unfinished: {len(res.frame('table'))} points)"
     return title
+
+
+OPTIONS = {"latency": ("--logy", "--network", "--ymax"), "throughput": (),
+           "hops": ("--point",), "links": ("--point",), "series": ("--point",),
+           "timeline": ("--point",), "completion": ("--x",)}
+"""The options each kind of a run or study file takes; any other is refused, not ignored."""
+
+
+def _finite_run(res) -> bool:
+    """A run of a finite workload (exchange, collective, trace, jobs): it has no offered load."""
+    if res.kind != "run":
+        return res.finite
+    return float(res.summary().get("completion_cycles", -1)) >= 0
 
 
 def figure(res, kind: str, *, point=None, logy=False, network=False, ymax=None, x=None):
     """The figure of one kind (see :data:`KINDS`)."""
+    given = {"--point": bool(point), "--logy": logy, "--network": network,
+             "--ymax": ymax is not None, "--x": x is not None}
+    for flag, on in given.items():
+        if on and kind in OPTIONS and flag not in OPTIONS[kind]:
+            raise ParameterError(f"{flag}: not an option of --kind {kind}" + (
+                " (its time axis is logarithmic)" if (kind, flag) == ("completion", "--logy")
+                else ""))
+    if kind in ("latency", "throughput") and _finite_run(res):
+        raise ParameterError(f"--kind {kind}: {res.path} holds finite workloads, which have no "
+                             "offered load; plot --kind "
+                             + ("completion" if res.kind == "study" else "series or timeline"))
     if kind == "completion":
-        for flag, given in (("--point", point), ("--logy", logy), ("--network", network),
-                            ("--ymax", ymax is not None)):
-            if given:
-                raise ParameterError(f"{flag}: not an option of --kind completion"
-                                     + (" (its time axis is logarithmic)" if flag == "--logy" else ""))
         return completion_figure(res, x)
-    if x is not None:
-        raise ParameterError(f"--x: only --kind completion takes an x key (got --kind {kind})")
     if kind == "latency":
-        if point:
-            raise ParameterError("--point: the latency plot shows every point")
+        if logy and ymax is not None:
+            raise ParameterError("--ymax: not with --logy (a logarithmic axis shows every point)")
         return latency_figure(res, logy=logy, network=network, ymax=ymax)
     if kind == "throughput":
         return throughput_figure(res)
@@ -626,26 +662,34 @@ def path_sets_data(path: str) -> list[dict]:
     return out
 
 
+def _bins(ax, width, values, **kw):
+    """``values`` of bins ``width`` wide from 0 as a step line whose last bin has its right
+    edge too (a step line alone ends at the last bin's left edge, so that bin, often the
+    largest, was a bare vertical line): the line's y holds the values, then the last again."""
+    x = np.arange(values.size + 1) * width
+    ax.step(x, np.append(values, values[-1:]), where="post", **kw)
+
+
 def path_sets_figure(results: list[dict]):
     """003 Figs. 6-8, one step line per path set: (a) the per-pair average and (b) longest
     path length, as shares of the pairs with a path; (c) the links crossed by a number of
-    paths, in bins of :data:`LINK_BIN` paths (the line's x is the bin's lower edge); (d) the
+    paths, in bins of :data:`LINK_BIN` paths (the line's x holds the bins' edges); (d) the
     link-disjoint paths per pair, as shares of the pairs."""
     plt = _plt()
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     (a, b), (c, d) = axes
     for i, r in enumerate(results):
-        kw = {"where": "post", "color": f"C{i % 10}", "label": r["label"]}
+        kw = {"color": f"C{i % 10}", "label": r["label"]}
         n = r["max"].sum()
         if n:
-            a.step(np.arange(r["avg"].size) * r["avg_bin"], r["avg"] / n, **kw)
-            b.step(np.arange(r["max"].size), r["max"] / n, **kw)
-            d.step(np.arange(r["disjoint"].size), r["disjoint"] / n, **kw)
+            _bins(a, r["avg_bin"], r["avg"] / n, **kw)
+            _bins(b, 1, r["max"] / n, **kw)
+            _bins(d, 1, r["disjoint"] / n, **kw)
         h = r["links"]
         nb = -(-h.size // LINK_BIN)
         binned = np.zeros(nb)
         np.add.at(binned, np.arange(h.size) // LINK_BIN, h)
-        c.step(np.arange(nb) * LINK_BIN, binned, **kw)
+        _bins(c, LINK_BIN, binned, **kw)
     for ax, title, xl, yl in (
             (a, "(a) average path length per pair", "router hops (bins of 1/8)", "share of pairs"),
             (b, "(b) longest path per pair", "router hops", "share of pairs"),

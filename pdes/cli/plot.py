@@ -118,6 +118,20 @@ ANALYSIS_KINDS = ("resiliency", "path-sets")
 """The kinds that plot analysis files (one or more)."""
 
 
+def _analysis_kind(path: str) -> str:
+    """The kind an analysis file is plotted as by default: path-sets when it holds those and
+    no resiliency curve, else resiliency (whose reader names what is missing)."""
+    import json
+
+    import h5py
+    with h5py.File(path, "r") as f:
+        try:
+            sections = json.loads(f.attrs.get("analyses", "[]"))
+        except (TypeError, ValueError):
+            sections = []
+    return "path-sets" if "path-sets" in sections and "resiliency" not in sections else "resiliency"
+
+
 def _check_resiliency_options(args, kind: str = "resiliency") -> None:
     """The options of the run, study and design kinds have no meaning for the analysis kinds."""
     for flag, given in (("--point", args.point is not None), ("--logy", args.logy),
@@ -147,10 +161,11 @@ def _check_design_options(args) -> tuple[str, str, list | None]:
 
 
 def _check_not_design_options(args, kind: str) -> None:
-    """--y and --families belong to --kind design."""
-    for flag, given in (("--y", args.y is not None), ("--families", args.families is not None)):
+    """--y belongs to --kind design and metric, --families to design."""
+    for flag, given, kinds in (("--y", args.y is not None, "design and metric take"),
+                               ("--families", args.families is not None, "design takes")):
         if given:
-            raise ParameterError(f"{flag}: only --kind design takes {flag} (got --kind {kind})")
+            raise ParameterError(f"{flag}: only --kind {kinds} {flag} (got --kind {kind})")
 
 
 def _design(args, x: str, y: str, families, out: str) -> None:
@@ -196,6 +211,8 @@ def main(args) -> int:
     given = _cost_model_given(args)
     if given:
         raise ParameterError(f"{given[0]}: only --kind cost-model takes {given[0]}")
+    if args.kind is None and is_analysis(args.file[0]):
+        args.kind = _analysis_kind(args.file[0])
     if args.kind in ANALYSIS_KINDS:
         _check_resiliency_options(args, args.kind)
     elif len(args.file) > 1 and args.kind is not None:

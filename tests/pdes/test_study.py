@@ -206,6 +206,10 @@ def test_crash_then_resume_equals_uninterrupted(tmp_path):
     assert r.returncode != 0
     with h5py.File(part) as f:
         assert not f.attrs["finished"] and len(f["points"]) == 2 and len(f["table"]) == 2
+    from pdes.plot import latency_figure
+    from pdes.results import open_results
+    with open_results(str(part)) as res:      # the figure says the study is unfinished
+        assert latency_figure(res).axes[0].get_title().endswith("(unfinished: 2 points)")
     refused = pdes(*args, "-o", str(part))
     assert refused.returncode == 2 and "--resume" in refused.stderr
     r = pdes(*args, "-o", str(part), "--resume")
@@ -437,6 +441,55 @@ def test_plot_command_writes_each_kind(study_file, tmp_path):
     assert r.returncode == 0 and (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
     r = pdes("plot", str(study_file), "-o", str(tmp_path / "f.txt"))
     assert r.returncode == 2 and "pdes: error: -o" in r.stderr
+
+
+@pytest.mark.parametrize("kind, flag", [("throughput", "--logy"), ("hops", "--network"),
+                                        ("links", "--ymax"), ("series", "--logy"),
+                                        ("latency", "--point")])
+def test_an_option_a_kind_does_not_take_is_refused(study_file, kind, flag):
+    """Every option a kind does not use is refused with one line (they were ignored)."""
+    from pdes.plot import figure
+    from pdes.results import open_results
+    value = {"--logy": {"logy": True}, "--network": {"network": True}, "--ymax": {"ymax": 50.0},
+             "--point": {"point": "p0"}}[flag]
+    with open_results(str(study_file)) as res, \
+            pytest.raises(ParameterError, match=f"^{flag}: not an option of --kind {kind}$"):
+        figure(res, kind, **value)
+
+
+def test_latency_figure_title_legend_and_axis(study_file):
+    """The title leaves out the varied keys (the legend has them), the saturation entry of the
+    legend comes with a saturation line, and the latency axis keeps every series' lowest point."""
+    from pdes.plot import latency_figure
+    from pdes.results import open_results
+    with open_results(str(study_file)) as res:
+        fig = latency_figure(res)
+        ax = fig.axes[0]
+        assert "ugal_l" not in ax.get_title() and "min" not in ax.get_title().split(", ")
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert ("saturation load" in labels) == any(
+            ln.get_label().startswith("_saturation") for ln in ax.lines)
+        lows = [np.nanmin(ln.get_ydata()) for ln in ax.lines
+                if ln.get_label().startswith("routing.algorithm=")]
+        assert ax.get_ylim()[1] >= max(lows)
+
+
+def test_latency_and_throughput_of_finite_workloads_are_refused(finite_study):
+    """A study of finite workloads has no offered load: latency and throughput are refused."""
+    from pdes.plot import figure
+    from pdes.results import open_results
+    with open_results(str(finite_study)) as res:
+        for kind in ("latency", "throughput"):
+            with pytest.raises(ParameterError, match=f"--kind {kind}: .* finite workloads.*"
+                               "completion"):
+                figure(res, kind)
+
+
+def test_series_labels_keep_integer_keys_integers():
+    """A row of means holds integer keys as floats: the legend shows them as integers."""
+    from pdes.plot import _series_label
+    assert _series_label({"router.num_vcs": 4.0, "traffic.load": 0.5},
+                         ["router.num_vcs", "traffic.load"]) == "router.num_vcs=4, traffic.load=0.5"
 
 
 RING = ("topology.name=torus", "topology.dims=[8]", "traffic.pattern=uniform", "routing.vcs=any",

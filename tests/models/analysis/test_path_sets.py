@@ -249,7 +249,8 @@ def test_cli_json_hdf5_table(tmp_path, capsys):
 
 def test_plot_path_sets(tmp_path, capsys):
     """plot --kind path-sets of an analysis file writes a PNG whose panel (d) holds each path
-    set's disjoint-path histogram as shares of the pairs."""
+    set's disjoint-path histogram as shares of the pairs, the last bin with its right edge;
+    a file of path sets alone is plotted so without --kind."""
     from pdes.cli import main
     from pdes.plot import path_sets_data, path_sets_figure
     h5, png = tmp_path / "ps.h5", tmp_path / "ps.png"
@@ -260,7 +261,13 @@ def test_plot_path_sets(tmp_path, capsys):
     assert [d["label"] for d in data] == ["min", "layered-3"]
     lines = path_sets_figure(data).axes[3].get_lines()
     for ln, d in zip(lines, data):
-        assert ln.get_ydata().tolist() == (d["disjoint"] / d["max"].sum()).tolist()
+        share = (d["disjoint"] / d["max"].sum()).tolist()
+        # the last bin drawn with its right edge: its value once more, one bin further
+        assert ln.get_ydata().tolist() == share + share[-1:]
+        assert ln.get_xdata().tolist() == list(range(len(share) + 1))
+    h5b = tmp_path / "only.h5"          # plotted as path-sets without --kind
+    assert main([*SF5, "--routing", "min", "-o", str(h5b)]) == 0
+    assert main(["plot", str(h5b), "-o", str(tmp_path / "only.png")]) == 0
     capsys.readouterr()
     assert main(["plot", str(h5), "--kind", "path-sets", "--logy", "-o", str(png)]) == 2
     assert "--logy: not an option of --kind path-sets" in capsys.readouterr().err

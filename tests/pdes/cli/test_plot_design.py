@@ -121,7 +121,7 @@ REFUSALS = [   # (case, extra arguments, key of the error line, text it holds)
     ("t.h5", ["--x", "bisection_exact"], "--x", "not numeric (true/false)"),
     ("t.h5", ["--families", "slimfly,hypercube"], "--families", "'hypercube' is not in the table"),
     ("t.h5", ["--point", "p0"], "--point", "not an option of --kind design"),
-    ("t.h5", ["--kind", "latency", "--y", "routers"], "--y", "only --kind design takes --y"),
+    ("t.h5", ["--kind", "latency", "--y", "routers"], "--y", "only --kind design and metric take --y"),
     ("format", ["--kind", "design"], None, "not format 'pdes-analysis'"),
     ("column", [], None, "/table/routers missing"),
     ("incomplete", ["--kind", "design"], None, "incomplete design table"),
