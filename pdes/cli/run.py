@@ -338,6 +338,15 @@ def _short(sec: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in sec.items() if k != "name" and v is not None)
 
 
+def _latency(s: dict, which: str) -> str:
+    """One latency row of the summary; without a measured packet "none" (the file keeps its
+    NaN mean and -1 percentiles)."""
+    k = f"{which}_latency"
+    if s["measured_packets"] == 0:
+        return "none (no measured packet)"
+    return (f"mean {s[k + '_mean']:.2f}  p50 {s[k + '_p50']}  p99 {s[k + '_p99']}  "
+            f"max {s[k + '_max']} cycles")
+
 def _print_summary(res, out):
     s = res["summary"]
     if "completion_cycles" in s:
@@ -371,11 +380,9 @@ def _print_summary(res, out):
     rows = [
         ("offered load", f"{s['offered_load']:.4f} flits/cycle/endpoint (configured {s['offered_load_config']})"),
         ("accepted load", f"{s['accepted_load']:.4f} flits/cycle/endpoint"),
-        ("packet latency", f"mean {s['packet_latency_mean']:.2f}  p50 {s['packet_latency_p50']}  "
-                           f"p99 {s['packet_latency_p99']}  max {s['packet_latency_max']} cycles"),
-        ("network latency", f"mean {s['network_latency_mean']:.2f}  p50 {s['network_latency_p50']}  "
-                            f"p99 {s['network_latency_p99']}  max {s['network_latency_max']} cycles"),
-        ("hops", f"mean {s['hops_mean']:.3f}"),
+        ("packet latency", _latency(s, "packet")),
+        ("network latency", _latency(s, "network")),
+        ("hops", f"mean {s['hops_mean']:.3f}" if s["measured_packets"] else "none"),
         ("measured packets", f"{s['measured_packets']} (window {s['measure_start']}..{s['measure_end']},"
                              f" {s['cycles']} cycles simulated)"),
         ("saturated", "yes: " + s["saturated_reason"] if s["saturated"] else "no"),

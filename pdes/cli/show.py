@@ -54,7 +54,8 @@ def main(args) -> int:
                             print(("" if i == 0 else "\n") + f"{name}:")
                         print(_terminal(df))
                 if not args.csv and not res.finished:
-                    print(f"(study not finished: {len(res.frame('table'))} points so far)")
+                    n = len(res.frame('table'))
+                    print(f"(study not finished: {n} point{'s' * (n != 1)} so far)")
     except BrokenPipeError:
         return 0
     return 0

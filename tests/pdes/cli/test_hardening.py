@@ -324,6 +324,15 @@ def test_a_full_standard_output_is_one_line(tmp_path, args):
     assert len(lines) == 1 and "No space left on device" in lines[0], r.stderr
 
 
+def test_a_run_without_measured_packets_says_so(tmp_path):
+    """The summary of a run that measured no packet says so instead of printing NaN and the
+    file's -1 percentiles."""
+    r = run_pdes("run", "--set", "traffic.load=0.0000001", "--set", "measure.warmup_cycles=100",
+                 "--set", "measure.measure_cycles=200", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "packet latency    none (no measured packet)" in r.stdout and "nan" not in r.stdout
+
+
 def test_declared_ranges_are_documented():
     """docs/config.md lists every static key's declared range as it is in the code."""
     from pdes import config as C
