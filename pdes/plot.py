@@ -989,7 +989,8 @@ def cost_model_figure(cables: str = "fdr10", cable_coeffs=None, cable_gbps=None,
     k0 = cheapest_priced_radix((ra, rb), max_radix)
     if k0 is None:
         raise ParameterError(f"{'--router-coeffs' if router_coeffs is not None else '--max-radix'}: "
-                             f"the router price {ra:g} k + {rb:g} is negative for every radix up "
+                             f"the router price {ra:g} k {'-' if rb < 0 else '+'} {abs(rb):g} is "
+                             "negative for every radix up "
                              f"to {max_radix} (--max-radix)")
     x = np.linspace(0.0, float(max_m), 61)
     k = np.arange(k0, int(max_radix) + 1)

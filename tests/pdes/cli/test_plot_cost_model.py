@@ -52,7 +52,7 @@ def test_cost_model_custom_coefficients():
     (["--cable-coeffs", "1,2"], "--cable-coeffs: expected 4 comma-separated numbers"),
     (["--cable-gbps", "0"], "--cable-gbps: must be > 0"),
     (["--router-coeffs", "1,x"], "--router-coeffs: expected a number"),
-    (["--router-coeffs", "1,-100", "--max-radix", "50"], "--router-coeffs: the router price"),
+    (["--router-coeffs", "1,-100", "--max-radix", "50"], "--router-coeffs: the router price 1 k - 100 is"),
     (["--max-m", "inf"], "--max-m: expected a finite number"),
     (["--max-m", "0"], "--max-m: must be a positive number"),
     (["--max-radix", "0"], "--max-radix: must be an integer >= 1"),
