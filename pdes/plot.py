@@ -217,6 +217,11 @@ def hops_figure(res, point: str | None = None):
         frac = h[:n] / h.sum() if h.sum() else h[:n]
         ax.bar(np.arange(n) + (i - (len(pts) - 1) / 2) * width, frac, width=width, label=label,
                color=f"C{i % 10}")
+        if not h.any():
+            ax.text(0.5, 0.5, f"{label}: no measured packet", transform=ax.transAxes,
+                    ha="center", fontsize=9, color="gray")
+    from matplotlib.ticker import MaxNLocator
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("router-to-router hops")
     ax.set_ylabel("fraction of measured packets")
     ax.grid(True, axis="y", alpha=0.3)
@@ -276,6 +281,21 @@ def links_figure(res, point: str | None = None):
     return fig
 
 
+def _failure_marks(g) -> list:
+    """[(cycle, label, line style)] of a run group's failure during the run and its reroute
+    (``faults.at_cycle``, ``faults.reroute_cycles``), from its config; [] without one."""
+    import tomllib
+    text = g.attrs.get("config_toml")
+    if text is None:
+        return []
+    f = tomllib.loads(text.decode() if isinstance(text, bytes) else text).get("faults", {})
+    at = int(f.get("at_cycle", 0))
+    if at <= 0:
+        return []
+    return [(at, f"failure (cycle {at})", "-"),
+            (at + int(f.get("reroute_cycles", 0)), "reroute", "-.")]
+
+
 def series_figure(res, point: str | None = None):
     """A run's time series: delivered and injected flits per cycle per endpoint, flits in flight."""
     plt = _plt()
@@ -285,16 +305,21 @@ def series_figure(res, point: str | None = None):
     period = int(sr.attrs["sample_period"])
     n_ep = int(g["summary/active_endpoints"][()])
     t = sr["cycle"][()]
+    mk = {"marker": "o", "ms": 3} if t.size <= 20 else {}     # a few samples: shown as points
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot(t, sr["delivered_flits"][()] / (period * n_ep), label="delivered (flits/cycle/endpoint)")
-    ax.plot(t, sr["injected_flits"][()] / (period * n_ep), label="injected (flits/cycle/endpoint)")
+    ax.plot(t, sr["delivered_flits"][()] / (period * n_ep), label="delivered (flits/cycle/endpoint)",
+            **mk)
+    ax.plot(t, sr["injected_flits"][()] / (period * n_ep), label="injected (flits/cycle/endpoint)",
+            **mk)
     m0, m1 = int(g["summary/measure_start"][()]), int(g["summary/measure_end"][()])
     ax.axvspan(m0, m1, color="gray", alpha=0.12, label="measurement window")
+    for cycle, what, style in _failure_marks(g):
+        ax.axvline(cycle, color="k", linestyle=style, linewidth=1, label=what)
     ax.set_xlabel("cycle")
     ax.set_ylabel("flits/cycle/endpoint")
     ax.set_ylim(bottom=0)
     ax2 = ax.twinx()
-    ax2.plot(t, sr["in_flight_flits"][()], color="C3", linestyle="--", label="flits in flight")
+    ax2.plot(t, sr["in_flight_flits"][()], color="C3", linestyle="--", label="flits in flight", **mk)
     ax2.set_ylabel("flits in flight")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()

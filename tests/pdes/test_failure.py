@@ -153,3 +153,21 @@ def test_a_failure_on_the_ranks_drops_what_one_process_drops():
     ser = simulate(cfg, None)
     assert par["counters"]["dropped_packets"] > 0
     assert_same_results(par, ser)
+
+
+def test_the_series_plot_marks_the_failure_and_the_reroute(tmp_path):
+    """The series figure of a run with a failure during it draws the failure's cycle and the
+    reroute's as vertical lines; a run without one draws neither."""
+    from pdes.plot import series_figure
+    from pdes.results import open_results
+    from tests.helpers import cli_sets
+    for name, sets, marks in (("f.h5", MID, {"failure (cycle 300)": 300,
+                                                                "reroute": 500}),
+                              ("n.h5", BASE, {})):
+        r = run_pdes("run", *cli_sets(*sets, preset="cli"), "--quiet", "-o", name, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        with open_results(str(tmp_path / name)) as res:
+            lines = series_figure(res).axes[0].lines
+            found = {ln.get_label(): ln.get_xdata()[0] for ln in lines
+                     if ln.get_label() in ("reroute",) or ln.get_label().startswith("failure")}
+        assert found == marks

@@ -326,11 +326,16 @@ def test_a_full_standard_output_is_one_line(tmp_path, args):
 
 def test_a_run_without_measured_packets_says_so(tmp_path):
     """The summary of a run that measured no packet says so instead of printing NaN and the
-    file's -1 percentiles."""
+    file's -1 percentiles, and so does its hops figure (it was an empty plot)."""
+    from pdes.plot import hops_figure
+    from pdes.results import open_results
     r = run_pdes("run", "--set", "traffic.load=0.0000001", "--set", "measure.warmup_cycles=100",
-                 "--set", "measure.measure_cycles=200", "--quiet", cwd=tmp_path)
+                 "--set", "measure.measure_cycles=200", "--quiet", "-o", "o.h5", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "packet latency    none (no measured packet)" in r.stdout and "nan" not in r.stdout
+    with open_results(str(tmp_path / "o.h5")) as res:
+        texts = [t.get_text() for t in hops_figure(res).axes[0].texts]
+    assert texts == ["run: no measured packet"]
 
 
 def test_declared_ranges_are_documented():
