@@ -89,6 +89,8 @@ ONLY = {
     "sim_type": (("latency",), "pdes measures as BookSim's latency mode"),
     "router": (("iq",), "pdes models BookSim's input-queued router"),
     "classes": ((1,), "pdes has one traffic class"),
+    "packet_size_rate": ((1,), "pdes runs one packet size (packet_size), not a distribution of "
+                         "sizes"),
     "subnets": ((1,), "pdes has one network"),
     "sim_count": ((1,), "one simulation per run"),
     "use_read_write": ((0,), "no request/reply traffic"),

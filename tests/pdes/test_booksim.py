@@ -283,6 +283,7 @@ def test_bad_injection_process_is_refused(tmp_path, keys, key):
     ({"traffic": "tornado"}, "traffic"),           # k=8, n=2 by default: a 2-D digit pattern
     ({"injection_rate": "{0.1,0.2}"}, "injection_rate"),
     ({"classes": 2}, "classes"),
+    ({"packet_size": 4, "packet_size_rate": 2}, "packet_size_rate"),
     ({"sim_type": "throughput"}, "sim_type"),
     ({"seed": "time"}, "seed"),
     ({"link_failures": 2, "fail_seed": "time"}, "fail_seed"),
@@ -297,6 +298,16 @@ def test_unmappable_keys_are_refused(tmp_path, bs, key):
     with pytest.raises(ParameterError) as exc:
         booksim.to_pdes(full, str(tmp_path))
     assert str(exc.value).startswith(f"booksim.{key}: ")
+
+
+def test_one_packet_size_at_rate_1_is_accepted(tmp_path):
+    """packet_size_rate = {1} (one packet size, BookSim's default) is accepted (it was refused
+    as a key pdes does not know)."""
+    anynet_ring(tmp_path)
+    raw, _, _ = booksim.to_pdes({"topology": "anynet", "network_file": "net.anynet",
+                                 "routing_function": "min", "packet_size": 4,
+                                 "packet_size_rate": "{1}"}, str(tmp_path))
+    assert raw["router"]["packet_size"] == 4
 
 
 def test_booksim_file_detection(tmp_path):
