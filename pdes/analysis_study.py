@@ -190,23 +190,22 @@ def table_array(vary: list, rows: list[dict]) -> np.ndarray:
 
 def write(path: str, spec: AnalysisSpec, rows: list[dict], version: str) -> None:
     """The whole study file, under a temporary name renamed when complete."""
-    from pdes.files import new_hdf5, replaced_when_whole
+    from pdes.files import hdf5_written
     rows = sorted(rows, key=lambda r: r["series"])
-    with replaced_when_whole(path) as tmp:
-        with new_hdf5(tmp) as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["pdes_version"] = version
-            f.attrs["spec"] = json.dumps(spec.identity(), sort_keys=True)
-            f.attrs["base_config_toml"] = spec.identity()["base_config"]
-            f.attrs["n_series"] = len(spec.series)
-            f.attrs["complete"] = len(rows) == len(spec.series)
-            f.create_dataset("table", data=table_array(spec.vary, rows))
-            g = f.create_group("series")
-            for r in rows:
-                s = g.create_group(f"s{r['series']:04d}")
-                s.attrs["keys_json"] = json.dumps(r["keys"])
-                s.attrs["report_json"] = json.dumps(r["report"])
+    with hdf5_written(path) as f:
+        f.attrs["format"] = FORMAT
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["pdes_version"] = version
+        f.attrs["spec"] = json.dumps(spec.identity(), sort_keys=True)
+        f.attrs["base_config_toml"] = spec.identity()["base_config"]
+        f.attrs["n_series"] = len(spec.series)
+        f.attrs["complete"] = len(rows) == len(spec.series)
+        f.create_dataset("table", data=table_array(spec.vary, rows))
+        g = f.create_group("series")
+        for r in rows:
+            s = g.create_group(f"s{r['series']:04d}")
+            s.attrs["keys_json"] = json.dumps(r["keys"])
+            s.attrs["report_json"] = json.dumps(r["report"])
 
 
 def read(path: str) -> dict:

@@ -348,7 +348,6 @@ def code_version() -> tuple[str, str]:
 
 
 def _write(path, prep, state: LoopState, G: dict, sizes: dict, *, nranks: int, nparts: int) -> None:
-
     from pdes import config as C
     tmp = f"{path}.tmp-{os.getpid()}"
     version, digest = code_version()

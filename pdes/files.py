@@ -1,7 +1,7 @@
 """Files pdes reads and writes.  Writing an output file whole (:mod:`models.core.files`,
 where the compiled-code cache writes its files the same way): every file pdes writes goes to a
 temporary name beside it and is renamed to its own name when complete, and an HDF5 file
-through :func:`new_hdf5`.  Reading an input: :func:`check_regular`."""
+through :func:`new_hdf5` (both at once: :func:`hdf5_written`).  Reading an input: :func:`check_regular`."""
 import os
 import stat
 import sys
@@ -60,6 +60,14 @@ def new_hdf5(path: str):
         sys.unraisablehook, sys.excepthook = previous, previous_except
     for u in quiet:                       # a successful write: whatever else was raised
         previous_except(*u) if isinstance(u, tuple) else previous(u)
+
+
+@contextmanager
+def hdf5_written(path: str):
+    """An HDF5 output written whole: :func:`new_hdf5` under the temporary name of
+    :func:`replaced_when_whole`, renamed to ``path`` when the block ends."""
+    with replaced_when_whole(path) as tmp, new_hdf5(tmp) as f:
+        yield f
 
 
 def hdf5_unclosed() -> bool:

@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 
-from pdes.files import new_hdf5, replaced_when_whole
+from pdes.files import hdf5_written
 from pdes.sizing import buffer_note
 
 FORMAT = "pdes-results"
@@ -66,7 +66,7 @@ def put_histogram(group, name: str, value) -> None:
 def write_results(path: str, res: dict, cfg_toml: str, *, nranks: int, partition: dict | None,
                   version: str) -> None:
     """Write one run's results to ``path`` (through a temporary name, renamed when whole)."""
-    with replaced_when_whole(path) as tmp, new_hdf5(tmp) as f:
+    with hdf5_written(path) as f:
         write_run(f, res, cfg_toml, nranks=nranks, partition=partition, version=version)
 
 

@@ -772,7 +772,7 @@ class StudyFile:
             writer, self.writer = self.writer, None
             writer.stop()
             writer.check()
-        self.f.close()
+        self.discard()
 
     def discard(self) -> None:
         """Close the file image if it is still open (a study refused, failed or stopped): an

@@ -32,7 +32,7 @@ from pdes import analysis
 from pdes import config as cfgmod
 from pdes.analysis import _float, _floats, clean as _clean  # noqa: F401 - used by other CLIs
 from pdes.cli.topo import _jsonable
-from pdes.files import new_hdf5, replaced_when_whole
+from pdes.files import hdf5_written
 
 HELP = ("structural analysis: distances, Moore bound, shortest paths, latency, bisection, "
         "resiliency, cables, cost, power, LP throughput, path sets of multipath routings")
@@ -200,25 +200,24 @@ def write_analysis(path: str, report: dict, cfg_toml: str, version: str,
             group.attrs[key] = value
 
     rep = _clean(report)
-    with replaced_when_whole(path) as tmp:
-        with new_hdf5(tmp) as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["pdes_version"] = version
-            f.attrs["config_toml"] = cfg_toml
-            f.attrs["options"] = json.dumps(_clean(options or {}), sort_keys=True)
-            f.attrs["report_json"] = json.dumps(rep)
-            for key, value in rep.items():
-                if key == "summary":
-                    value = dict(value)
-                    value["params"] = json.dumps(value.get("params", {}), sort_keys=True)
-                put(f, key, value)
-            curve = f.get("resiliency/curve/paths")
-            if curve is not None:
-                for key, unit in CURVE_UNITS.items():
-                    if key in curve:
-                        curve[key].attrs["units"] = unit
-            f.attrs["complete"] = True
+    with hdf5_written(path) as f:
+        f.attrs["format"] = FORMAT
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["pdes_version"] = version
+        f.attrs["config_toml"] = cfg_toml
+        f.attrs["options"] = json.dumps(_clean(options or {}), sort_keys=True)
+        f.attrs["report_json"] = json.dumps(rep)
+        for key, value in rep.items():
+            if key == "summary":
+                value = dict(value)
+                value["params"] = json.dumps(value.get("params", {}), sort_keys=True)
+            put(f, key, value)
+        curve = f.get("resiliency/curve/paths")
+        if curve is not None:
+            for key, unit in CURVE_UNITS.items():
+                if key in curve:
+                    curve[key].attrs["units"] = unit
+        f.attrs["complete"] = True
 
 
 def _fmt(v, nd=4) -> str:

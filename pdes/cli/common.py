@@ -164,7 +164,7 @@ class StopRequest:
     checkpoint and stop: the handler only records the signal; the engine reduces it over
     the ranks at the next sample boundary.  Calling the object gives the signal (0 = none)."""
 
-    SIGNALS = (signal.SIGTERM, signal.SIGUSR1)
+    SIGNALS = TERMINATING
 
     def __init__(self):
         self.signum = 0

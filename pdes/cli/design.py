@@ -24,7 +24,7 @@ import sys
 from models.core.errors import ParameterError
 from pdes.analysis import integer_option
 from pdes.cli.common import world_if_parallel
-from pdes.files import new_hdf5, replaced_when_whole
+from pdes.files import hdf5_written, replaced_when_whole
 
 HELP = "list every configuration of the topology families that fits a router radix"
 
@@ -143,26 +143,25 @@ def write_hdf5(path: str, table, version: str) -> None:
     text = {"family", "params", "diameter_source", "bisection"}
     floats = {"links_per_endpoint", "ports_per_endpoint", "moore_bound", "moore_ratio",
               "router_cost", "router_cost_per_endpoint", "power_w", "power_per_endpoint_w"}
-    with replaced_when_whole(path) as tmp:
-        with new_hdf5(tmp) as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["pdes_version"] = version
-            f.attrs["options"] = json.dumps(table.options, sort_keys=True)
-            f.attrs["left_out"] = json.dumps(table.left_out, sort_keys=True)
-            g = f.create_group("table")
-            for c in COLUMNS:
-                col = table.column(c)
-                if c in text:
-                    data = np.array(col, dtype=h5py.string_dtype("utf-8"))
-                elif c in floats:
-                    data = np.array([np.nan if v is None else v for v in col], dtype=np.float64)
-                elif c == "bisection_exact":
-                    data = np.array([-1 if v is None else int(v) for v in col], dtype=np.int8)
-                else:
-                    data = np.array([-1 if v is None else v for v in col], dtype=np.int64)
-                g.create_dataset(c, data=data)
-            f.attrs["complete"] = True
+    with hdf5_written(path) as f:
+        f.attrs["format"] = FORMAT
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["pdes_version"] = version
+        f.attrs["options"] = json.dumps(table.options, sort_keys=True)
+        f.attrs["left_out"] = json.dumps(table.left_out, sort_keys=True)
+        g = f.create_group("table")
+        for c in COLUMNS:
+            col = table.column(c)
+            if c in text:
+                data = np.array(col, dtype=h5py.string_dtype("utf-8"))
+            elif c in floats:
+                data = np.array([np.nan if v is None else v for v in col], dtype=np.float64)
+            elif c == "bisection_exact":
+                data = np.array([-1 if v is None else int(v) for v in col], dtype=np.int8)
+            else:
+                data = np.array([-1 if v is None else v for v in col], dtype=np.int64)
+            g.create_dataset(c, data=data)
+        f.attrs["complete"] = True
 
 
 def _num(v, nd=3) -> str:

@@ -347,6 +347,7 @@ def _latency(s: dict, which: str) -> str:
     return (f"mean {s[k + '_mean']:.2f}  p50 {s[k + '_p50']}  p99 {s[k + '_p99']}  "
             f"max {s[k + '_max']} cycles")
 
+
 def _print_summary(res, out):
     s = res["summary"]
     if "completion_cycles" in s:
