@@ -518,7 +518,7 @@ def _map_network(m: _Mapping, base_dir: str):
 
 def _map_anynet(m: _Mapping, base_dir: str):
     """[topology] keys and routing of an anynet network file."""
-    bs, get, put = m.bs, m.get, m.put
+    get, put = m.get, m.put
     net = _str("network_file", get("network_file"))
     if not net:
         raise _error("network_file", "required with topology = anynet")

@@ -21,7 +21,7 @@ import json
 import tomllib
 
 from models.core.errors import ParameterError
-from models.core.registry import REQUIRED, Param, Registry
+from models.core.registry import Param, Registry
 
 ConfigError = ParameterError
 """Bad user input in a config file or ``--set``; printed as one line, exit 2."""

@@ -2,7 +2,6 @@
 per network with the numbers of its printed `pdes analyze` command, and 004's comparisons."""
 import json
 import shlex
-import sys
 
 import pytest
 

@@ -30,7 +30,8 @@ from models.core.jit import njit_kernel
 from models.core.registry import ROUTINGS, Param
 from models.routing import RoutingPlan
 from models.routing.nonminimal import (BIAS, KNOBS, UGAL, MidTables, PARAMS, _ugal_checks,
-                                       V_NONE, V_UGAL_L, V_VALIANT, mid_source, packing)
+                                       V_NONE, V_UGAL_L, V_VALIANT, packing)
+from models.routing.nonminimal import mid_source  # noqa: F401 (looked up by name)
 from models.routing.paths import eject_port, group_port, target_of
 from models.core.record import ERR_ROUTE, F_AUX2, NF_HOT, OK
 from models.core.routing import RoutingKernel, register_kernel

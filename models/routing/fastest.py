@@ -18,7 +18,7 @@ import numpy as np
 
 from models.core.errors import ParameterError
 from models.core.jit import njit, njit_kernel
-from models.core.registry import ROUTINGS, Param
+from models.core.registry import ROUTINGS
 from models.routing import RoutingPlan
 from models.routing.minimal import minimal
 from models.routing.paths import eject_port, target_of

@@ -123,17 +123,17 @@ from collections import namedtuple
 import numpy as np
 
 from models.core.bits import trailing_zeros
-from models.core.jit import njit, njit_borrow, njit_inline, njit_llvm_inline
+from models.core.jit import njit_borrow, njit_inline, njit_llvm_inline
 from models.core.rings import credit_rtt, ring_slot
 from models.core.record import (C_CREATED, C_DELIVERED, C_INJECTED, C_MOVES, ERR_CREDIT,
-    ERR_OUTBOX, ERR_ROUTE, ERR_VC, ERR_VC_ORDER, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
-    F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2, HIST_OCTAVES, HIST_SUB, NF, NF_HOT, NF_USED,
+    ERR_OUTBOX, F_CTIME, F_DST, F_DSTR, F_FLIT, F_HOPS, F_ITIME,
+    F_MID, F_PHASE, F_SEQ, F_SRC, F_VC, F_AUX, F_AUX2, HIST_OCTAVES, HIST_SUB, NF_HOT, NF_USED,
     OK, S_CREATED_MEAS, S_CREATED_PKTS, S_DROPPED_FLITS, S_DROPPED_MEAS, S_DROPPED_PKTS, S_CREATED_WIN_FLITS, S_DELIVERED_FLITS, S_DELIVERED_MEAS,
     S_DELIVERED_WIN, S_INFLIGHT, S_INJECTED_FLITS, S_INJECTED_WIN, S_LAST_DELIVERY, S_LAST_MOVE,
     S_MAX_NLAT, S_MAX_PLAT, S_SUM_HOPS, S_SUM_NLAT, S_SUM_PLAT, S_SUM_PLAT_SQ)
 from models.core.params import (
     IV_DISCARD, NEVER, PR_CD, PR_CHX, PR_COCAP, PR_E, PR_ECD, PR_ELAT, PR_FINITE, PR_FOCAP, PR_FRAC_THR,
-    PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NCLS, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
+    PR_HMAX, PR_HOT, PR_INJECT, PR_M0, PR_M1, PR_NV, PR_OQCAP, PR_PF, PR_PKT,
     PR_ALLOC, PR_HRDY, PR_ONOFF, PR_PFMIN, PR_PRIV, PR_SAD, PR_SX, PR_SCHED, PR_SEED,
     PR_SPEEDUP, PR_THR, PR_TRAFFIC)
 from pdes.kernels.buffers import (build_occupancy, enqueue_flit, new_record, occupied_word,

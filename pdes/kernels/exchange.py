@@ -15,7 +15,7 @@ one (sender, VC) FIFO each.
 import numpy as np
 
 from models.core.jit import njit
-from models.core.params import PR_HOT, PR_HRDY, PR_NV, PR_SX
+from models.core.params import PR_HOT, PR_NV, PR_SX
 from models.core.record import F_FLIT, F_VC, NF_USED
 from pdes.kernels.buffers import enqueue_flit, new_record, queue_credit
 

@@ -18,7 +18,7 @@ Kinds (chosen by the traffic plans of ``models.traffic``):
 """
 import numpy as np
 
-from models.core.jit import njit, njit_inline
+from models.core.jit import njit_inline
 from models.core.rng import P_DEST, P_TRAFFIC_AUX, below, draw53
 
 TR_UNIFORM = 0

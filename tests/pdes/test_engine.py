@@ -10,7 +10,6 @@ from pdes import config as C
 from pdes.build import prepare
 from pdes.engine import run_local, simulate
 from pdes.loopstate import SimulationError
-from pdes.kernels import cycle
 from models.core import params as prm_slots
 from pdes.output import write_results
 from pdes.timing import channel_cycles, router_cycles

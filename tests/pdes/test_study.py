@@ -780,7 +780,6 @@ def test_points_written_on_a_thread_equal_points_written_at_once(tmp_path, monke
     own while the next point runs: the file is the one the study's own thread writes, and the
     thread is gone (and the interpreter's switch interval as it was) when the study ends."""
     import sys
-    import threading
     spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
     interval = sys.getswitchinterval()
     threads = []

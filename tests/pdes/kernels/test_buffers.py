@@ -9,7 +9,6 @@ from pdes.build import prepare
 from pdes.engine import run_local
 from pdes.loop import Engine
 from pdes.sizing import MIN_AUTO_VC_FLITS, buffer_note
-from pdes.kernels import cycle
 from models.core import params as prm_slots
 from models.core.record import OK
 from pdes.timing import slot_round_trip

@@ -5,7 +5,6 @@ The expected outcomes were derived by hand from BookSim2's source (commit 28f432
 which round-robin pointer moves), ``src/routers/iq_router.cpp`` (in which step each
 stage completes, when a tail frees its output VC and when the next head starts routing).
 """
-import os
 
 import numpy as np
 import pytest

@@ -8,7 +8,6 @@ from pdes import booksim
 from pdes import config as C
 from pdes.build import prepare
 from pdes.engine import run_local
-from pdes.kernels import cycle
 from models.core import params as prm_slots
 from models.core.record import OK
 from tests.helpers import (anynet_ring, assert_same_results, cfg_builder, cli_sets, one_part,
