@@ -211,6 +211,17 @@ def check_options(topo, opts: dict, layout, name=option_flag) -> None:
         except ParameterError as exc:
             raise ParameterError(str(exc).replace("cost.router_radix",
                                                   name("router_radix"))) from None
+    if "cost" in (opts["only"] or ANALYSES):
+        from models.analysis.cost import router_model, router_prices
+        try:
+            router_prices(router_radix(topo, c["radix"]), router_model(c.get("routers", "fdr10"),
+                                                                       c["router_coeffs"]))
+        except ParameterError as exc:
+            hint = "" if c["router_coeffs"] is not None else (
+                f" (the default fit); price this radix with {name('router_coeffs')}, or leave "
+                f"cost out with {name('only')}")
+            raise ParameterError(str(exc).replace("cost.router_coeffs",
+                                                  name("router_coeffs")) + hint) from None
     if c["cable_gbps"] is not None and c["cable_gbps"] <= 0:
         raise ParameterError(f"{name('cable_gbps')}: must be > 0, got {c['cable_gbps']}")
     if c["electric_max_m"] is not None and c["electric_max_m"] < 0:

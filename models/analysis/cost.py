@@ -152,8 +152,9 @@ def router_prices(k, coeffs: tuple[float, float] = ROUTER_PRESETS["fdr10"]) -> n
     k = np.asarray(k, dtype=np.int64)
     unit = ra * k + rb
     if np.any(unit < 0):
-        raise ParameterError(f"cost.router_radix: the router price {ra} k + {rb} is negative for "
-                             f"k = {int(k.min())}")
+        raise ParameterError(f"cost.router_coeffs: the router price {ra:g} k "
+                             f"{'-' if rb < 0 else '+'} {abs(rb):g} is negative for "
+                             f"k = {int(k[unit < 0].min())}")
     return unit
 
 

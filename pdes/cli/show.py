@@ -1,7 +1,8 @@
-"""``python -m pdes show FILE.h5 [--csv] [--table table|table_mean|saturation]``.
+"""``python -m pdes show FILE.h5 [--csv] [--table NAME]``.
 
-Prints a run file's summary (one ``key value`` line each) or a study file's
-table (one row per point) in the terminal, or as CSV with ``--csv``.
+Prints a run file's summary (one ``key value`` line each; then, for several jobs, one row
+per job) or a study file's table (one row per point) in the terminal, or one of them as
+CSV with ``--csv``.
 """
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ import sys
 from models.core.errors import ParameterError
 
 HELP = "print a run's summary or a study's table (terminal table or CSV)"
+RUN_TABLES = ("summary", "jobs")
+STUDY_TABLES = ("table", "table_mean", "saturation")
 
 
 def add_arguments(p):
     p.add_argument("file", help="HDF5 file written by 'pdes run' or 'pdes sweep'")
     p.add_argument("--csv", action="store_true", help="CSV on stdout instead of a terminal table")
-    p.add_argument("--table", choices=("table", "table_mean", "saturation"), default=None,
-                   help="a study's table to print (default: table, then saturation if present; "
-                        "with --csv only table)")
+    p.add_argument("--table", choices=RUN_TABLES + STUDY_TABLES, default=None,
+                   help="the table to print: a study's table (default), table_mean or saturation "
+                        "(default: table, then saturation if present; with --csv only table); a "
+                        "run's summary (default) or jobs (default: summary, then jobs if the run "
+                        "has several; with --csv only summary)")
     p.add_argument("--wide", action="store_true",
                    help="every column in the terminal (CSV always has every column)")
 
@@ -33,12 +38,21 @@ def main(args) -> int:
     try:
         with open_results(args.file) as res:
             if res.kind == "run":
-                if args.table:
-                    raise ParameterError("--table: only a study file has tables")
-                _show_run(res.summary(), args.csv)
-                if res.has("jobs"):
-                    _show_jobs(res.group()["jobs"], args.csv)
+                if args.table in STUDY_TABLES:
+                    raise ParameterError(f"--table: a run file has no {args.table}; its tables "
+                                         f"are {' and '.join(RUN_TABLES)}")
+                if args.table == "jobs" and not res.has("jobs"):
+                    raise ParameterError(f"--table: {args.file} has no jobs (a run of one "
+                                         "workload)")
+                if args.table in (None, "summary"):
+                    _show_run(res.summary(), args.csv)
+                if res.has("jobs") and (args.table == "jobs" or (args.table is None
+                                                                 and not args.csv)):
+                    _show_jobs(res.group()["jobs"], args.csv, after=args.table is None)
             else:
+                if args.table in RUN_TABLES:
+                    raise ParameterError(f"--table: a study file has no {args.table}; its "
+                                         f"tables are {', '.join(STUDY_TABLES)}")
                 names = [args.table] if args.table else ["table"] + (
                     ["saturation"] if res.has("saturation") and not args.csv else [])
                 for i, name in enumerate(names):
@@ -74,8 +88,9 @@ def _show_run(summary: dict, csv: bool) -> None:
         print(f"{k:<{width}}  {_fmt(v)}")
 
 
-def _show_jobs(g, csv: bool) -> None:
-    """Several jobs: one row per job (``/jobs/<name>``), in the config's order."""
+def _show_jobs(g, csv: bool, after: bool) -> None:
+    """Several jobs: one row per job (``/jobs/<name>``), in the config's order; ``after`` the
+    summary, under a heading."""
     import json
 
     import pandas as pd
@@ -86,10 +101,10 @@ def _show_jobs(g, csv: bool) -> None:
     cols = ["job", "processes", "start_cycle", "cycles", "bandwidth_bytes_per_cycle_per_process",
             "message_latency_mean", "message_latency_p99", "alone_cycles", "slowdown"]
     if csv:
-        print()
         df.to_csv(sys.stdout, index=False)
         return
-    print("\njobs:")
+    if after:
+        print("\njobs:")
     print(_terminal(df[[c for c in cols if c in df.columns]]))
 
 

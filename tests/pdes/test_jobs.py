@@ -142,6 +142,22 @@ def test_cli_alone_reports_slowdown(tmp_path):
     assert shown.returncode == 0 and "\njobs:" in shown.stdout
     rows = [ln.split() for ln in shown.stdout.split("\njobs:")[1].strip().splitlines()[1:]]
     assert [r[0] for r in rows] == ["canary", "congestor"]
+    # --csv is one table: the summary alone, or the jobs with --table jobs
+    import csv
+    import io
+    summary = run_pdes("show", str(out), "--csv", cwd=tmp_path)
+    rows = list(csv.reader(io.StringIO(summary.stdout)))
+    assert summary.returncode == 0 and rows[0] == ["key", "value"]
+    assert all(len(r) == 2 for r in rows)
+    jobs = run_pdes("show", str(out), "--csv", "--table", "jobs", cwd=tmp_path)
+    rows = list(csv.DictReader(io.StringIO(jobs.stdout)))
+    assert jobs.returncode == 0 and [r["job"] for r in rows] == ["canary", "congestor"]
+    assert float(rows[0]["slowdown"]) > 1.0
+    terminal = run_pdes("show", str(out), "--table", "jobs", cwd=tmp_path)
+    assert terminal.returncode == 0 and terminal.stdout.split()[0] == "job"
+    bad = run_pdes("show", str(out), "--table", "table_mean", cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "pdes: error: --table: a run file has no table_mean; its tables are summary and jobs")
 
 
 def test_cli_alone_without_jobs_is_refused(tmp_path):

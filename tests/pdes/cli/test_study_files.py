@@ -131,6 +131,24 @@ def test_the_good_study_is_shown_and_plotted(study, tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_show_refuses_the_other_kinds_tables(study, capsys):
+    """A run file's tables are summary and jobs, a study file's table, table_mean and
+    saturation: asking one for the other's is one line, exit 2."""
+    from pdes.cli import main
+    good, run = str(study / "good.h5"), str(study / "run.h5")
+    assert main(["show", run, "--table", "summary", "--csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "key,value"
+    cases = [([good, "--table", "summary"], "pdes: error: --table: a study file has no summary; "
+              "its tables are table, table_mean, saturation"),
+             ([run, "--table", "saturation"], "pdes: error: --table: a run file has no "
+              "saturation; its tables are summary and jobs"),
+             ([run, "--table", "jobs"], f"pdes: error: --table: {run} has no jobs (a run of "
+              "one workload)")]
+    for args, message in cases:
+        assert main(["show", *args]) == 2
+        assert capsys.readouterr().err.strip() == message
+
+
 @pytest.mark.parametrize("command", ["show", "plot"])
 @pytest.mark.parametrize("change,what", [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
 def test_malformed_study_is_one_line_exit_2(study, tmp_path, capsys, command, change, what):
