@@ -327,8 +327,13 @@ def report(cfg: dict, opts: dict, comm=None, rank: int = 0, network=None, notice
     if rank == 0 and notice is not None:
         notice(topo, kw)
     err = None
+    helping = comm is not None and rank != 0
+    if helping and opts["only"] is None:
+        from models.analysis.resiliency import intact_connected
+        helping = intact_connected(topo)    # rank 0 leaves resiliency out, as analyze() does
     try:
-        rep = analyze(topo, layout, comm=comm, **kw)
+        rep = analyze(topo, layout, comm=comm, **kw) if helping or rank == 0 or comm is None \
+            else None
     except ParameterError as exc:
         if comm is None:
             raise ParameterError(rename(str(exc), name)) from None

@@ -258,6 +258,12 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
                                              if k in path_sets_opts}, seed=seed)
     sec = {}
     secs = {}
+    omitted = {}
+    if only is None and "resiliency" in names:
+        from .resiliency import intact_connected
+        if not intact_connected(topo):     # its thresholds are undefined; the rest is not
+            names = tuple(n for n in names if n != "resiliency")
+            omitted["resiliency"] = "the network is disconnected before any link fails"
     if "resiliency" in names:
         # first: the only collective step, so an error in another section on one rank
         # cannot leave the other ranks waiting in it
@@ -313,6 +319,8 @@ def analyze(topo, layout=None, only=None, seed: int = 0, samples: int | None = N
         sec["path-sets"] = path_sets_report(topo, seed=seed, sample=sample, **path_sets_opts)
         secs["path-sets"] = time.perf_counter() - t
     out = {"summary": topo.summary(), "analyses": list(names)}
+    if omitted:
+        out["omitted"] = omitted
     out.update((k, sec[k]) for k in ANALYSES if k in sec)
     out["seconds"] = {k: round(v, 4) for k, v in secs.items()}
     return out

@@ -282,6 +282,13 @@ def _settings(seed, samples, options: dict) -> _Settings:
                      distance_slack=float(distance_slack), curve=bool(o["curve"]))
 
 
+def intact_connected(topo) -> bool:
+    """Whether every router with endpoints (every router, if none has any) reaches every other
+    one with no link failed: resiliency's thresholds are defined only then."""
+    g = _Graph(topo, None)
+    return g.connected(np.arange(topo.n_links))
+
+
 def _baseline(graph: _Graph, st: _Settings) -> tuple:
     """(diameter, average distance) of the intact network, (None, None) if no criterion needs
     them; refuses a network that is disconnected before any link fails."""

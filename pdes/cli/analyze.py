@@ -299,7 +299,8 @@ def table(rep: dict) -> str:
     if "bisection" in rep:
         b = rep["bisection"]
         an = b["analytic"]
-        rows.append(("bisection", f"{b['links_cut']} links cut, beta = C/(N/2) = {b['beta']:.3f}"
+        rows.append(("bisection", f"{b['links_cut']} links cut, beta = C/"
+                     f"({'N' if b['endpoints'] else 'R'}/2) = {b['beta']:.3f}"
                      + (f"  (analytic {an['links']}: {an['formula']})" if an else "")))
     if "resiliency" in rep:
         r = rep["resiliency"]
@@ -314,6 +315,8 @@ def table(rep: dict) -> str:
         rows.append(("resiliency samples", f"{r['samples']} (seed {r['seed']})"))
         if "paths" in r["curve"]:
             rows.append(("resiliency curve", _curve_row(r["curve"]["paths"])))
+    for name, why in rep.get("omitted", {}).items():
+        rows.append((name, f"not computed: {why}"))
     if "cables" in rep:
         c = rep["cables"]["cables"]
         rows += [("cables intra-rack (electric)", f"{c['intra_rack']['count']} / "
