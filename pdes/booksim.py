@@ -476,7 +476,9 @@ NETWORKS = {
                  "ugal": ("ugal_l", {"n_indirect": 1})}),
     # BookSim's ugal: minimal unless its queue exceeds 2 x the non-minimal one + 30 flits
     "dragonflynew": ("DragonFlyNew", ("k", "n"),
-                     {"min": ("min", {}),
+                     # min_dragonflynew gives the ejection hop the one VC of the packet's
+                     # phase (out_vc = f->ph, dragonfly.cpp), as every other hop
+                     {"min": ("min", {"eject_vcs": "class"}),
                       "ugal": ("dragonfly_ugal", {"c": 2.0, "bias": 30.0,
                                                   "length_weighted": False})}),
     # BookSim's nca may use every VC on every hop: one class (up*/down* paths are acyclic)

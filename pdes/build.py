@@ -142,6 +142,7 @@ def _routing(cfg, topo, dist, link_latency):
     if entry.extra.get("seeded"):       # randomised table construction
         rsec["seed"] = cfg["measure"]["seed"]
     vcs = rsec.pop("vcs")
+    rsec.pop("eject_vcs")
     plan = entry.func(topo, dist, **rsec)
     if plan.finalize is not None:
         plan = plan.finalize(np.asarray(link_latency, dtype=np.int64) + hop_cycles(cfg["router"]))
@@ -523,6 +524,7 @@ def make_parts(prep: Prepared, owner, parts_here, window: int) -> list[PartState
         vcs_any = cfg["routing"]["vcs"] == "any"
         prm[prm_slots.PR_MONO] = int(bool(kernel.monotone(plan)) and not vcs_any)
         prm[prm_slots.PR_VCANY] = int(vcs_any)
+        prm[prm_slots.PR_EJCLS] = int(cfg["routing"]["eject_vcs"] == "class" and not vcs_any)
         prm[prm_slots.PR_E] = topo.n_endpoints
         prm[prm_slots.PR_FAULT] = int(prep.failure is not None)   # pdes.failure sets 2
         if nh:

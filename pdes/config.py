@@ -213,7 +213,13 @@ COMMON = {
                       "VC discipline: hop = each hop takes the VC class its routing gives "
                       "(deadlock-free schemes, docs/routing.md); any = every hop may take every "
                       "VC, one class (BookSim's anynet min; a run can deadlock, the start report "
-                      "warns)", choices=("hop", "any"))],
+                      "warns)", choices=("hop", "any")),
+                Param("eject_vcs", str, "any",
+                      "with router.allocation = booksim: the VCs a head may take on an ejection "
+                      "port: any = every VC; class = those of the class the routing gives the "
+                      "ejection hop (on a Dragonfly: 0 within the source group, 1 after a global "
+                      "link, BookSim's dragonflynew min)",
+                      choices=("any", "class"))],
     "traffic": [Param("load", float, 0.4, "offered load in flits/cycle/endpoint (0..1]",
                       lo=0.0, lo_open=True, hi=1.0),
                 Param("injection", str, "bernoulli", "injection process: bernoulli (a packet with "
@@ -481,6 +487,9 @@ def check_relations(cfg: dict) -> None:
         if r["allocation"] == "booksim" and r["pipeline"] != "booksim":
             raise ConfigError("router.allocation: \"booksim\" needs router.pipeline = \"booksim\" "
                               "(BookSim's allocation runs in its pipeline's steps)")
+        if r["allocation"] == "vct" and cfg.get("routing", {}).get("eject_vcs", "any") != "any":
+            raise ConfigError("routing.eject_vcs: only with router.allocation = \"booksim\" "
+                              "(pdes's vct allocation takes no VC on an ejection port)")
         if r["allocation"] == "vct":
             for key, default in (("vc_allocator", "islip"), ("sw_allocator", "islip"),
                                  ("alloc_iters", 1), ("hold_switch_for_packet", False),

@@ -74,7 +74,10 @@ PR_SNAP = 53       # the routing's snapshot epoch when the window loop takes the
                    # part in one process, pdes.loop); 0: Python takes them between windows
 PR_PFMIN = 54      # the window loop sets PR_PF before each cycle: 1 while the part holds at least
                    # this many flits (records in use), else 0 (int64 max: never)
-NPRM = 55
+PR_EJCLS = 55     # 1 = routing.eject_vcs "class" (booksim allocation): a head to an endpoint
+                   # requests the VCs of the class the routing gives the ejection hop (the
+                   # Dragonfly's: BookSim's phase, models.routing.dragonfly); 0 = any VC of it
+NPRM = 56
 
 NEVER = 2147483647  # iv_sa_at / iv_va_at of a VC with nothing to do (int32 max)
 IV_DISCARD = -2     # iv_out of an input VC that drops the rest of its packet (PR_FAULT)

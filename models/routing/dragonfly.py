@@ -33,6 +33,7 @@ from models.routing.nonminimal import (BIAS, KNOBS, UGAL, MidTables, PARAMS, _ug
                                        V_NONE, V_UGAL_L, V_VALIANT, packing)
 from models.routing.nonminimal import mid_source  # noqa: F401 (looked up by name)
 from models.routing.paths import eject_port, group_port, target_of
+from models.core.params import PR_EJCLS
 from models.core.record import ERR_ROUTE, F_AUX2, NF_HOT, OK
 from models.core.routing import RoutingKernel, register_kernel
 
@@ -116,7 +117,10 @@ def dragonfly_hop(site, eng, ctx, ap, fid):
     ports, rec, rec_c = eng.ports, eng.rec, eng.rec_c
     target, phase = target_of(rg, rec, rec_c, fid)
     if target == rg:
-        return OK, eject_port(rg, plo, ports.ep_first, rec, fid), 0
+        # the ejection hop's class, read only with routing.eject_vcs = "class": BookSim's phase
+        # (dragonfly.cpp: 0 until the global hop, 1 from it on) = (last position + 1) // 2
+        ecls = (rec_c[fid, F_AUX2 - NF_HOT] + 1) // 2 if eng.prm[PR_EJCLS] != 0 else 0
+        return OK, eject_port(rg, plo, ports.ep_first, rec, fid), ecls
     op = group_port(rg, target, plo + nepk, phi, ports.out_nbr, ctx.r_group, ctx.g_entry)
     if op < 0:
         return ERR_ROUTE, op, 0

@@ -27,7 +27,7 @@ the prefetch pipeline's steps) are compiled once and inlined by LLVM
 """
 from models.core.bits import trailing_zeros
 from models.core.jit import njit_borrow, njit_inline, njit_window
-from models.core.params import (IV_DISCARD, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO, PR_NCLS,
+from models.core.params import (IV_DISCARD, PR_EJCLS, PR_FAULT, PR_HOLD, PR_HOT, PR_MONO, PR_NCLS,
                                 PR_NHMIN, PR_NV, PR_PF, PR_SNAP, PR_SX, PR_VALG, PR_VCANY,
                                 PR_VITERS)
 from models.core.rings import ring_slot
@@ -238,7 +238,8 @@ def route_head(t, tau, k, P, ivc, eng, pool, inb, outq, obox, stats, scr, ctx, a
 def vc_step(t, tau, k, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     """BookSim's VC allocation at router ``k`` in step ``tau`` (:mod:`pdes.kernels.iq`):
     every head due routes (once) and requests each VC of its class on its output that no
-    packet holds (an ejection port: any of its VCs), whatever its credits (wormhole)."""
+    packet holds (an ejection port: any of its VCs, or with ``PR_EJCLS`` those of the class the
+    routing gives the ejection hop), whatever its credits (wormhole)."""
     n_cand, _ = sweep_step(t, tau, k, False, eng, inb, outq, iqs)
     return allocate_vcs(t, tau, k, n_cand, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap)
 
@@ -301,10 +302,12 @@ def sweep_step(t, tau, k, with_switch, eng, inb, outq, iqs):
 def allocate_vcs(t, tau, k, n_cand, eng, pool, inb, outq, obox, stats, scr, iqs, ctx, ap):
     """VC allocation at router ``k`` in step ``tau`` of the heads ``iqs.va_c[0:n_cand]``: each
     routes (once) and requests each VC of its class on its output that no packet holds (an
-    ejection port: any of its VCs); the allocator matches and grants.  A status code."""
+    ejection port: any of its VCs, or with ``PR_EJCLS`` those of the class the routing gives
+    the ejection hop); the allocator matches and grants.  A status code."""
     prm, ports = eng.prm, eng.ports
     nv, ncls = prm[PR_NV], prm[PR_NCLS]
     kcls = nv // ncls
+    ejcls = prm[PR_EJCLS]
     iv_out, ov_owner = inb.iv_out, outq.ov_owner
     rq_in, rq_out = iqs.va_in, iqs.va_out
     plo = ports.port_off[k]
@@ -323,7 +326,7 @@ def allocate_vcs(t, tau, k, n_cand, eng, pool, inb, outq, obox, stats, scr, iqs,
         ol = op - plo
         lo = 0
         n = nv
-        if ol >= nepk:
+        if ol >= nepk or ejcls != 0:
             lo = inb.iv_ovc[ivc] * kcls
             n = kcls
         for v in range(lo, lo + n):
