@@ -14,8 +14,7 @@ Prints, side by side with the published values:
 * 000 Table IV -- cost and power per endpoint at N ~ 10K;
 * 004 Table 3 (and the beta column of 004 Table 5) -- METIS bisection.
 
-Each cell is ``ours (paper)``; ``-`` marks a value the paper does not give,
-``n/a`` a topology this project does not generate (LH-HC).  The instance used
+Each cell is ``ours (paper)``; ``-`` marks a value the paper does not give.  The instance used
 for each cell is listed under the table.  Under ``mpiexec`` the resiliency
 samples are split over the ranks (same numbers for any rank count) and rank 0
 prints.
@@ -74,7 +73,7 @@ def instances_iii(n: int) -> dict:
         "T3D": ("torus", {"dims": t3d, "p": 1}),
         "T5D": ("torus", {"dims": t5d, "p": 1}),
         "HC": ("hypercube", {"n": n.bit_length() - 1, "p": 1}),
-        "LH-HC": None,
+        "LH-HC": ("lhhc", {"n": n.bit_length() - 1, "p": 1}),
         "FT-3": ("fattree", {"k": ft_k, "levels": 3}),
         "DF": ("dragonfly", {"h": df_h}) if df_h else None,
         "FBF-3": ("hyperx", {"sizes": [fbf_c] * 3, "p": fbf_c}) if fbf_c else None,
@@ -120,7 +119,7 @@ def table_iii(args, comm, say):
             if (n, col) in cells:
                 row.append(f"{100 * cells[(n, col)]['disconnect']['fraction']:.0f}% ({p})")
             else:
-                row.append(("n/a" if col == "LH-HC" else "-") + f" ({p})")
+                row.append(f"- ({p})")
         lines.append(f"{n:>6} " + " ".join(f"{c:>10}" for c in row))
     lines.append("")
     lines.append("the same samples, largest share survived by at least 95% of the failure sets "
@@ -137,7 +136,7 @@ def table_iii(args, comm, say):
                 s95 = max(i for i, v in enumerate(curve) if v >= 0.95)
                 row.append(f"{100 * s95 * r['step']:.0f}% ({p})")
             else:
-                row.append(("n/a" if col == "LH-HC" else "-") + f" ({p})")
+                row.append(f"- ({p})")
         lines.append(f"{n:>6} " + " ".join(f"{c:>10}" for c in row))
     lines.append("instances (N, samples, mean exact threshold):")
     for n, col, desc, ne, ns, mean, secs in used:
@@ -181,7 +180,7 @@ TABLE_IV = [
     ("T5D", "torus", {"dims": [8, 6, 6, 6, 6], "p": 1}, ALL_ELECTRIC,
      (10368, 10368, 11, 50688, 0, 3176, 30.8)),
     ("HC", "hypercube", {"n": 13, "p": 1}, {}, (8192, 8192, 14, 32768, 12288, 4631, 39.2)),
-    ("LH-HC", None, None, {}, (8192, 8192, 19, 53248, 12288, 6481, 53.2)),
+    ("LH-HC", "lhhc", {"n": 13, "p": 1}, {}, (8192, 8192, 19, 53248, 12288, 6481, 53.2)),
     ("FT-3 k43", "fattree", {"k": 44, "levels": 3}, FT_OPTS,
      (19876, 2311, 43, 19414, 40215, 2346, 14.0)),
     ("DLN k43", "dln", {"routers": 4020, "shortcuts": 31, "p": 10, "group_size": 22, "seed": 1}, {},
@@ -210,10 +209,6 @@ def table_iv(args, say):
     out = {}
     for label, name, params, opts, paper in TABLE_IV:
         pN, pNr, pk, pel, pfi, pcost, pw = paper
-        if name is None:
-            lines.append(f"{label:13s} {'n/a':>14s} {'':>12s} {'':>8s} {'':>14s} {'':>14s} "
-                         f"{'n/a (' + str(pcost) + ')':>14s} {'n/a (' + str(pw) + ')':>13s}")
-            continue
         topo = build(name, params)
         lay = build_layout(topo)
         c = cost(topo, lay, **opts)
