@@ -150,7 +150,8 @@ STATIC: dict[str, list[Param]] = {
                     lo=0.0, hi=1.0),
         Param("backlog_tolerance", float, 0.002, "the run is also saturated when the source "
               "queues grow over the window (least-squares trend) by more than this fraction of the "
-              "flits offered in it (and by more than one flit per active endpoint)",
+              "flits offered in it (and by more than one flit per active endpoint), or the flits in "
+              "the network and source queues by more than that and three standard errors",
               lo=0.0, hi=1.0),
         Param("watchdog_cycles", int, 5000, "cycles without any flit movement, while flits are in "
               "flight, that are reported as a deadlock", lo=1, hi=2 ** 30),

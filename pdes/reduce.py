@@ -95,13 +95,31 @@ def backlog_growth(series, m0: int, m1: int, packet_size: int) -> float | None:
     created minus the flits injected; the growth is the least-squares slope of
     that curve times the window length.  ``None`` with fewer than 3 samples.
     """
+    trend = _trend(series, m0, m1, packet_size, 2)
+    return None if trend is None else trend[0]
+
+
+def system_growth(series, m0: int, m1: int, packet_size: int) -> tuple[float, float] | None:
+    """Growth over the window ``[m0, m1)`` of the flits in the system (source queues and
+    network: flits created minus flits delivered), in flits, and its standard error: the
+    least-squares slope of that curve and the slope's error, times the window length.
+    ``None`` with fewer than 4 samples."""
+    return _trend(series, m0, m1, packet_size, 1)
+
+
+def _trend(series, m0: int, m1: int, packet_size: int, out: int):
+    """(growth, standard error) of the running sum of the flits created minus the series'
+    column ``out`` over the samples of ``[m0, m1)``; ``None`` with too few samples."""
     rows = [r for r in series if m0 < r[0] <= m1]
-    if len(rows) < 3:
+    if len(rows) < (3 if out == 2 else 4):
         return None
     t = np.array([r[0] for r in rows], dtype=np.float64)
-    backlog = np.cumsum(np.array([r[3] * packet_size - r[2] for r in rows], dtype=np.float64))
-    slope = np.polyfit(t - t.mean(), backlog, 1)[0]
-    return float(slope * (m1 - m0))
+    level = np.cumsum(np.array([r[3] * packet_size - r[out] for r in rows], dtype=np.float64))
+    x = t - t.mean()
+    slope, icpt = np.polyfit(x, level, 1)
+    res = level - (slope * x + icpt)
+    se = float(np.sqrt((res @ res) / max(len(rows) - 2, 1) / (x @ x)))
+    return float(slope * (m1 - m0)), se * (m1 - m0)
 
 
 # --------------------------------------------------------------------------- results
@@ -240,6 +258,20 @@ def _saturation(prep, st, state: LoopState, loads: dict, finite: bool) -> tuple[
             reason = (f"source queues grew by {grew:.0f} flits over the window (least-squares "
                       f"trend), more than {100 * m['backlog_tolerance']:g}% "
                       f"of the {int(st[S_CREATED_WIN_FLITS])} flits offered")
+    if not saturated and not finite:
+        # flits piling up in the network while the sources still keep up (a run just past
+        # saturation in a short window): the same limit, and a rise the samples' scatter
+        # around the trend does not explain (three standard errors)
+        trend = system_growth(state.series, state.m0, state.m1, prep.rp.packet_size)
+        limit = m["backlog_tolerance"] * int(st[S_CREATED_WIN_FLITS])
+        if trend is not None:
+            grew, se = trend
+            if grew > limit and grew > prep.active_endpoints and grew > 3.0 * se:
+                saturated = True
+                reason = (f"flits in the network and source queues grew by {grew:.0f} over the "
+                          f"window (least-squares trend, +- {se:.0f}), more than "
+                          f"{100 * m['backlog_tolerance']:g}% of the "
+                          f"{int(st[S_CREATED_WIN_FLITS])} flits offered")
     return saturated, reason
 
 

@@ -52,9 +52,10 @@ DEFAULT_RESOLUTION = 0.01
 LOAD_DIGITS = 6          # loads are rounded to this many decimals (they name the points)
 CRITERION = ("saturated when the measured packets are not all delivered within measure.drain_cycles "
              "after the window, when the source queues grow over the window by more than "
-             "measure.backlog_tolerance ({btol:g}) of the flits offered (least-squares trend), or when "
-             "the accepted load is below the offered load by more than measure.saturation_tolerance "
-             "({tol:g})")
+             "measure.backlog_tolerance ({btol:g}) of the flits offered (least-squares trend), when "
+             "the flits in the network and source queues grow by more than that and three standard "
+             "errors of the trend, or when the accepted load is below the offered load by more than "
+             "measure.saturation_tolerance ({tol:g})")
 SWEEP_KEYS = ("vary", "loads", "saturation", "resolution", "seeds")
 
 
