@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from models.core.errors import ParameterError
-from models.schedule import OP_COMPUTE, OP_SEND, packets
+from models.schedule import OP_COMPUTE, OP_RECV, OP_SEND, packets
 
 MAX_OPS = 2**30 - 1
 """Operations a schedule may have (a successor entry holds ``2 * op + kind`` in an int32)."""
@@ -60,6 +60,11 @@ def schedule_tables(plan, n_endpoints: int, packet_size: int, flit_bytes: int):
                              f"{int(pk[big[0]]):,} packets, more than 2^31 - 1 "
                              "(raise router.flit_bytes or router.packet_size)")
     match = np.where(kind == OP_COMPUTE, -1, kop_of_op[np.maximum(s.match[op_of_kop], 0)])
+    # a receive waits for the packets of the message it matched (its send's size), not for
+    # those of its own size: a receive larger than its message would wait forever, a smaller
+    # one would complete before its message is in (LogGOPSim times the sender's message)
+    recv = kind == OP_RECV
+    pk[recv] = pk[match[recv]]
     # successors: dependency d of op -> entry 2 * op + kind in d's list
     dop = np.repeat(np.arange(N, dtype=np.int64), np.diff(s.dep_off))
     src = kop_of_op[s.dep]

@@ -112,6 +112,28 @@ def test_nic_sends_posted_messages_one_after_another(hand):
     assert (end[2], end[3]) == (2 + lat, 4 + lat)
 
 
+def _sizes_differ(b):
+    b.send(0, 1, 64 * 3)       # 3 packets each
+    b.send(0, 2, 64 * 3)
+    b.recv(1, 0, 64)           # a receive smaller than its message
+    b.recv(2, 0, 64 * 5)       # a larger one (MPI allows it)
+
+
+BUILD.update(sizes=(3, _sizes_differ))
+
+
+def test_receive_waits_for_its_message_whatever_size_it_states(hand):
+    """A receive completes when the last packet of the message it matched is in: the send's
+    size counts, not the receive's (a larger receive used to wait forever, a smaller one to
+    complete with its message still on the way)."""
+    res = run("sizes")
+    lat = L0(res["prepared"].cfg)
+    end = res["workload"]["op_end"]
+    assert (end[0], end[1]) == (2, 5)
+    assert (end[2], end[3]) == (2 + lat, 5 + lat)
+    assert res["summary"]["operations_completed"] == 4
+
+
 def _ring(n, nbytes, rounds):
     def build(b):
         p = np.arange(n)
