@@ -218,28 +218,33 @@ def match_messages(s: Schedule, key: str = "traffic") -> np.ndarray:
     out = np.full(N, -1, dtype=np.int64)
     snd = ids[kind == OP_SEND]
     rcv = ids[kind == OP_RECV]
-    # channel key (sender, receiver, tag), then order within the channel
+    # channel (sender * P + receiver, tag), then order within the channel; the pair is not
+    # packed into one int64 (with P >= 2^16 processes a packed key wrapped and matched
+    # messages of different channels)
     P = np.int64(s.n_procs)
-    tag = s.op_tag.astype(np.int64) - np.int64(np.iinfo(np.int32).min)
-    ks = (proc[snd] * P + s.op_peer[snd]) * np.int64(2**32) + tag[snd]
-    kr = (s.op_peer[rcv].astype(np.int64) * P + proc[rcv]) * np.int64(2**32) + tag[rcv]
-    os_ = np.lexsort((snd, ks))
-    or_ = np.lexsort((rcv, kr))
-    ks, snd = ks[os_], snd[os_]
-    kr, rcv = kr[or_], rcv[or_]
+    tag = s.op_tag.astype(np.int64)
+    ks, ts = proc[snd] * P + s.op_peer[snd], tag[snd]
+    kr, tr = s.op_peer[rcv].astype(np.int64) * P + proc[rcv], tag[rcv]
+    os_ = np.lexsort((snd, ts, ks))
+    or_ = np.lexsort((rcv, tr, kr))
+    ks, ts, snd = ks[os_], ts[os_], snd[os_]
+    kr, tr, rcv = kr[or_], tr[or_], rcv[or_]
     # rank of each op within its channel
-    def _rank(k):
+    def _rank(k, t):
         if k.size == 0:
             return k
-        first = np.r_[True, k[1:] != k[:-1]]
+        first = np.r_[True, (k[1:] != k[:-1]) | (t[1:] != t[:-1])]
         start = np.maximum.accumulate(np.where(first, np.arange(k.size), 0))
         return np.arange(k.size) - start
-    rs, rr = _rank(ks), _rank(kr)
+    if ks.size == kr.size and np.array_equal(ks, kr) and np.array_equal(ts, tr):
+        out[snd] = rcv          # every channel has as many receives as sends: in order
+        out[rcv] = snd
+        return out
+    rs, rr = _rank(ks, ts), _rank(kr, tr)
     # pair (channel, rank) between the sorted lists
-    pair_s = np.stack([ks, rs], 1) if ks.size else np.zeros((0, 2), np.int64)
-    pair_r = np.stack([kr, rr], 1) if kr.size else np.zeros((0, 2), np.int64)
-    vs = pair_s.view([("k", np.int64), ("r", np.int64)]).ravel()
-    vr = pair_r.view([("k", np.int64), ("r", np.int64)]).ravel()
+    fields = [("k", np.int64), ("t", np.int64), ("r", np.int64)]
+    vs = np.stack([ks, ts, rs], 1).view(fields).ravel() if ks.size else np.zeros(0, fields)
+    vr = np.stack([kr, tr, rr], 1).view(fields).ravel() if kr.size else np.zeros(0, fields)
     pos = np.searchsorted(vr, vs)
     ok = (pos < vr.size)
     ok[ok] = vr[pos[ok]] == vs[ok]
@@ -332,7 +337,45 @@ def check(s: Schedule, key: str = "traffic", n_endpoints: int | None = None) -> 
     indeg = np.bincount(dst, minlength=N).astype(np.int64)
     if _completable(N, succ_off, dst[order], indeg.copy()) < N:
         _report_stuck(key, s, m, succ_off, dst[order], indeg)
+    # the engine keeps cycles in int32: refuse a schedule whose computes alone, along a chain
+    # of dependencies, end beyond MAX_CYCLES (a chain of two long computes used to wrap)
+    via_done = np.concatenate([s.dep_kind == DEP_DONE, np.zeros(snd.size, dtype=bool)])
+    comp = np.where(s.op_kind == OP_COMPUTE, s.op_size, 0)
+    late = _earliest_end(N, succ_off, dst[order], via_done[order], indeg.copy(), comp)
+    if late >= 0:
+        _fail(key, s, late, f"ends after cycle {MAX_CYCLES} at the earliest (its computes and "
+              "those it waits for take longer than the engine keeps cycles)")
     return replace(s, match=m)
+
+
+@njit
+def _earliest_end(N, succ_off, succ, via_done, indeg, comp):
+    """The first operation (in Kahn's order) that cannot end by ``MAX_CYCLES`` even without any
+    network time, -1 if none: its post is at least the end (``via_done``) or the post of what
+    it waits for, its end its post plus its compute cycles."""
+    post = np.zeros(N, np.int64)
+    stack = np.empty(N, np.int64)
+    n = 0
+    for i in range(N):
+        if indeg[i] == 0:
+            stack[n] = i
+            n += 1
+    while n > 0:
+        n -= 1
+        v = stack[n]
+        end = post[v] + comp[v]
+        if end > MAX_CYCLES:
+            return v
+        for j in range(succ_off[v], succ_off[v + 1]):
+            w = succ[j]
+            t = end if via_done[j] else post[v]
+            if t > post[w]:
+                post[w] = t
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                stack[n] = w
+                n += 1
+    return -1
 
 
 def _report_stuck(key, s, m, succ_off, succ, indeg):
@@ -350,15 +393,17 @@ def _report_stuck(key, s, m, succ_off, succ, indeg):
             if deg[w] == 0:
                 stack.append(w)
     stuck = np.nonzero(~reached)[0]
-    # walk back along unmet dependencies from the first stuck op until an op repeats
-    dop = np.repeat(np.arange(N, dtype=np.int64), np.diff(s.dep_off))
+    # walk back along unmet dependencies from the first stuck op until an op repeats (each
+    # step reads the op's own dependencies: a scan of all of them per step was quadratic)
     seen = {}
     v = int(stuck[0])
     path = []
     while v not in seen:
         seen[v] = len(path)
         path.append(v)
-        preds = list(s.dep[dop == v]) + ([m[v]] if s.op_kind[v] == OP_RECV else [])
+        preds = list(s.dep[s.dep_off[v]:s.dep_off[v + 1]])
+        if s.op_kind[v] == OP_RECV:
+            preds.append(m[v])
         preds = [int(p) for p in preds if not reached[p]]
         v = preds[0]
     cycle = path[seen[v]:]

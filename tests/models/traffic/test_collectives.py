@@ -328,6 +328,8 @@ def test_iterations_follow_each_other(pattern, kind, params, kw, cc):
     ("allreduce", dict(iterations=0), "traffic.iterations"),
     ("allreduce", dict(reduce_cycles_per_byte=-0.5), "traffic.reduce_cycles_per_byte"),
     ("allreduce", dict(reduce_cycles_per_byte=1e9), "traffic.reduce_cycles_per_byte"),
+    ("allreduce", dict(reduce_cycles_per_byte=1e300), "traffic.reduce_cycles_per_byte"),
+    ("training", dict(reduce_cycles_per_byte=1e17), "traffic.reduce_cycles_per_byte"),
     ("allreduce", dict(procs=1), "traffic.procs"),
     ("allreduce", dict(procs=-3), "traffic.procs"),
     ("allgather", dict(algorithm="recursive_doubling", procs=12), "traffic.algorithm"),
@@ -403,3 +405,20 @@ def test_training_iterations():
     second = comp[1::2]
     assert np.all(s.op_kind[s.dep[s.dep_off[second]]] == OP_RECV)
     assert all(m == [ALL(n)] * n for m in final(s, replay(s, lambda p: [1 << p] * n)))
+
+
+def test_matching_is_exact_with_more_than_65536_processes():
+    """Messages match within their channel (sender, receiver, tag) at any process count: the
+    channel was packed into one int64 that wrapped from 2^16 processes on, so the send 0 -> 22709
+    matched the receive at 5 from 61357 (their packed keys differed by 2^64)."""
+    from models.schedule import OP_RECV, OP_SEND, make_schedule, match_messages
+    P = 70000
+    ops = sorted([(0, OP_SEND, 22709), (22709, OP_RECV, 0), (61357, OP_SEND, 5),
+                  (5, OP_RECV, 61357)])
+    procs = np.array([o[0] for o in ops])
+    off = np.r_[0, np.cumsum(np.bincount(procs, minlength=P))]
+    s = make_schedule(np.arange(P), off, [o[1] for o in ops], [o[2] for o in ops],
+                      np.full(4, 8), np.zeros(4, np.int64), [], [], [])
+    m = match_messages(s)
+    # ops by process: 0 send, 5 recv, 22709 recv, 61357 send
+    assert m.tolist() == [2, 3, 0, 1]

@@ -182,6 +182,24 @@ def test_cycle_and_unmatched_receive_name_the_process_and_operation(tmp_path):
         goal_plan(lost)
 
 
+def test_computes_that_add_up_beyond_the_engines_cycles_are_refused(tmp_path):
+    """Each compute within MAX_CYCLES but a chain of them (through a start dependency and a
+    message too) ending beyond it is refused, naming the operation; it used to wrap to a
+    negative end and post the send after it at cycle 0."""
+    half = MAX_CYCLES // 2 + 1
+    chain = goal_file(tmp_path, f"num_ranks 2\nrank 0 {{\na: calc {half}\nb: send 1b to 1\n"
+                      "b requires a\n}\nrank 1 {\nc: recv 1b from 0\nd: calc 1\n"
+                      f"e: calc {half}\nd irequires c\ne requires c\n}}\n", "chain.goal")
+    with pytest.raises(ParameterError, match=re.escape(
+            f"traffic.file: {chain}: process 1 op 2 (compute {half} cycles): ends after cycle "
+            f"{MAX_CYCLES} at the earliest")):
+        goal_plan(chain)
+    ok = goal_file(tmp_path, f"num_ranks 2\nrank 0 {{\na: calc {half}\nb: send 1b to 1\n"
+                   f"b requires a\n}}\nrank 1 {{\nc: recv 1b from 0\nd: calc {half}\n}}\n",
+                   "ok.goal")
+    assert goal_plan(ok).ops.n_ops == 4            # independent: they overlap
+
+
 def test_pattern_places_ranks_and_scales_calc(tmp_path):
     """The `goal` pattern: rank r on the placement's r-th endpoint, calc units times
     calc_cycles rounded up (exactly: 10 x 0.3 = 3), a checked schedule plan."""
@@ -283,3 +301,23 @@ def test_generator_writes_a_valid_ring_trace(tmp_path):
     assert np.all(s.op_size[s.op_kind != OP_COMPUTE] == 64)
     assert s.dep.size == 4 * (4 + 6)     # 2 iterations: 6 dependencies each, the first lacks 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ring.goal"]
+
+
+def test_a_long_stuck_chain_is_reported():
+    """The report of a schedule that cannot complete walks back through each stuck op's own
+    dependencies (the walk scanned every dependency per step: about a minute for a chain of
+    400,000 computes, hours at 10^7 operations) and names the op on the cycle."""
+    from models.schedule import check, make_schedule
+    k = 20_000
+    # process 0: recv from 1, send to 1 after it; process 1: recv from 0, k computes in a
+    # chain after it, send to 0 after the last
+    kind = np.r_[OP_RECV, OP_SEND, OP_RECV, np.full(k, OP_COMPUTE), OP_SEND]
+    peer = np.r_[1, 1, 0, np.full(k, -1), 0]
+    size = np.r_[8, 8, 8, np.ones(k, np.int64), 8]
+    ops = np.arange(k + 4)
+    dep_op, dep_on = np.r_[1, ops[3:k + 4]], np.r_[0, ops[2:k + 3]]
+    s = make_schedule(np.arange(2), [0, 2, k + 4], kind, peer, size, np.zeros(k + 4, np.int64),
+                      dep_op, dep_on, np.full(dep_op.size, DEP_DONE))
+    with pytest.raises(ParameterError, match=r"process 0 op 0 \(recv 8 B from 1 tag 0\): can "
+                       r"never complete: it waits, through messages, on itself"):
+        check(s)
