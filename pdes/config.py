@@ -427,6 +427,9 @@ def resolve_jobs(jobs) -> list[dict]:
             v = g.pop(p.name, None)
             job[p.name] = p.coerce(v, f"jobs.{i}.{p.name}") if v is not None else p.default
         job["name"] = job["name"] or f"job{i}"
+        if "/" in job["name"] or job["name"] in (".", ".."):
+            raise ConfigError(f"jobs.{i}.name: '{job['name']}' cannot name a group of the results "
+                              "file (/jobs/<name>): no '/', not '.' or '..'")
         if job["name"] in names:
             raise ConfigError(f"jobs.{i}.name: '{job['name']}' names an earlier job too")
         names.add(job["name"])

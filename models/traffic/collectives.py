@@ -86,11 +86,11 @@ class _Deps:
 
 
 def _reduce_cost(nbytes, rcpb: float) -> np.ndarray:
-    cyc = np.ceil(np.asarray(nbytes, dtype=np.float64) * rcpb).astype(np.int64)
-    if cyc.size and cyc.max() > MAX_CYCLES:
+    cyc = np.ceil(np.asarray(nbytes, dtype=np.float64) * rcpb)
+    if cyc.size and cyc.max() > MAX_CYCLES:     # compared as floats: above 2^63 a cast wraps
         raise ParameterError(f"traffic.reduce_cycles_per_byte: reducing {int(np.max(nbytes))} bytes "
-                             f"would take {int(cyc.max())} cycles, more than {MAX_CYCLES}")
-    return cyc
+                             f"would take {float(cyc.max()):.4g} cycles, more than {MAX_CYCLES}")
+    return cyc.astype(np.int64)
 
 
 def _reduced(b: ScheduleBuilder, who, recv_ids, nbytes, rcpb: float) -> np.ndarray:

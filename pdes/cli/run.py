@@ -363,6 +363,12 @@ def _print_summary(res, out):
                                 " cycles"),
             ("hops", f"mean {s['hops_mean']:.3f}"),
         ]
+        what = "operations" if "operations" in s else "messages"   # a schedule, an exchange
+        done, total = s[f"{what}_completed"], s[what]
+        if s["saturated"] or done < total:
+            # a run cut short (run.max_cycles, a deadlock): its "completion" is not the workload's
+            rows.insert(2, ("incomplete", f"{done} of {total} {what} completed"
+                            + (f"; saturated: {s['saturated_reason']}" if s["saturated"] else "")))
         for name, j in (res.get("jobs") or {}).items():
             rows.append((f"job {name}", f"{j['processes']} processes, {j['cycles']} cycles from "
                          f"cycle {j['start_cycle']}, {j['bandwidth_bytes_per_cycle_per_process']:.1f} "

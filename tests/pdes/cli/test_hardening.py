@@ -400,3 +400,24 @@ def test_output_closed_by_its_reader_is_no_traceback(tmp_path, cmd):
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 0, err
     assert [ln for ln in err.splitlines() if not ln.startswith("[pdes]")] == [], err
+
+
+def test_a_workload_cut_short_says_so(tmp_path):
+    """A schedule stopped by run.max_cycles before its operations completed says so in the
+    summary instead of printing only a completion time."""
+    (tmp_path / "t.goal").write_text(
+        "num_ranks 2\nrank 0 {\nl1: send 64b to 1\nl2: recv 64b from 1\n}\n"
+        "rank 1 {\nl1: recv 64b from 0\nl2: calc 5000\nl3: send 64b to 0\n"
+        "l2 requires l1\nl3 requires l2\n}\n")
+    r = run_pdes("run", "--set", "traffic.pattern=goal", "--set", "traffic.file=t.goal",
+                 "--set", "measure.warmup_cycles=0", "--set", "measure.measure_cycles=200",
+                 "--set", "run.max_cycles=200", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "incomplete            3 of 5 operations completed; saturated: run.max_cycles" \
+        in r.stdout, r.stdout
+    r = run_pdes("run", "--set", "traffic.pattern=alltoall", "--set", "measure.warmup_cycles=0",
+                 "--set", "measure.measure_cycles=40", "--set", "measure.sample_period=10",
+                 "--set", "run.max_cycles=50", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr      # an exchange counts its messages
+    assert "incomplete            0 of 39800 messages completed; saturated: run.max_cycles" \
+        in r.stdout, r.stdout
