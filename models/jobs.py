@@ -99,6 +99,8 @@ def combine(topo, seed: int, jobs: list, build) -> tuple:
     processes placed linearly (on endpoints 0..n-1)."""
     E = topo.n_endpoints
     free = np.arange(E, dtype=np.int64)
+    if topo.is_degraded:       # no process on a failed or cut-off router (models.faults)
+        free = free[topo.up[topo.endpoint_router]]
     parts, names, descs = [], [], []
     for i, job in enumerate(jobs):
         plan = build(i, job)

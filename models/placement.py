@@ -70,7 +70,8 @@ def read_placement_file(path: str, n_endpoints: int, key: str = "traffic.placeme
 
 
 def place(topo, n_procs: int | None = None, how: str = "linear", seed: int = 0,
-          path: str | None = None, key: str = "traffic.placement") -> np.ndarray:
+          path: str | None = None, key: str = "traffic.placement",
+          active_only: bool = False) -> np.ndarray:
     """Endpoint of each of ``n_procs`` processes, as an ``(n_procs,) int32`` array.
 
     Parameters
@@ -88,6 +89,13 @@ def place(topo, n_procs: int | None = None, how: str = "linear", seed: int = 0,
         Placement file for ``file``.
     key : str
         Config key named in error messages.
+    active_only : bool
+        On a network with failed routers (:mod:`models.faults`), place ``linear`` and
+        ``random`` processes on the active endpoints only (a schedule's processes cannot run
+        on a failed or cut-off router): the first ``n`` active endpoints, or the active ones
+        in the order of the same permutation; by default, every active endpoint.  The same
+        endpoints as without it whenever those are all active; a ``file`` placement is kept
+        as listed.
 
     Raises
     ------
@@ -100,17 +108,26 @@ def place(topo, n_procs: int | None = None, how: str = "linear", seed: int = 0,
     if how not in PLACEMENTS:
         raise ParameterError(f"{key}: unknown placement '{how}' (known: {', '.join(PLACEMENTS)})")
     listed = read_placement_file(path, E, key=f"{key}_file") if how == "file" else None
-    avail = E if listed is None else listed.size
+    ok = None
+    if active_only and listed is None and topo.is_degraded:
+        ok = topo.up[topo.endpoint_router]
+    avail = (E if ok is None else int(ok.sum())) if listed is None else listed.size
     n = avail if n_procs is None else int(n_procs)
     if n < 1:
         raise ParameterError(f"{key}: needs at least one process, got {n}")
     if n > avail:
         where = f"the network has {E} endpoints" if listed is None else \
             f"the placement file lists {avail} endpoints"
+        if ok is not None:
+            where += f", {avail} of them active (faults)"
         raise ParameterError(f"{key}: {n} processes do not fit: {where}")
     if how == "linear":
-        return np.arange(n, dtype=np.int32)
-    if how == "random":
+        order = np.arange(E)
+    elif how == "random":
         rng = np.random.default_rng([int(seed) & 0xFFFFFFFFFFFFFFFF, _RANDOM_TAG])
-        return rng.permutation(E)[:n].astype(np.int32)
-    return listed[:n].astype(np.int32)
+        order = rng.permutation(E)
+    else:
+        return listed[:n].astype(np.int32)
+    if ok is not None:
+        order = order[ok[order]]
+    return order[:n].astype(np.int32)

@@ -481,7 +481,8 @@ def placed(topo, seed, procs, placement, placement_file) -> np.ndarray:
     """Endpoints of the processes (``procs`` 0: one per endpoint), at least 2."""
     if procs < 0:
         raise ParameterError(f"traffic.procs: must be >= 0 (0: one process per endpoint), got {procs}")
-    ep = place(topo, procs or None, placement, seed, placement_file or None).astype(np.int64)
+    ep = place(topo, procs or None, placement, seed, placement_file or None,
+               active_only=True).astype(np.int64)
     if ep.size < 2:
         raise ParameterError(f"traffic.procs: a collective needs at least 2 processes, got {ep.size}")
     return ep

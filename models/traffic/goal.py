@@ -421,7 +421,7 @@ def goal(topo, seed, file, calc_cycles=1.0, procs=0, placement="linear", placeme
     if procs not in (0, P):
         raise ParameterError(f"traffic.procs: the trace {file} has {P} ranks; procs must be 0 "
                              f"(one process per rank) or {P}, got {procs}")
-    ep = place(topo, P, placement, seed, placement_file or None).astype(np.int64)
+    ep = place(topo, P, placement, seed, placement_file or None, active_only=True).astype(np.int64)
     size = s.op_size
     comp = s.op_kind == OP_COMPUTE
     if comp.any():

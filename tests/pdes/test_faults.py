@@ -137,3 +137,33 @@ def test_golden_faults_config_is_degraded():
     """The golden fault config fails links and a router (so the golden tiers cover faults)."""
     cfg = golden_cfg("faults")
     assert cfg["faults"]["link_fraction"] > 0 and cfg["faults"]["routers"]
+
+
+def test_schedules_are_placed_on_the_active_endpoints(tmp_path):
+    """With router 0 failed (SF q=5, p=4: endpoints 0-3 inactive) a collective's linear
+    processes take the first active endpoints, random ones the active ones in the intact
+    network's permutation, procs = 0 all active ones, and jobs the active free ones; a file
+    that lists an inactive endpoint and too many processes are refused."""
+    from models.placement import place
+    from models.topology import build
+
+    def eps(*sets):
+        prep = prepare(C.resolve({}, ["faults.routers=[0]", *sets]))
+        return prep.traffic.ops.proc_ep
+
+    assert eps("traffic.pattern=allreduce", "traffic.procs=4").tolist() == [4, 5, 6, 7]
+    intact = place(build("slimfly", {"q": 5}), None, "random", 3)
+    got = eps("traffic.pattern=allreduce", "traffic.procs=6", "traffic.placement=random",
+              "measure.seed=3")
+    assert got.tolist() == [e for e in intact if e >= 4][:6]
+    assert eps("traffic.pattern=barrier").size == 196
+    jobs = eps("jobs.0.pattern=barrier", "jobs.0.procs=3", "jobs.1.pattern=barrier",
+               "jobs.1.procs=2")
+    assert sorted(jobs.tolist()) == [4, 5, 6, 7, 8]
+    with pytest.raises(C.ConfigError, match="200 processes do not fit: the network has 200 "
+                       "endpoints, 196 of them active"):
+        eps("traffic.pattern=allreduce", "traffic.procs=200")
+    (tmp_path / "p.txt").write_text("4\n0\n")
+    with pytest.raises(C.ConfigError, match="whose router failed or is cut off"):
+        eps("traffic.pattern=allreduce", "traffic.procs=2", "traffic.placement=file",
+            f"traffic.placement_file={tmp_path / 'p.txt'}")
