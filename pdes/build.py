@@ -365,8 +365,10 @@ def _prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         notes.append(f"faults: at cycle {failure.at_cycle}, {fs.description}; the routing tables "
                      f"of the degraded network from cycle {failure.reroute_at}")
     if traffic.kind == "schedule":       # per-operation tables in the kernel's numbering
+        sizes = ("jobs" if cfg.get("jobs") else
+                 "traffic.file" if cfg["traffic"]["pattern"] == "goal" else "traffic.pattern")
         traffic, workload = schedule_tables(traffic, topo.n_endpoints, r["packet_size"],
-                                            r["flit_bytes"])
+                                            r["flit_bytes"], sizes)
         share.adopt_attrs(workload, STATIC)
         share.adopt_attrs(traffic.ops)     # the schedule's own arrays, once per node
     else:

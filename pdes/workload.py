@@ -24,9 +24,11 @@ STATIC = ("op_kind", "op_match", "op_soff", "op_succ")
 initial dependency count and ``op_of_kop`` the numbering map."""
 
 
-def schedule_tables(plan, n_endpoints: int, packet_size: int, flit_bytes: int):
+def schedule_tables(plan, n_endpoints: int, packet_size: int, flit_bytes: int,
+                    key: str = "traffic.pattern"):
     """``(plan, tables)``: the traffic plan with its per-operation message tables
-    (``msg_off`` by endpoint, ``msg_dst``, ``msg_pkts``) and the schedule's other tables."""
+    (``msg_off`` by endpoint, ``msg_dst``, ``msg_pkts``) and the schedule's other tables;
+    ``key`` names where its messages' sizes come from in an error."""
     s = plan.ops
     N = s.n_ops
     if N > MAX_OPS:
@@ -54,9 +56,9 @@ def schedule_tables(plan, n_endpoints: int, packet_size: int, flit_bytes: int):
     dst = np.where(kind == OP_SEND, peer_ep, own_ep).astype(np.int32)
     size = s.op_size[op_of_kop]
     pk = np.where(kind == OP_COMPUTE, size, packets(size, flit_bytes, packet_size))
-    big = np.nonzero((kind != OP_COMPUTE) & (pk > 2**31 - 1))[0]
+    big = np.nonzero((kind == OP_SEND) & (pk > 2**31 - 1))[0]   # a receive takes its send's
     if big.size:
-        raise ParameterError(f"traffic.pattern: {s.name(int(op_of_kop[big[0]]))}: "
+        raise ParameterError(f"{key}: {s.name(int(op_of_kop[big[0]]))}: "
                              f"{int(pk[big[0]]):,} packets, more than 2^31 - 1 "
                              "(raise router.flit_bytes or router.packet_size)")
     match = np.where(kind == OP_COMPUTE, -1, kop_of_op[np.maximum(s.match[op_of_kop], 0)])

@@ -254,3 +254,20 @@ def test_ring_allreduce_matches_the_zero_load_formula(n, nbytes, pkt):
     assert int(res["workload"]["op_end"].max()) == T
     assert res["summary"]["completion_cycles"] == T + 1
     assert res["summary"]["messages"] == 2 * (n - 1) * n
+
+
+def test_message_too_large_names_the_trace_and_a_receive_takes_its_sends_size(tmp_path):
+    """A send of more than 2^31 - 1 packets is refused under traffic.file for a GOAL trace; a
+    receive stating such a size is timed by its (small) send and accepted."""
+    from pdes import config as C
+    from pdes.build import prepare
+    big = 2 ** 40
+    trace = tmp_path / "t.goal"
+    trace.write_text(f"num_ranks 2\nrank 0 {{\nsend {big}b to 1\n}}\nrank 1 {{\n"
+                     f"recv {big}b from 0\n}}\n")
+    with pytest.raises(C.ConfigError, match=r"^traffic\.file: process 0 op 0 \(send "):
+        prepare(C.resolve({}, ["traffic.pattern=goal", f"traffic.file={trace}"]))
+    trace.write_text(f"num_ranks 2\nrank 0 {{\nsend 64b to 1\n}}\nrank 1 {{\n"
+                     f"recv {big}b from 0\n}}\n")
+    prep = prepare(C.resolve({}, ["traffic.pattern=goal", f"traffic.file={trace}"]))
+    assert prep.traffic.msg_pkts.tolist() == [1, 1]
