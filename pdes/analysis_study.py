@@ -382,6 +382,10 @@ def metric_series(data: dict, x: str | None, y: str | None) -> tuple[str, str, l
     if y not in metrics:
         raise ParameterError(f"--y: {y!r} is not a metric column of the study (e.g. "
                              f"{', '.join(metrics[:6])}; 'pdes show FILE --csv' lists them)")
+    ys = np.asarray(table[y], dtype=np.float64) if table.dtype[y].kind in "fiub" else None
+    if ys is not None and ys.size and np.isnan(ys).all():
+        raise ParameterError(f"--y: {y!r} has no value at any point of the study (the analysis "
+                             "does not define it for these networks); pick another column")
     others = keys[1:] if x in metrics else [k for k in keys if k != x]
     groups: dict = {}
     for row in table:

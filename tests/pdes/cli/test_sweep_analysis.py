@@ -188,6 +188,22 @@ def test_show_and_plot(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("pdes: error: ") and "malformed" in err[0]
 
 
+def test_a_metric_without_any_value_is_refused(tmp_path, capsys):
+    """The Moore ratio of fat trees (indirect networks) is undefined at every point: plotting it
+    is refused in one line instead of drawing an empty figure."""
+    out = str(tmp_path / "ft.h5")
+    assert _sweep(capsys, "--set", "topology.name=fattree", "--set", "topology.k=4",
+                  "--analyze", "paths,moore", "--vary", "topology.k=4,6", "-o", out)[0] == 0
+    capsys.readouterr()
+    png = str(tmp_path / "ft.png")
+    assert main(["plot", out, "--kind", "metric", "--y", "moore.ratio", "-o", png]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "pdes: error: --y: 'moore.ratio' has no value at any point of the study (the analysis "
+        "does not define it for these networks); pick another column")
+    assert not os.path.exists(png)
+    assert main(["plot", out, "--kind", "metric", "--y", "paths.router.diameter", "-o", png]) == 0
+
+
 def test_metric_on_the_x_axis_skywalk(tmp_path, capsys):
     """Latency against cable length (002 Fig. 10's form) on Skywalk: a metric column as --x,
     the first varied key along each line, one line per value of the second; every series is
