@@ -362,7 +362,8 @@ def timeline_figure(res, point: str | None = None):
         m = done & (kind == k)
         segs = np.stack([np.stack([start[m], proc[m] + dy], 1),
                          np.stack([np.maximum(end[m], start[m] + 0.5), proc[m] + dy], 1)], 1)
-        ax.add_collection(LineCollection(segs, colors=color, linewidths=3, label=name))
+        ax.add_collection(LineCollection(segs, colors=color, linewidths=3,
+                                         label=name if m.any() else f"_{name}"))
     if "jobs" in g:
         names = json.loads(g["jobs"].attrs["names"])
         first = 0
@@ -376,7 +377,7 @@ def timeline_figure(res, point: str | None = None):
     ax.set_ylim(P - 0.5, -0.5)
     ax.set_xlabel("cycle")
     ax.set_ylabel("process")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))    # beside the rows
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title(f"{_title(res)}: {label}", fontsize=10)
     fig.tight_layout()

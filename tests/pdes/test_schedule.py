@@ -208,6 +208,14 @@ def test_timeline_draws_every_operation(hand, tmp_path):
     start, end = res["workload"]["op_start"], res["workload"]["op_end"]
     assert sorted((s[0][0], s[1][0]) for s in segs["compute"]) == \
         sorted((start[i], end[i]) for i in (3, 5))
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == \
+        ["send", "receive", "compute"]
+    res = run("sizes")                   # no compute: the legend does not list one
+    write_results(str(tmp_path / "s.h5"), res, C_TOML(res), nranks=1, partition=None,
+                  version="test")
+    with open_results(str(tmp_path / "s.h5")) as r:
+        fig = timeline_figure(r)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["send", "receive"]
     plain = run_local(make_cfg(preset="plan"))
     write_results(str(tmp_path / "u.h5"), plain, C_TOML(plain), nranks=1, partition=None,
                   version="test")
