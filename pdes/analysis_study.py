@@ -402,6 +402,37 @@ def _cell(v) -> str:
     return v.decode() if isinstance(v, bytes) else f"{float(v):g}"
 
 
+def metric_unit(name: str) -> str | None:
+    """The unit of an analysis study's column (docs/analysis.md's JSON keys), or None for a
+    count, a ratio or a key whose unit is not known here."""
+    parts = name.split(".")
+    last = parts[-1]
+    if last == "ns_per_m":
+        return "ns/m"
+    if last.endswith("_ns") or (parts[0] == "latency" and len(parts) == 3
+                                and last in ("max", "mean", "endpoint_mean")):
+        return "ns"
+    if parts[0] in ("cost",) and (last in ("dollars", "per_endpoint", "total")
+                                  or last.startswith("unit_")):
+        return "$"
+    if parts[0] == "power" and (last in ("per_endpoint", "total") or last.endswith("_w")
+                                or last.startswith("w_per")):
+        return "W"
+    if last == "m" or last.endswith("_m") or last.startswith("m_"):
+        return "m"
+    if last.endswith("_cycles") or (parts[0] == "cables" and "latency_cycles" in parts):
+        return "cycles"
+    if parts[0] == "resiliency" and parts[-2:-1] != ["baseline"] and last in (
+            "mean", "median", "min", "max", "std", "ci95_width"):
+        return "% of links"
+    return None
+
+
+def _labelled(name: str) -> str:
+    unit = metric_unit(name)
+    return f"{name} ({unit})" if unit else name
+
+
 def metric_figure(x: str, y: str, lines: list, title: str = ""):
     """One line with markers per series group of :func:`metric_series`."""
     from pdes.plot import _plt
@@ -409,8 +440,8 @@ def metric_figure(x: str, y: str, lines: list, title: str = ""):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for i, (label, xs, ys) in enumerate(lines):
         ax.plot(xs, ys, "-o", ms=4, color=f"C{i % 10}", label=label)
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
+    ax.set_xlabel(_labelled(x))
+    ax.set_ylabel(_labelled(y))
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     if title:

@@ -188,6 +188,19 @@ def test_show_and_plot(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("pdes: error: ") and "malformed" in err[0]
 
 
+@pytest.mark.parametrize("column, unit", [
+    ("latency.nearest.max", "ns"), ("latency.nearest.hops_mean", None),
+    ("latency.model.ns_per_m", "ns/m"), ("cables.cables.m_mean", "m"),
+    ("cables.cables.optical.count", None), ("cost.per_endpoint", "$"),
+    ("cost.routers.radix_max", None), ("power.per_endpoint", "W"),
+    ("cables.latency_cycles.max", "cycles"), ("resiliency.disconnect.mean", "% of links"),
+    ("resiliency.disconnect.fraction", None), ("resiliency.baseline.diameter", None),
+    ("bisection.beta", None)])
+def test_metric_axes_name_their_unit(column, unit):
+    """A metric figure's axis names the column's unit where it has one."""
+    assert AS.metric_unit(column) == unit
+
+
 def test_a_metric_without_any_value_is_refused(tmp_path, capsys):
     """The Moore ratio of fat trees (indirect networks) is undefined at every point: plotting it
     is refused in one line instead of drawing an empty figure."""
