@@ -88,6 +88,16 @@ def percentile(hist, edges, q: float) -> int:
     return int(edges[np.searchsorted(np.cumsum(hist), math.ceil(q * tot))])
 
 
+def exact_percentile(values: np.ndarray, q: float) -> float:
+    """Quantile ``q`` of ``values`` by the rule :func:`percentile` applies to a histogram of
+    1-cycle bins (the smallest value with at least ``ceil(q n)`` values at or below it), so
+    that a job's percentiles and the run's agree; NaN when empty."""
+    if values.size == 0:
+        return float("nan")
+    k = max(math.ceil(q * values.size), 1)
+    return float(np.partition(values, k - 1)[k - 1])
+
+
 def backlog_growth(series, m0: int, m1: int, packet_size: int) -> float | None:
     """Growth of the source-queue backlog over the window ``[m0, m1)``, in flits.
 
@@ -363,8 +373,8 @@ def job_results(prep, wl) -> dict:
             "messages": int(snd.size), "bytes_sent": int(s.op_size[snd].sum()),
             "bandwidth_bytes_per_cycle_per_process": float(s.op_size[snd].sum()) / span / max(nproc, 1),
             "message_latency_mean": float(lat.mean()) if lat.size else float("nan"),
-            "message_latency_p50": float(np.percentile(lat, 50)) if lat.size else float("nan"),
-            "message_latency_p99": float(np.percentile(lat, 99)) if lat.size else float("nan"),
+            "message_latency_p50": exact_percentile(lat, 0.5),
+            "message_latency_p99": exact_percentile(lat, 0.99),
             "message_latency_max": int(lat.max()) if lat.size else -1,
         }
     return out

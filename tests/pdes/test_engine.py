@@ -375,6 +375,20 @@ def test_growing_backlog_is_reported_saturated(load, saturated):
         assert s["saturated_reason"].startswith("source queues grew by")
 
 
+def test_exact_percentiles_follow_the_histograms_rule():
+    """A job's message-latency percentiles (exact values) follow the rule the run's histogram
+    percentiles follow (nearest rank, no interpolation): on 1-cycle bins they are equal."""
+    from pdes.reduce import exact_percentile, percentile
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 3, 7, 100, 101, 3121):
+        lat = rng.integers(0, 60, n)
+        hist = np.bincount(lat, minlength=64)
+        for q in (0.5, 0.9, 0.99):
+            assert exact_percentile(lat, q) == percentile(hist, np.arange(64), q), (n, q)
+    assert exact_percentile(np.array([10, 20]), 0.5) == 10        # np.percentile: 15
+    assert np.isnan(exact_percentile(np.zeros(0, np.int64), 0.5))
+
+
 def test_system_growth_is_the_trend_of_created_minus_delivered():
     """system_growth fits the flits created minus delivered over the window's samples; its
     standard error is zero on an exact line and grows with the scatter."""
