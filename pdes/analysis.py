@@ -266,15 +266,12 @@ def traffic_plan(topo, tcfg: dict, opts: dict):
     return plan
 
 
-def build_network(cfg: dict, opts: dict):
-    """``(topology, layout)`` of a resolved config, after the checks that need only its
-    parameters (size against ``sample``, the LP's variables)."""
-    from models.layout import build_layout
+def check_network_params(cfg: dict, opts: dict):
+    """The checks of :func:`build_network` that need only the config's parameters (the
+    family's rules and size, the size against ``sample``, the LP's variables); returns the
+    size (None for a family known only once built)."""
     from models.metrics import check_exact
-    from models.topology import build
-    from pdes import config as cfgmod
     from pdes.sizing import check_network
-    name, params = cfgmod.topology_params(cfg)
     size = check_network(cfg, distances=False)      # from the parameters, before building
     if size is not None and (opts["only"] is None or {"paths", "moore", "shortest-paths",
                                                       "latency", "path-sets"} & set(opts["only"])):
@@ -282,6 +279,17 @@ def build_network(cfg: dict, opts: dict):
     if _lp(opts) and size is not None and size.exact:
         from models.analysis.throughput import check_variables
         check_variables(size.routers, size.links, opts["throughput_opts"]["max_variables"])
+    return size
+
+
+def build_network(cfg: dict, opts: dict):
+    """``(topology, layout)`` of a resolved config, after the checks that need only its
+    parameters (:func:`check_network_params`)."""
+    from models.layout import build_layout
+    from models.topology import build
+    from pdes import config as cfgmod
+    name, params = cfgmod.topology_params(cfg)
+    check_network_params(cfg, opts)
     topo = build(name, params)
     return topo, build_layout(topo, **cfg["layout"])
 

@@ -286,6 +286,8 @@ def run(spec: AnalysisSpec, path: str, comm, resume: bool, version: str, say=Non
     todo = [s for s in range(len(spec.series)) if s not in done]
     if say and todo != list(range(len(spec.series))):
         say(f"resume: {len(done)} of {len(spec.series)} series in {path}")
+    for s in todo:      # what the parameters alone refuse, for every series before any work
+        A.check_network_params(spec.config_of(s), spec.options_of(s))
     for s in todo:
         cfg, opts = spec.config_of(s), spec.options_of(s)
         key = json.dumps([cfg[k] for k in NETWORK_SECTIONS], sort_keys=True, default=str)

@@ -226,8 +226,9 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
     sat = bool(sweep.get("saturation", False)) if saturation is None else saturation
     if not isinstance(sweep.get("saturation", False), bool):
         raise ParameterError("sweep.saturation: expected true/false")
-    if resolution is not None and not sat:
-        raise ParameterError("--resolution: the precision of a saturation search; give it with "
+    if not sat and (resolution is not None or "resolution" in sweep):
+        raise ParameterError(("--resolution" if resolution is not None else "sweep.resolution")
+                             + ": the precision of a saturation search; give it with "
                              "--saturation (or sweep.saturation = true)")
     base = C.resolve(raw, list(sets or []))
     finite = finite_patterns(base, vary)

@@ -950,6 +950,20 @@ def test_mpi_finite_study_points_equal_one_rank_runs(tmp_path, concurrent):
     comm.Barrier()
 
 
+def test_sweep_resolution_without_saturation_is_refused(tmp_path, capsys):
+    """sweep.resolution without a saturation search is refused as --resolution is (it would
+    do nothing): exit 2, one line naming the table's key, no file."""
+    from pdes.cli import main
+    out = tmp_path / "x.h5"
+    capsys.readouterr()
+    status = main(["sweep", *_sweep_config(tmp_path, "c.toml", "[sweep]\nresolution = 0.02\n"),
+                   *sets(), "--loads", "0.3", "-o", str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1, lines
+    assert lines[0].startswith("pdes: error: sweep.resolution: the precision of a saturation"), lines
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("table,key", [("seeds = true", "sweep.seeds"),
                                        ("seeds = 0", "sweep.seeds"),
                                        ("resolution = 2.0", "sweep.resolution")])

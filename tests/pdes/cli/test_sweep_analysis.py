@@ -137,6 +137,17 @@ def test_refusals(tmp_path, capsys, args, key):
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
+def test_a_bad_network_of_a_later_series_is_refused_before_any_work(tmp_path, capsys):
+    """A series whose network parameters are refused (SF q=6 after q=5) stops the study before
+    the first series is analysed: one error line, exit 2, no file (it wrote q=5's)."""
+    out = tmp_path / "s.h5"
+    rc, cap = _sweep(capsys, "--set", "topology.name=slimfly", "--analyze", "paths",
+                     "--vary", "topology.q=5,6", "-o", str(out))
+    lines = cap.err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("pdes: error: topology.q"), lines
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("table, key", [
     ("[sweep]\nvary = 3\n", "sweep.vary"),
     ('[sweep]\nvary = {"topology.q" = 5}\n', "sweep.vary.topology.q"),
