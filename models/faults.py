@@ -52,8 +52,8 @@ def _draw(seed: int, cand: np.ndarray, k: int, n_all: int, purpose: int) -> np.n
     return np.sort(cand[order[:k]])
 
 
-GRAPH_ROUTINGS = ("min, min_adaptive, valiant, ugal_l, ugal_g, table_min, dfsssp, layered, rues "
-                  "or fatpaths")
+GRAPH_ROUTINGS = ("min, min_adaptive, nearest, fastest, valiant, ugal_l, ugal_g, table_min, dfsssp, "
+                  "layered, rues or fatpaths")
 """Routings whose tables come from the surviving graph alone (docs/faults.md)."""
 
 

@@ -272,7 +272,22 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     prep.timings.update(spent)      # the start-up report counts both networks' builds
     prep.failure.degraded = deg
     deg.failure = prep.failure
+    src = prep.traffic.active.astype(bool)
+    silent = prep.failure.failed_router[prep.topo.endpoint_router]
+    prep.failure.active = (int(src.sum()), int((src & ~silent).sum()), deg.active_endpoints)
     return prep
+
+
+def with_config(prep: Prepared, cfg: dict) -> Prepared:
+    """A copy of ``prep`` that runs ``cfg`` (the same network, routing and traffic; a sweep's
+    load or measurement keys): with a failure during the run, the degraded network it
+    continues as from the reroute runs ``cfg`` too."""
+    out = replace(prep, cfg=cfg, timings=dict(prep.timings))
+    if prep.failure is not None:
+        failure = copy.copy(prep.failure)
+        failure.degraded = replace(prep.failure.degraded, cfg=cfg, failure=failure)
+        out.failure = failure
+    return out
 
 
 def _prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
@@ -356,8 +371,9 @@ def _prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     if mid_run(cfg):                # the intact network until faults.at_cycle
         from models.faults import select
         if is_finite(traffic):
+            what = "[[jobs]]" if cfg.get("jobs") else f"'{pattern}'"
             raise ParameterError(
-                f"faults.at_cycle: '{pattern}' is a finite workload, whose messages would never "
+                f"faults.at_cycle: {what} is a finite workload, whose messages would never "
                 "complete once a failure drops their packets (pdes does not retransmit); "
                 "failures during a run apply to load patterns")
         fs = select(topo, cfg["faults"])

@@ -63,9 +63,37 @@ class Failure:
         self.failed_router = np.zeros(topo.n_routers, dtype=bool)
         self.failed_router[fault_set.routers] = True
 
+    active = (0, 0, 0)
+    """Active endpoints (sources) of the run's three parts: the intact network's before
+    ``at_cycle``, without the failed routers' (silent from the failure) until the reroute, the
+    degraded network's after it (:func:`pdes.build.prepare` sets them)."""
+
     def attrs(self) -> dict:
         """The counts of ``/faults`` (and the cycle)."""
-        return {**self.fs.summary(), "at_cycle": self.at_cycle, "reroute_cycle": self.reroute_at}
+        out = {**self.fs.summary(), "at_cycle": self.at_cycle, "reroute_cycle": self.reroute_at,
+               "active_before_failure": self.active[0], "active_until_reroute": self.active[1],
+               "active_after_reroute": self.active[2]}
+        if self.degraded is not None:
+            out["dropped_by_traffic"] = self.degraded.topo.meta["faults"]["dropped_by_traffic"]
+        return out
+
+    def window_endpoints(self, m0: int, m1: int) -> float:
+        """The active endpoints averaged over the cycles ``[m0, m1)``: the divisor of the
+        window's loads (:func:`pdes.reduce.results`)."""
+        return active_over(self.active, self.at_cycle, self.reroute_at, m0, m1)
+
+
+def active_over(active, at: int, reroute: int, m0: int, m1: int) -> float:
+    """Active endpoints averaged over the cycles ``[m0, m1)`` of a run whose failure is at
+    ``at`` and reroute at ``reroute`` (``active``: :attr:`Failure.active`)."""
+    def span(a, b):
+        return max(0, min(b, m1) - max(a, m0))
+    n = m1 - m0
+    if n <= 0:
+        return float(active[2])
+    lo = min(m0, at)
+    return (active[0] * span(lo, at) + active[1] * span(at, reroute)
+            + active[2] * span(reroute, max(m1, reroute))) / n
 
 
 # --------------------------------------------------------------------------- marks

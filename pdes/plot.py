@@ -281,19 +281,38 @@ def links_figure(res, point: str | None = None):
     return fig
 
 
+def _failure(g):
+    """The ``/faults`` attributes of a run group's failure during the run, or None (no
+    failure, or one before the run)."""
+    if "faults" not in g or "at_cycle" not in g["faults"].attrs:
+        return None
+    return g["faults"].attrs
+
+
 def _failure_marks(g) -> list:
     """[(cycle, label, line style)] of a run group's failure during the run and its reroute
-    (``faults.at_cycle``, ``faults.reroute_cycles``), from its config; [] without one."""
-    import tomllib
-    text = g.attrs.get("config_toml")
-    if text is None:
+    (``faults.at_cycle``, ``faults.reroute_cycles``) that happened within the run; [] without
+    one."""
+    f = _failure(g)
+    if f is None:
         return []
-    f = tomllib.loads(text.decode() if isinstance(text, bytes) else text).get("faults", {})
-    at = int(f.get("at_cycle", 0))
-    if at <= 0:
-        return []
-    return [(at, f"failure (cycle {at})", "-"),
-            (at + int(f.get("reroute_cycles", 0)), "reroute", "-.")]
+    end = int(g["summary/cycles"][()])
+    at, rr = int(f["at_cycle"]), int(f["reroute_cycle"])
+    return [m for m in ((at, f"failure (cycle {at})", "-"), (rr, "reroute", "-."))
+            if m[0] <= end]
+
+
+def _sample_endpoints(g, t, period: int):
+    """The active endpoints of each sample ending at cycles ``t``: the run's, or, with a
+    failure during the run, those of the part of the run each sample covers."""
+    f = _failure(g)
+    if f is None or "active_before_failure" not in f:
+        return int(g["summary/active_endpoints"][()])
+    from pdes.failure import active_over
+    act = (int(f["active_before_failure"]), int(f["active_until_reroute"]),
+           int(f["active_after_reroute"]))
+    at, rr = int(f["at_cycle"]), int(f["reroute_cycle"])
+    return np.array([active_over(act, at, rr, int(c) - period, int(c)) for c in t])
 
 
 def series_figure(res, point: str | None = None):
@@ -303,8 +322,8 @@ def series_figure(res, point: str | None = None):
     label, g = pts[0]
     sr = g["series"]
     period = int(sr.attrs["sample_period"])
-    n_ep = int(g["summary/active_endpoints"][()])
     t = sr["cycle"][()]
+    n_ep = _sample_endpoints(g, t, period)
     mk = {"marker": "o", "ms": 3} if t.size <= 20 else {}     # a few samples: shown as points
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.plot(t, sr["delivered_flits"][()] / (period * n_ep), label="delivered (flits/cycle/endpoint)",

@@ -111,20 +111,26 @@ def backlog_growth(series, m0: int, m1: int, packet_size: int) -> float | None:
 
 def system_growth(series, m0: int, m1: int, packet_size: int) -> tuple[float, float] | None:
     """Growth over the window ``[m0, m1)`` of the flits in the system (source queues and
-    network: flits created minus flits delivered), in flits, and its standard error: the
-    least-squares slope of that curve and the slope's error, times the window length.
-    ``None`` with fewer than 4 samples."""
+    network: the running sum of the flits created minus injected, plus the flits in flight
+    at each sample), in flits, and its standard error: the least-squares slope of that curve
+    and the slope's error, times the window length.  Flits a failure dropped
+    (``faults.at_cycle``) leave the system: they are not growth.  ``None`` with fewer than 4
+    samples."""
     return _trend(series, m0, m1, packet_size, 1)
 
 
 def _trend(series, m0: int, m1: int, packet_size: int, out: int):
-    """(growth, standard error) of the running sum of the flits created minus the series'
-    column ``out`` over the samples of ``[m0, m1)``; ``None`` with too few samples."""
+    """(growth, standard error) over the samples of ``[m0, m1)`` of the source-queue backlog
+    (``out = 2``: the running sum of the flits created minus injected) or of the flits in
+    the system (``out = 1``: that backlog plus the flits in flight, column 5); ``None`` with
+    too few samples."""
     rows = [r for r in series if m0 < r[0] <= m1]
     if len(rows) < (3 if out == 2 else 4):
         return None
     t = np.array([r[0] for r in rows], dtype=np.float64)
-    level = np.cumsum(np.array([r[3] * packet_size - r[out] for r in rows], dtype=np.float64))
+    level = np.cumsum(np.array([r[3] * packet_size - r[2] for r in rows], dtype=np.float64))
+    if out == 1:
+        level += np.array([r[5] for r in rows], dtype=np.float64)
     x = t - t.mean()
     slope, icpt = np.polyfit(x, level, 1)
     res = level - (slope * x + icpt)
@@ -149,11 +155,14 @@ def results(prep, group, state: LoopState, window: int, lookahead: int) -> dict:
     m0, m1, M = _measure_window(st, state, finite, wl)
     edges = hist_edges(prep.cfg["measure"]["latency_hist_max"])
     n_act = prep.active_endpoints
-    loads = {"offered_load": int(st[S_CREATED_WIN_FLITS]) / (M * n_act),
-             "injected_load": int(st[S_INJECTED_WIN]) / (M * n_act),
-             "accepted_load": int(st[S_DELIVERED_WIN]) / (M * n_act)}
+    # a failure during the run: the sources of each part of the window (the intact network's
+    # until the failure, ..., the degraded network's after the reroute), not only the last's
+    div = n_act if prep.failure is None else prep.failure.window_endpoints(m0, m1)
+    loads = {"offered_load": int(st[S_CREATED_WIN_FLITS]) / (M * div),
+             "injected_load": int(st[S_INJECTED_WIN]) / (M * div),
+             "accepted_load": int(st[S_DELIVERED_WIN]) / (M * div)}
     if prep.failure is not None:     # packets a failure destroyed are lost, not late
-        loads["dropped_load"] = int(st[S_DROPPED_MEAS]) * prep.rp.packet_size / (M * n_act)
+        loads["dropped_load"] = int(st[S_DROPPED_MEAS]) * prep.rp.packet_size / (M * div)
     saturated, reason = _saturation(prep, st, state, loads, finite)
     hist_m = summed(group, "hist_msg") if finite else None
     summary = _message_summary(prep, st, hist_m, edges, M) if finite else {}
@@ -268,10 +277,12 @@ def _saturation(prep, st, state: LoopState, loads: dict, finite: bool) -> tuple[
             reason = (f"source queues grew by {grew:.0f} flits over the window (least-squares "
                       f"trend), more than {100 * m['backlog_tolerance']:g}% "
                       f"of the {int(st[S_CREATED_WIN_FLITS])} flits offered")
-    if not saturated and not finite:
+    if not saturated and not finite and prep.failure is None:
         # flits piling up in the network while the sources still keep up (a run just past
         # saturation in a short window): the same limit, and a rise the samples' scatter
-        # around the trend does not explain (three standard errors)
+        # around the trend does not explain (three standard errors). Not with a failure
+        # during the run: its reroute's longer paths hold more flits in flight, a step that
+        # is not congestion
         trend = system_growth(state.series, state.m0, state.m1, prep.rp.packet_size)
         limit = m["backlog_tolerance"] * int(st[S_CREATED_WIN_FLITS])
         if trend is not None:

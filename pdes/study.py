@@ -400,7 +400,8 @@ class Runner:
             reuse = next((p for p in self.preps.values() if same_network(p.cfg, cfg)), None)
             prep = prepare(cfg, self.comm if self.size > 1 else None, reuse=reuse)
             self.preps[key] = prep
-        return replace(prep, cfg=cfg, timings=dict(prep.timings))
+        from pdes.build import with_config
+        return with_config(prep, cfg)
 
     def check_all(self, loads_first: float) -> None:
         """Prepare every series once (validation against the built network, memory estimate)

@@ -390,18 +390,24 @@ def test_exact_percentiles_follow_the_histograms_rule():
 
 
 def test_system_growth_is_the_trend_of_created_minus_delivered():
-    """system_growth fits the flits created minus delivered over the window's samples; its
-    standard error is zero on an exact line and grows with the scatter."""
+    """system_growth fits the flits in the system (created minus injected, plus in flight:
+    created minus delivered when nothing is dropped) over the window's samples; its standard
+    error is zero on an exact line and grows with the scatter. Dropped flits are not growth."""
     from pdes.reduce import system_growth
     # (cycle, delivered, injected, created packets, moves, in flight); 1-flit packets
     line = [(t, 10, 10, 13, 0, 0) for t in range(100, 1100, 100)]      # +3 flits per sample
     g, se = system_growth(line, 0, 1000, 1)
     assert g == pytest.approx(3 / 100 * 1000) and se == pytest.approx(0, abs=1e-9)
-    noisy = [(t, 10 + (7 if (t // 100) % 3 == 0 else -2), 10, 10, 0, 0) for t in range(100, 1100, 100)]
+    dlv = [10 + (7 if (t // 100) % 3 == 0 else -2) for t in range(100, 1100, 100)]
+    flight = 1000 - np.cumsum(np.array(dlv) - 10)                 # injected 10 per sample
+    noisy = [(t, d, 10, 10, 0, int(f)) for t, d, f in zip(range(100, 1100, 100), dlv, flight)]
     g, se = system_growth(noisy, 0, 1000, 1)
     b = np.cumsum([r[3] - r[1] for r in noisy])
     assert g == pytest.approx(np.polyfit(np.arange(10), b, 1)[0] * 10) and se > 0
     assert system_growth(line, 700, 1000, 1) is None             # 3 samples
+    # 5 flits per sample injected and dropped (a failure): nothing grows
+    dropped = [(t, 5, 10, 10, 0, 100) for t in range(100, 1100, 100)]
+    assert system_growth(dropped, 0, 1000, 1)[0] == pytest.approx(0, abs=1e-9)
 
 
 @pytest.mark.parametrize("load,saturated", [(0.30, False), (0.35, True)])

@@ -171,3 +171,94 @@ def test_the_series_plot_marks_the_failure_and_the_reroute(tmp_path):
             found = {ln.get_label(): ln.get_xdata()[0] for ln in lines
                      if ln.get_label() in ("reroute",) or ln.get_label().startswith("failure")}
         assert found == marks
+
+
+def test_a_sweep_runs_each_point_at_its_own_load_after_the_reroute(tmp_path):
+    """A study prepares a network once for all its loads: after the reroute every point goes on
+    at its own load (it went on at the first point's, 0.2 here, and the sweep could abort
+    with a corrupted heap), the same results as a run of the point's config."""
+    import h5py
+
+    from pdes import study as S
+    spec = S.make_spec({}, [*MID, "faults.reroute_cycles=100"], [], "0.2,0.4", None, None, None)
+    path = str(tmp_path / "s.h5")
+    S.run_study(spec, path, None)
+    cfg = spec.config_of(0, 0.4)
+    ref = run_local(cfg)
+    assert ref["prepared"].topo.n_links < 175          # the reroute happened
+    with h5py.File(path) as f:
+        row = [r for r in f["table"][()] if r["load"] == 0.4][0]
+        point = f["points"][row["point"].decode()]
+        for k in ("offered_load", "accepted_load", "dropped_load", "packet_latency_mean"):
+            assert point[f"summary/{k}"][()] == ref["summary"][k], k
+    assert ref["summary"]["offered_load"] > 0.38
+
+
+def test_drops_are_not_taken_for_a_growing_backlog():
+    """A failure in the window of a run far below saturation (uniform 0.3, 10% of the links):
+    the dropped flits leave the system; the run is not saturated. The trend of created minus
+    delivered flits counted them as flits piling up in the network."""
+    cfg = C.resolve({}, ["measure.warmup_cycles=400", "measure.measure_cycles=600",
+                         "measure.sample_period=100", "measure.drain_cycles=1000",
+                         "router.packet_size=4", "traffic.load=0.3", "faults.link_fraction=0.1",
+                         "faults.at_cycle=500", "faults.reroute_cycles=200"])
+    res = run_local(cfg)
+    assert res["counters"]["dropped_measured"] > 0
+    assert not res["summary"]["saturated"], res["summary"]["saturated_reason"]
+
+
+def test_a_window_before_the_failure_has_the_loads_of_the_intact_network():
+    """The window's loads divide by the endpoints that were sources in it: with a whole rack
+    failing in the drain (and rerouted), they are those of the intact network's run, not
+    a quarter higher (divided by the degraded network's 160 active endpoints of 200)."""
+    sets = ["router.num_vcs=4", "faults.link_fraction=0", "faults.routers=[]", "faults.racks=[0]",
+            "faults.at_cycle=910", "faults.reroute_cycles=20"]
+    cfg = cfg_of(*sets)
+    res = run_local(cfg)
+    assert res["summary"]["measure_end"] <= 910 and res["summary"]["cycles"] > 930
+    assert res["summary"]["active_endpoints"] == 160
+    intact = run_local(C.resolve({}, [*MID, "router.num_vcs=4", "faults.link_fraction=0",
+                                      "faults.routers=[]"]))
+    for k in ("offered_load", "injected_load", "accepted_load"):
+        assert res["summary"][k] == intact["summary"][k], k
+    fail = prepare(cfg).failure
+    assert fail.active == (200, 160, 160)
+    # a window across the failure: each part by its own sources
+    assert fail.window_endpoints(800, 1000) == (200 * 110 + 160 * 90) / 200
+
+
+def test_the_series_plot_marks_only_a_failure_that_happened(tmp_path):
+    """faults.at_cycle with nothing failing, or a failure after the run ended, draws no
+    failure and no reroute; the samples before the failure are per endpoint of the intact
+    network."""
+    import h5py
+
+    from pdes.plot import series_figure
+    from pdes.results import open_results
+    from tests.helpers import cli_sets
+    for name, sets in (("n.h5", ["faults.at_cycle=300"]),
+                       ("late.h5", ["faults.links=0-1", "faults.at_cycle=2000"]),
+                       ("rack.h5", ["faults.racks=[0]", "faults.at_cycle=300",
+                                    "faults.reroute_cycles=100"])):
+        r = run_pdes("run", *cli_sets(*BASE, *sets, preset="cli"), "--quiet", "-o", name,
+                     cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        with open_results(str(tmp_path / name)) as res:
+            ax = series_figure(res).axes[0]
+            marks = [ln.get_label() for ln in ax.lines
+                     if ln.get_label() == "reroute" or ln.get_label().startswith("failure")]
+            rate = ax.lines[0].get_ydata()
+        assert marks == ([] if name != "rack.h5" else ["failure (cycle 300)", "reroute"])
+        if name == "rack.h5":
+            with h5py.File(tmp_path / name) as f:
+                d = f["series/delivered_flits"][()]
+                period = f["series"].attrs["sample_period"]
+            assert rate[1] == d[1] / (period * 200)      # before the failure: 200 sources
+
+
+def test_a_failure_with_jobs_is_refused_naming_the_jobs():
+    """[[jobs]] are a finite workload: the refusal names them, not traffic.pattern's default."""
+    from models.core.errors import ParameterError
+    cfg = C.resolve({}, [*MID, "jobs.0.pattern=allreduce", "jobs.0.procs=8"])
+    with pytest.raises(ParameterError, match=r"faults.at_cycle: \[\[jobs\]\] is a finite workload"):
+        prepare(cfg)
