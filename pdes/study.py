@@ -135,8 +135,11 @@ def parse_loads(text, key="--loads") -> list[float]:
             raise ParameterError(f"{key}: {n} loads is too many (at most 10000)")
         vals = [a + i * st for i in range(n)]
     elif isinstance(text, str):
+        if any(not x.strip() for x in text.split(",")):
+            raise ParameterError(f"{key}: an empty item in {text!r} (numbers separated by "
+                                 "commas)")
         try:
-            vals = [float(x) for x in text.split(",") if x.strip()]
+            vals = [float(x) for x in text.split(",")]
         except ValueError:
             raise ParameterError(f"{key}: expected numbers separated by commas (got {text!r})") from None
     else:

@@ -14,7 +14,7 @@ import math
 import sys
 
 from pdes.cli.common import check_output, mpi_main, say_fn
-from pdes.cli.outputs import check_not_input, claim
+from pdes.cli.outputs import check_not_input, check_replaceable, claim
 from pdes.compiling import check_cache_dir
 
 HELP = "run a study: latency-load sweeps over varied keys, saturation search, replications"
@@ -83,9 +83,7 @@ def _analysis_study(args, comm, raw: dict) -> int:
         say(f"analysis study: {len(spec.series)} series (varying "
             + (", ".join(f"{k} ({len(v)})" for k, v in spec.vary) or "nothing")
             + f"), sections {args.analyze}")
-    exists = "use --resume to continue that study, or --force to replace it"
-    with claim(comm, [(path, "-o")], then=lambda: check_output(
-            path, "-o", replace=args.resume or args.force, exists=exists)):
+    with claim(comm, [(path, "-o")], then=lambda: _check_study_output(path, args)):
         AS.run(spec, path, comm if comm.Get_size() > 1 else None, args.resume, __version__,
                say=say)
     if comm.Get_rank() == 0:
@@ -129,9 +127,7 @@ def _main(args, comm) -> int:
              f"{spec.seeds} seeds = {n} points" + (f", then a saturation search to "
                                                   f"{spec.resolution:g}" if spec.saturation else "")
              + (f"; {args.concurrent} groups of ranks" if args.concurrent > 1 else ""))
-    exists = "use --resume to continue that study, or --force to replace it"
-    with claim(comm, [(path, "-o")], then=lambda: check_output(
-            path, "-o", replace=args.resume or args.force, exists=exists)):
+    with claim(comm, [(path, "-o")], then=lambda: _check_study_output(path, args)):
         sat = S.run_study(spec, path, comm if size > 1 else None, concurrent=args.concurrent,
                           resume=args.resume, say=say, version=__version__, intro=intro,
                           files=files, allow_changed_inputs=args.allow_changed_inputs)
@@ -145,3 +141,12 @@ def _main(args, comm) -> int:
                 print("  ".join(x for x in (keys, seed.strip(), value) if x))
         print(f"study written to {path}", file=sys.stderr if args.quiet else sys.stdout)
     return 0
+
+
+def _check_study_output(path: str, args) -> None:
+    """The study file ``-o``: an existing one only with ``--resume`` or ``--force``, and with
+    ``--force`` only a file pdes wrote (a typo in ``-o`` never replaces another file)."""
+    check_output(path, "-o", replace=args.resume or args.force,
+                 exists="use --resume to continue that study, or --force to replace it")
+    if args.force:
+        check_replaceable(path, "-o", "hdf5")

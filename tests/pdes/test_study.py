@@ -26,7 +26,7 @@ def test_loads_are_parsed_inclusive_and_checked():
     assert S.parse_loads("0.3,0.1") == [0.1, 0.3]
     assert S.parse_loads([0.2, 0.2, 1]) == [0.2, 1.0]
     for bad in ("0:0.5:0.1", "0.1:1.2:0.1", "0.5:0.1:0.1", "0.1:0.5:0", "nan", "0.1:0.5", "a,b",
-                "0.1:inf:0.1", [float("nan")], [True]):
+                "0.1:inf:0.1", [float("nan")], [True], "0.1,,0.2", "0.1,", ""):
         with pytest.raises(ParameterError, match="loads"):
             S.parse_loads(bad)
 
@@ -962,6 +962,23 @@ def test_sweep_resolution_without_saturation_is_refused(tmp_path, capsys):
     assert status == 2 and len(lines) == 1, lines
     assert lines[0].startswith("pdes: error: sweep.resolution: the precision of a saturation"), lines
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args", [["--loads", "0.3"], ["--analyze", "paths"]])
+def test_force_replaces_only_a_file_pdes_wrote(tmp_path, capsys, args):
+    """sweep --force replaces a study file but not a file pdes did not make (a typo in -o):
+    exit 2, one line, the file untouched."""
+    from pdes.cli import main
+    out = tmp_path / "notes.txt"
+    out.write_text("my notes\n")
+    capsys.readouterr()
+    status = main(["sweep", *sets(), *args, "-o", str(out), "--force"])
+    lines = [ln for ln in capsys.readouterr().err.strip().splitlines()
+             if ln.startswith("pdes: error")]
+    assert status == 2 and lines == [f"pdes: error: -o: {out} exists and is not an HDF5 file "
+                                     "written by pdes; pdes replaces only such a file: remove "
+                                     "it or give another name"]
+    assert out.read_text() == "my notes\n"
 
 
 @pytest.mark.parametrize("table,key", [("seeds = true", "sweep.seeds"),
