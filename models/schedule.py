@@ -260,8 +260,12 @@ def match_messages(s: Schedule, key: str = "traffic") -> np.ndarray:
 
 
 @njit
-def _completable(N, succ_off, succ, indeg):
-    """Kahn's order over the operations; the count of operations reached."""
+def _kahn(N, succ_off, succ, via_done, indeg, comp):
+    """Kahn's order over the operations: ``(reached, late)``, the count of operations reached
+    and the first one (in that order) that cannot end by ``MAX_CYCLES`` even without any
+    network time (-1 if none): its post is at least the end (``via_done``) or the post of what
+    it waits for, its end its post plus its compute cycles."""
+    post = np.zeros(N, np.int64)
     stack = np.empty(N, np.int64)
     n = 0
     for i in range(N):
@@ -269,17 +273,24 @@ def _completable(N, succ_off, succ, indeg):
             stack[n] = i
             n += 1
     done = 0
+    late = -1
     while n > 0:
         n -= 1
         v = stack[n]
         done += 1
+        end = post[v] + comp[v]
+        if end > MAX_CYCLES and late < 0:
+            late = v
         for j in range(succ_off[v], succ_off[v + 1]):
             w = succ[j]
+            t = end if via_done[j] else post[v]
+            if t > post[w]:
+                post[w] = t
             indeg[w] -= 1
             if indeg[w] == 0:
                 stack[n] = w
                 n += 1
-    return done
+    return done, late
 
 
 def check(s: Schedule, key: str = "traffic", n_endpoints: int | None = None) -> Schedule:
@@ -335,47 +346,17 @@ def check(s: Schedule, key: str = "traffic", n_endpoints: int | None = None) -> 
     succ_off = np.zeros(N + 1, dtype=np.int64)
     np.cumsum(np.bincount(src, minlength=N)[:N], out=succ_off[1:])
     indeg = np.bincount(dst, minlength=N).astype(np.int64)
-    if _completable(N, succ_off, dst[order], indeg.copy()) < N:
+    via_done = np.concatenate([s.dep_kind == DEP_DONE, np.zeros(snd.size, dtype=bool)])
+    comp = np.where(s.op_kind == OP_COMPUTE, s.op_size, 0)
+    reached, late = _kahn(N, succ_off, dst[order], via_done[order], indeg.copy(), comp)
+    if reached < N:
         _report_stuck(key, s, m, succ_off, dst[order], indeg)
     # the engine keeps cycles in int32: refuse a schedule whose computes alone, along a chain
     # of dependencies, end beyond MAX_CYCLES (a chain of two long computes used to wrap)
-    via_done = np.concatenate([s.dep_kind == DEP_DONE, np.zeros(snd.size, dtype=bool)])
-    comp = np.where(s.op_kind == OP_COMPUTE, s.op_size, 0)
-    late = _earliest_end(N, succ_off, dst[order], via_done[order], indeg.copy(), comp)
     if late >= 0:
         _fail(key, s, late, f"ends after cycle {MAX_CYCLES} at the earliest (its computes and "
               "those it waits for take longer than the engine keeps cycles)")
     return replace(s, match=m)
-
-
-@njit
-def _earliest_end(N, succ_off, succ, via_done, indeg, comp):
-    """The first operation (in Kahn's order) that cannot end by ``MAX_CYCLES`` even without any
-    network time, -1 if none: its post is at least the end (``via_done``) or the post of what
-    it waits for, its end its post plus its compute cycles."""
-    post = np.zeros(N, np.int64)
-    stack = np.empty(N, np.int64)
-    n = 0
-    for i in range(N):
-        if indeg[i] == 0:
-            stack[n] = i
-            n += 1
-    while n > 0:
-        n -= 1
-        v = stack[n]
-        end = post[v] + comp[v]
-        if end > MAX_CYCLES:
-            return v
-        for j in range(succ_off[v], succ_off[v + 1]):
-            w = succ[j]
-            t = end if via_done[j] else post[v]
-            if t > post[w]:
-                post[w] = t
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                stack[n] = w
-                n += 1
-    return -1
 
 
 def _report_stuck(key, s, m, succ_off, succ, indeg):
