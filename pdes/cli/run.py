@@ -394,6 +394,14 @@ def _print_summary(res, out):
                              f" {s['cycles']} cycles simulated)"),
         ("saturated", "yes: " + s["saturated_reason"] if s["saturated"] else "no"),
     ]
+    fail = getattr(res.get("prepared"), "failure", None)
+    if fail is not None:            # a failure during the run (faults.at_cycle)
+        end = s["cycles"]
+        rows.append(("failure", f"none: the run ended at cycle {end}, before faults.at_cycle = "
+                     f"{fail.at_cycle}" if end <= fail.at_cycle else
+                     f"at cycle {fail.at_cycle}, " + (f"rerouted at cycle {fail.reroute_at}"
+                     if end > fail.reroute_at else f"not rerouted (the run ended at cycle {end}, "
+                     f"before cycle {fail.reroute_at})")))
     if res.get("peak_rss_mb") is not None:
         rows.append(("peak memory", f"{res['peak_rss_mb']:.0f} MB resident (the largest rank)"))
     if out:

@@ -262,3 +262,19 @@ def test_a_failure_with_jobs_is_refused_naming_the_jobs():
     cfg = C.resolve({}, [*MID, "jobs.0.pattern=allreduce", "jobs.0.procs=8"])
     with pytest.raises(ParameterError, match=r"faults.at_cycle: \[\[jobs\]\] is a finite workload"):
         prepare(cfg)
+
+
+@pytest.mark.parametrize("at, reroute, line", [
+    (300, 100, "failure           at cycle 300, rerouted at cycle 400"),
+    (300, 1000, "failure           at cycle 300, not rerouted (the run ended at cycle 800, "
+                "before cycle 1300)"),
+    (3000, 100, "failure           none: the run ended at cycle 800, before faults.at_cycle = "
+                "3000")])
+def test_the_summary_says_whether_the_failure_happened(tmp_path, at, reroute, line):
+    """A failure during the run is reported with its reroute, or as not reached when the run
+    drained first (the run is then a run of the intact network)."""
+    r = run_pdes("run", "--set", "measure.warmup_cycles=200", "--set", "measure.measure_cycles=400",
+                 "--set", "faults.links=0-1", "--set", f"faults.at_cycle={at}",
+                 "--set", f"faults.reroute_cycles={reroute}", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert line in r.stdout, r.stdout
