@@ -462,6 +462,8 @@ class PartState:
         if self._occ_ports is None:     # the ports, their round trips and channels: fixed
             ports = np.nonzero(self.is_net)[0]
             rtt = credit_rtt.py_func(prm, a["out_lat"][ports].astype(np.int64))   # every port's
+            # a VC of at most a round trip: the allowance is its capacity less one flit
+            rtt = np.minimum(rtt, a["cr_cap"][ports].astype(np.int64) - 1)
             # called directly: a routing's snapshot every few cycles would otherwise pay for
             # Numba's typing of the 13 arguments at each call (most of its time on a small part)
             self._occ_ports = (ports, rtt, np.asarray(self.out_channel[ports], np.int64),

@@ -213,8 +213,11 @@ def port_backlog(op, prm, ports, crd, t, rtt):
     occupancy of :func:`port_queue` minus the port's credit round trip ``rtt`` (cycles),
     at least 0.  A flit's credit cannot be back before one round trip, so at any load up
     to one flit per cycle that many credits are outstanding without any queue; only the
-    excess is evidence of a queue at this router or downstream."""
-    q = port_queue(op, prm, ports, crd, t) - rtt
+    excess is evidence of a queue at this router or downstream.  A VC of at most ``rtt``
+    flits cannot hold a round trip's worth, so the allowance is at most one VC's capacity
+    less one flit (a full VC, i.e. a sender waiting for credits, reads as a backlog)."""
+    cap = ports.cr_cap[op]
+    q = port_queue(op, prm, ports, crd, t) - (rtt if rtt < cap else cap - 1)
     return q if q > 0 else 0
 
 

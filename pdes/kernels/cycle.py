@@ -927,6 +927,8 @@ def snapshot_stage(t, prm, ports, tab, crd):
         first = port_off[k] + n_epp[k]                 # the router's network ports, in CSR order
         base = tab.g_off[ports.router_gid[k]] - first
         for P in range(first, port_off[k + 1]):
-            q = unreturned_flits(P, nv, hot, ports.cr_cap[P], ports.cr_deep, t, crd.cred,
-                                 crd.cr_t, crd.cr_head, crd.cr_cnt) - credit_rtt(prm, out_lat[P])
+            rtt = credit_rtt(prm, out_lat[P])
+            cap = ports.cr_cap[P]
+            q = unreturned_flits(P, nv, hot, cap, ports.cr_deep, t, crd.cred,
+                                 crd.cr_t, crd.cr_head, crd.cr_cnt) - (rtt if rtt < cap else cap - 1)
             snap[tab.g_chan[base + P]] = q if q > 0 else 0
