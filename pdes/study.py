@@ -414,10 +414,15 @@ class Runner:
         if self.comm is not None:
             from mpi4py import MPI
             node = self.comm.Split_type(MPI.COMM_TYPE_SHARED).Get_size()
+        import partition as PT
         for s in range(len(self.spec.series)):
             for rep in range(self.spec.seeds):
-                check_run_memory(self.prepared(self.spec.config_of(s, loads_first, rep)),
-                                 self.size, node)
+                prep = self.prepared(self.spec.config_of(s, loads_first, rep))
+                run = prep.cfg["run"]
+                # the partition simulate will take: refused here, not in the group's first point
+                PT.assign(prep.topo, prep.link_latency, self.size, run["partition"],
+                          seed=prep.cfg["measure"]["seed"], max_imbalance=run["max_imbalance"])
+                check_run_memory(prep, self.size, node)
 
     def run(self, series: int, rep: int, load: float, poll=None, leader: bool = False):
         """Run one point; returns (summary dict, point record for the file on the leader, else None)."""
@@ -1060,7 +1065,14 @@ def run_study(spec: Spec, path: str, world, concurrent: int = 1, resume: bool = 
         if error:
             raise ParameterError(error)
         runner = Runner(spec, gcomm if gsize > 1 else None, version, world_rank=wrank, records=records)
-        runner.check_all(spec.loads[0])
+        try:             # in groups of ranks (--concurrent) a check may fail in some groups only
+            runner.check_all(spec.loads[0])
+        except ParameterError as exc:
+            error = str(exc) if gsize == size else f"--concurrent {concurrent}: in a group of {gsize} ranks: {exc}"
+        if world is not None and size > 1:
+            error = next((e for e in world.allgather(error) if e), None)
+        if error:
+            raise ParameterError(error)
         if say:
             if intro:
                 say(intro)

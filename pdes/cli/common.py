@@ -77,17 +77,40 @@ ABORT_GRACE_S = 0.3
 """Seconds a rank waits between printing why the job ends and aborting it: under load the
 launcher could kill the job before forwarding the message."""
 
+REFUSAL_WAIT_S = 10.0
+"""Seconds a rank that refused its input waits for every other rank to refuse it too (a
+config error is found on every rank); past it, the refusal was this rank's alone (a file only
+its node can read, a directory only its node lacks) and it ends the whole job."""
+
+
+def _refused_everywhere(agree) -> bool:
+    """Whether every rank of ``agree`` (a communicator only refusals use) reaches this call
+    within :data:`REFUSAL_WAIT_S`: all ranks refused, so each may return 2."""
+    req = agree.Ibarrier()
+    deadline = time.monotonic() + REFUSAL_WAIT_S
+    while not req.Test():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
 
 def mpi_main(body, args) -> int:
     """Run ``body(args, comm)`` on every rank with the project's error rules.
 
     Config errors are found identically on every rank before any work: rank 0
-    prints one ``pdes: error:`` line and every rank returns 2.  Any other
+    prints one ``pdes: error:`` line and every rank returns 2.  One found on some ranks
+    only (a file only their node lacks) is printed by such a rank, which ends the whole job
+    (``Abort``) with status 2 once the others have not refused within
+    :data:`REFUSAL_WAIT_S`.  Any other
     failure ends the whole job (``Abort``) with status 3.
     """
     from pdes import interrupt
     comm = world()
     rank, size = comm.Get_rank(), comm.Get_size()
+    # refusals agree on a communicator of their own, so that a rank that refused alone never
+    # waits in a collective the others are not in (nor they in one it left)
+    agree = comm.Dup() if size > 1 else None
     # after MPI's start: SIGUSR1 (a batch system's warning) ends a command that takes no
     # checkpoint as SIGTERM does, instead of killing it silently or being ignored
     previous = {s: signal.signal(s, _terminated) for s in TERMINATING}
@@ -105,6 +128,11 @@ def mpi_main(body, args) -> int:
             comm.Abort(128 + signum)
         return 128 + signum
     except ParameterError as exc:
+        if size > 1 and not _refused_everywhere(agree):
+            # refused on this rank only: the others would wait for it forever
+            print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
+            time.sleep(ABORT_GRACE_S)
+            comm.Abort(2)
         if rank == 0:
             print(f"pdes: error: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -121,6 +149,8 @@ def mpi_main(body, args) -> int:
         for s, handler in previous.items():
             signal.signal(s, handler)
         interrupt.uninstall(previous_int)
+        if agree is not None:      # every rank gets here (a rank that refused alone aborted)
+            agree.Free()
 
 
 def one_line(exc) -> str:
@@ -234,3 +264,18 @@ def check_output(path: str, key: str, *, replace: bool = True,
             raise ParameterError(f"{key}: {path} exists and is not a regular file")
         if not replace:
             raise ParameterError(f"{key}: {path} exists ({exists})")
+
+
+def same_on_every_rank(comm, key: str, text: str) -> None:
+    """Refuse on every rank of ``comm`` (collective) a ``text`` that some rank read differently:
+    every rank reads the config itself, and a file that differs between nodes, or that was
+    changed while the job started, would give a run that mixes two configs."""
+    if comm is None or comm.Get_size() == 1:
+        return
+    import hashlib
+    digests = comm.allgather(hashlib.sha256(text.encode()).hexdigest())
+    other = [r for r, d in enumerate(digests) if d != digests[0]]
+    if other:
+        ranks = ", ".join(map(str, other[:8])) + (", ..." if len(other) > 8 else "")
+        raise ParameterError(f"{key}: rank {ranks} read a different config than rank 0; every "
+                             "rank must read the same files (a copy per node must be identical)")

@@ -22,7 +22,8 @@ import sys
 
 from models.core.errors import ParameterError
 from models.core.registry import Param
-from pdes.cli.common import StopRequest, check_output, mpi_main, mpi_text, say_fn
+from pdes.cli.common import (StopRequest, check_output, mpi_main, mpi_text, same_on_every_rank,
+                             say_fn)
 from pdes.cli.outputs import Claim, check_not_input, check_replaceable
 from pdes.cli.outputs import claim as claim_outputs
 from pdes.provenance import input_files
@@ -83,6 +84,7 @@ def _main(args, comm) -> int:
         cfg = C.resolve(raw, args.sets)
     if args.output:
         cfg["output"]["file"] = args.output
+    same_on_every_rank(comm, "config", C.to_toml(cfg))
     say = say_fn(comm, args.quiet)
     if say:
         for line in told:

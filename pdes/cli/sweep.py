@@ -10,10 +10,11 @@ table of the config file.
 """
 from __future__ import annotations
 
+import json
 import math
 import sys
 
-from pdes.cli.common import check_output, mpi_main, say_fn
+from pdes.cli.common import check_output, mpi_main, same_on_every_rank, say_fn
 from pdes.cli.outputs import check_not_input, check_replaceable, claim
 from pdes.compiling import check_cache_dir
 
@@ -99,6 +100,7 @@ def _main(args, comm) -> int:
 
     rank, size = comm.Get_rank(), comm.Get_size()
     raw = C.load_toml(args.config) if args.config else {}
+    same_on_every_rank(comm, "config", json.dumps(raw, sort_keys=True, default=str))
     if args.analyze is not None:
         return _analysis_study(args, comm, raw)
     spec = S.make_spec(raw, args.sets, args.vary, args.loads, args.saturation, args.resolution,
