@@ -59,6 +59,17 @@ until the CI's own limit, with nothing said about where."""
 
 
 @pytest.fixture(autouse=True)
+def _close_figures():
+    """The figures a test made are closed after it: pyplot keeps every figure until closed, and
+    warns past 20 in one test process."""
+    yield
+    import sys
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
+
+
+@pytest.fixture(autouse=True)
 def _mpi_watchdog(request):
     """Under ``mpiexec`` (more than one rank), a test still running after
     :data:`MPI_TEST_LIMIT` seconds prints its name and every thread's traceback on each rank
