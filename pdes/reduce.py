@@ -105,7 +105,7 @@ def backlog_growth(series, m0: int, m1: int, packet_size: int) -> float | None:
     created minus the flits injected; the growth is the least-squares slope of
     that curve times the window length.  ``None`` with fewer than 3 samples.
     """
-    trend = _trend(series, m0, m1, packet_size, 2)
+    trend = _trend(series, m0, m1, packet_size, in_flight=False)
     return None if trend is None else trend[0]
 
 
@@ -116,20 +116,20 @@ def system_growth(series, m0: int, m1: int, packet_size: int) -> tuple[float, fl
     and the slope's error, times the window length.  Flits a failure dropped
     (``faults.at_cycle``) leave the system: they are not growth.  ``None`` with fewer than 4
     samples."""
-    return _trend(series, m0, m1, packet_size, 1)
+    return _trend(series, m0, m1, packet_size, in_flight=True)
 
 
-def _trend(series, m0: int, m1: int, packet_size: int, out: int):
+def _trend(series, m0: int, m1: int, packet_size: int, in_flight: bool):
     """(growth, standard error) over the samples of ``[m0, m1)`` of the source-queue backlog
-    (``out = 2``: the running sum of the flits created minus injected) or of the flits in
-    the system (``out = 1``: that backlog plus the flits in flight, column 5); ``None`` with
-    too few samples."""
+    (the running sum of the flits created minus injected) or, ``in_flight``, of the flits in
+    the system (that backlog plus the flits in flight, the series' last column); ``None``
+    with too few samples (3, or 4 for the system's standard error)."""
     rows = [r for r in series if m0 < r[0] <= m1]
-    if len(rows) < (3 if out == 2 else 4):
+    if len(rows) < (4 if in_flight else 3):
         return None
     t = np.array([r[0] for r in rows], dtype=np.float64)
     level = np.cumsum(np.array([r[3] * packet_size - r[2] for r in rows], dtype=np.float64))
-    if out == 1:
+    if in_flight:
         level += np.array([r[5] for r in rows], dtype=np.float64)
     x = t - t.mean()
     slope, icpt = np.polyfit(x, level, 1)
