@@ -272,6 +272,11 @@ def prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
     prep.timings.update(spent)      # the start-up report counts both networks' builds
     prep.failure.degraded = deg
     deg.failure = prep.failure
+    idle = deg.topo.meta["faults"]["dropped_by_traffic"]
+    if idle:        # the degraded network's start report is not printed: say it here
+        prep.notes.append(f"faults: from the reroute, {idle} "
+                          f"{'messages' if deg.traffic.kind == 'messages' else 'sources'} of "
+                          f"'{cfg['traffic']['pattern']}' dropped (inactive destination)")
     src = prep.traffic.active.astype(bool)
     silent = prep.failure.failed_router[prep.topo.endpoint_router]
     prep.failure.active = (int(src.sum()), int((src & ~silent).sum()), deg.active_endpoints)

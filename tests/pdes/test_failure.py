@@ -278,3 +278,14 @@ def test_the_summary_says_whether_the_failure_happened(tmp_path, at, reroute, li
                  "--set", f"faults.reroute_cycles={reroute}", "--quiet", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert line in r.stdout, r.stdout
+
+
+def test_the_start_report_counts_the_sources_the_reroute_leaves_idle():
+    """A shift whose destination router fails during the run leaves its source idle from the
+    reroute on; the start report says so, as it does for the same fault before the run."""
+    sets = ["traffic.pattern=shift", "faults.routers=[3]"]
+    during = prepare(C.resolve({}, [*sets, "faults.at_cycle=300"])).notes
+    assert "faults: from the reroute, 1 sources of 'shift' dropped (inactive destination)" \
+        in during
+    before = prepare(C.resolve({}, sets)).notes
+    assert any(n.endswith("1 sources of 'shift' dropped (inactive destination)") for n in before)
