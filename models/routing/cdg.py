@@ -145,7 +145,8 @@ def check(topo, dist, plan, num_vcs: int, vcs: str = "hop") -> dict:
                          "(models.routing.torus)")
         return out
     if plan.scheme == "dor":
-        out["reason"] = "acyclic: dimension order on a mesh"
+        out["reason"] = ("acyclic: dimension order without wraparound links (a mesh or a "
+                         "HyperX: each dimension corrected once, in order)")
         return out
     if plan.scheme in ("sequence", "count"):
         return _check_galaxy(topo, dist, plan, out)

@@ -37,8 +37,9 @@ def main(args) -> int:
         print(json.dumps(res))
     else:
         print(f"{topo.name} ({topo.n_routers} routers, {2 * topo.n_links} channels), routing "
-              f"{res['routing']}, VC scheme {res['scheme']}: {res['classes']} classes, "
-              f"num_vcs {nv}, longest path {plan.max_hops} hops")
+              f"{res['routing']}, VC scheme {res['scheme']}: {res['classes']} "
+              f"class{'es' * (res['classes'] != 1)}, num_vcs {nv}, longest path {plan.max_hops} "
+              f"hop{'s' * (plan.max_hops != 1)}")
         print(("deadlock-free: " if res["ok"] else "DEADLOCK POSSIBLE: ") + res["reason"])
         if plan.note:
             print(plan.note)

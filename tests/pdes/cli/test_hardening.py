@@ -225,6 +225,10 @@ def test_check_exit_codes_and_disconnected_graph(tmp_path):
     _files(tmp_path)
     r = check("latin1.toml")
     assert r.returncode == 2 and r.stderr.startswith("pdes: error: config:") and "Traceback" not in r.stderr
+    r = check("--set", "topology.name=hyperx", "--set", "topology.sizes=[3,3]",
+              "--set", "routing.algorithm=dor")
+    assert r.returncode == 0 and "VC scheme dor: 1 class, num_vcs 1, longest path 2 hops" \
+        in r.stdout and "without wraparound links (a mesh or a HyperX" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
