@@ -73,8 +73,9 @@ def longest_indirect(topo, dist, cand, cap) -> int:
 
 def _plan(kernel, topo, dist, vc_scheme, intermediates, max_hops, **kp):
     check_scheme(vc_scheme)
-    if max_hops < 0:
-        raise ParameterError(f"routing.max_hops: must be >= 0 (0 = no cap), got {max_hops}")
+    if max_hops < 0 or max_hops == 1:
+        raise ParameterError(f"routing.max_hops: must be 0 (no cap) or at least 2 (a path "
+                             f"through an intermediate router has 2 hops or more), got {max_hops}")
     cand = candidates(topo, intermediates)
     if cand.size < 3:
         raise ParameterError("routing.intermediates: fewer than 3 routers are eligible as "

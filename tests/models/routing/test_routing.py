@@ -152,6 +152,7 @@ def test_static_check_finds_cycle_in_broken_scheme(sets):
     (["routing.algorithm=ugal_l", "routing.threshold=2"], "routing.threshold"),
     (["routing.algorithm=ugal_g", "routing.epoch=0"], "routing.epoch"),
     (["routing.algorithm=valiant", "routing.max_hops=-1"], "routing.max_hops"),
+    (["routing.algorithm=ugal_l", "routing.max_hops=1"], "routing.max_hops: must be 0 .no cap. or at least 2"),
     (["routing.algorithm=min", "routing.n_indirect=3"], "routing.n_indirect"),
 ])
 def test_bad_routing_parameters(sets, key):
