@@ -100,7 +100,7 @@ def combine(topo, seed: int, jobs: list, build) -> tuple:
     E = topo.n_endpoints
     free = np.arange(E, dtype=np.int64)
     if topo.is_degraded:       # no process on a failed or cut-off router (models.faults)
-        free = free[topo.up[topo.endpoint_router]]
+        free = free[topo.endpoint_up]
     parts, names, descs = [], [], []
     for i, job in enumerate(jobs):
         plan = build(i, job)

@@ -110,7 +110,7 @@ def place(topo, n_procs: int | None = None, how: str = "linear", seed: int = 0,
     listed = read_placement_file(path, E, key=f"{key}_file") if how == "file" else None
     ok = None
     if active_only and listed is None and topo.is_degraded:
-        ok = topo.up[topo.endpoint_router]
+        ok = topo.endpoint_up
     avail = (E if ok is None else int(ok.sum())) if listed is None else listed.size
     n = avail if n_procs is None else int(n_procs)
     if n < 1:

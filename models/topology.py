@@ -147,6 +147,12 @@ class Topology:
         """(E,) router of each endpoint."""
         return np.repeat(np.arange(self.n_routers, dtype=np.int32), self.endpoints)
 
+    @cached_property
+    def endpoint_up(self) -> np.ndarray:
+        """(E,) bool: the endpoints whose router is up (:attr:`up`): the active ones, which
+        may send, receive and run a schedule's processes."""
+        return self.up[self.endpoint_router]
+
     def neighbors(self, r: int) -> np.ndarray:
         return self.port_neighbor[self.port_offsets[r]:self.port_offsets[r + 1]]
 

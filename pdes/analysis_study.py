@@ -414,7 +414,7 @@ def metric_unit(name: str) -> str | None:
     if last.endswith("_ns") or (parts[0] == "latency" and len(parts) == 3
                                 and last in ("max", "mean", "endpoint_mean")):
         return "ns"
-    if parts[0] in ("cost",) and (last in ("dollars", "per_endpoint", "total")
+    if parts[0] == "cost" and (last in ("dollars", "per_endpoint", "total")
                                   or last.startswith("unit_")):
         return "$"
     if parts[0] == "power" and (last in ("per_endpoint", "total") or last.endswith("_w")

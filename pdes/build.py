@@ -366,7 +366,7 @@ def _prepare(cfg: dict, comm=None, reuse: Prepared | None = None) -> Prepared:
         traffic = TRAFFIC.get(pattern).func(topo, cfg["measure"]["seed"], **tsec)
     if topo.is_degraded:        # no source or destination on a failed or cut-off router
         from models.faults import restrict_traffic
-        traffic, idle = restrict_traffic(traffic, topo.up[topo.endpoint_router])
+        traffic, idle = restrict_traffic(traffic, topo.endpoint_up)
         fs = topo.meta["fault_set"]
         notes.append(f"faults: {fs.description}" + (
             f"; {idle} {'messages' if traffic.kind == 'messages' else 'sources'} of "
