@@ -199,3 +199,10 @@ def test_sweep_varies_a_job_key(tmp_path):
         make_spec({}, sets, ["jobs.0.bytes=64,4096"], "0.1,0.2", None, None, None)
     with pytest.raises(ParameterError, match=r"--vary jobs\.0: a job's key is jobs\.N\.key"):
         make_spec({}, sets, ["jobs.0=1,2"], None, None, None, None)
+    # a job the config does not give is named, not left to a point's config to refuse
+    with pytest.raises(ParameterError, match=r"--vary jobs\.2\.bytes: the config has no job 2 "
+                       r"\(its \[\[jobs\]\] are numbered 0 to 1\)"):
+        make_spec({}, sets, ["jobs.2.bytes=64,4096"], None, None, None, None)
+    with pytest.raises(ParameterError, match=r"--vary jobs\.0\.procs: the config has no job 0 "
+                       r"\(it has no \[\[jobs\]\]\)"):
+        make_spec({}, [], ["jobs.0.procs=4,8"], None, None, None, None)
