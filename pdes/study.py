@@ -739,7 +739,11 @@ class StudyFile:
         self.dirty = False
         self.t_commit = t0
         if self.writer is None:
-            job()
+            try:
+                job()
+            except BaseException:
+                self.dirty = True  # not on disk: a rescue on the way out commits it again
+                raise
             return
         self.writer.put(job)
         if finished or now:

@@ -704,6 +704,29 @@ def test_finite_study_resumes_after_a_crash(tmp_path, monkeypatch):
             assert np.array_equal(a["table"][col], b["table"][col])
 
 
+def test_points_survive_a_signal_during_a_commit(tmp_path, monkeypatch):
+    """A signal while a commit writes the file (no writer thread, as under MPI) leaves the
+    previous file on disk; on the way out the points finished so far are committed again."""
+    spec = S.make_spec({}, FAST + list(ALLREDUCE), list(VARY), None, None, None, None)
+    path = tmp_path / "a.h5"
+    monkeypatch.setattr(S, "BACKGROUND_WRITES", False)
+    monkeypatch.setattr(S, "COMMIT_EVERY_S", 0.0)
+    monkeypatch.setattr(S, "COMMIT_SHARE", 0.0)      # a commit after every point
+    replace, calls = S.os.replace, []
+
+    def interrupted(src, dst):
+        calls.append(src)
+        if len(calls) == 3:         # the commit after the third point
+            raise KeyboardInterrupt
+        return replace(src, dst)
+    monkeypatch.setattr(S.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        S.run_study(spec, str(path), None)
+    assert len(calls) == 4          # the rescue's commit
+    with h5py.File(path) as f:
+        assert not f.attrs["finished"] and len(f["points"]) == 3 and len(f["table"]) == 3
+
+
 def _commits(monkeypatch, path):
     """Count the renames of a study file onto ``path`` (one per commit)."""
     seen = []
