@@ -488,6 +488,16 @@ NETWORKS = {
 """BookSim's networks pdes builds itself: topology -> (BookSim's class, the keys it reads,
 {routing function: (pdes routing, its parameters)}); anynet files are read by _map_anynet."""
 
+FIXED_VCS = {
+    ("dragonflynew", "min"): (2, "BookSim's min_dragonflynew sends every network hop on VC 0 or 1 "
+                              "(the packet's phase), whatever num_vcs is, and only its injection "
+                              "channel on the others"),
+    ("dragonflynew", "ugal"): (3, "BookSim's ugal_dragonflynew runs only with num_vcs = 3 (it "
+                               "asserts it)"),
+}
+"""(network, routing function): (the VC count BookSim's function uses, why) where that routing
+function ignores num_vcs's other values or refuses them."""
+
 NETWORK_KEYS = ("k", "n", "c", "x", "y", "xr", "yr", "use_noc_latency")
 """BookSim's topology keys: read by the network that uses them, noted as ignored otherwise."""
 
@@ -573,6 +583,12 @@ def _map_builtin(m: _Mapping, topo: str):
                       f"topology = {topo}: not a routing function pdes has an equivalent of "
                       f"there; accepted: {', '.join(table)}")
     alg, knobs = table[routing]
+    need = FIXED_VCS.get((topo, routing))
+    if need is not None:
+        vcs = _int("num_vcs", get("num_vcs"), 1)
+        if vcs != need[0]:
+            raise _refuse("num_vcs", f"{vcs}{_default('num_vcs', m.bs)}: {need[1]}; give "
+                          f"num_vcs = {need[0]}")
     put("routing.algorithm", alg, "routing_function")
     for key, value in knobs.items():
         put(f"routing.{key}", value, "routing_function")

@@ -680,8 +680,9 @@ def test_booksim_routing_functions_by_network(tmp_path):
                 "flatfly": {"k": 3, "n": 2, "x": 3, "y": 3}, "dragonflynew": {"k": 2, "n": 1},
                 "fattree": {"k": 2, "n": 3}}[topo]
         for func, (alg, knobs) in table.items():
+            vcs = booksim.FIXED_VCS.get((topo, func), (16,))[0]
             raw, _, _ = booksim.to_pdes({"topology": topo, "routing_function": func,
-                                         "num_vcs": 16, **base}, str(tmp_path))
+                                         "num_vcs": vcs, **base}, str(tmp_path))
             cfg = C.resolve(raw)
             assert cfg["routing"]["algorithm"] == alg
             assert all(cfg["routing"][k] == v for k, v in knobs.items())
@@ -691,6 +692,24 @@ def test_booksim_routing_functions_by_network(tmp_path):
         msg = str(exc.value)
         assert msg.startswith("booksim.routing_function: ") and "\n" not in msg
         assert f"accepted: {', '.join(table)}" in msg
+
+
+@pytest.mark.parametrize("func,vcs,need", [("min", 16, 2), ("min", 4, 2), ("min", 1, 2),
+                                           ("ugal", 2, 3), ("ugal", 4, 3)])
+def test_booksim_dragonfly_routings_fix_the_vc_count(tmp_path, func, vcs, need):
+    """min_dragonflynew sends every network hop on VC 0 or 1 whatever num_vcs is (its other VCs
+    serve only the injection channel), ugal_dragonflynew asserts num_vcs = 3: any other count
+    (BookSim's default of 16 too) is refused naming the one that maps."""
+    with pytest.raises(ParameterError) as exc:
+        booksim.to_pdes({"topology": "dragonflynew", "k": 2, "n": 1, "routing_function": func,
+                         **({"num_vcs": vcs} if vcs != 16 else {})}, str(tmp_path))
+    msg = str(exc.value)
+    assert msg.startswith(f"booksim.num_vcs: cannot be mapped to pdes ({vcs}") and \
+        msg.endswith(f"give num_vcs = {need})") and "\n" not in msg
+    assert ("(BookSim default)" in msg) == (vcs == 16)
+    raw, _, _ = booksim.to_pdes({"topology": "dragonflynew", "k": 2, "n": 1,
+                                 "routing_function": func, "num_vcs": need}, str(tmp_path))
+    assert C.resolve(raw)["router"]["num_vcs"] == need
 
 
 def test_booksim_examples_keep_booksims_allocation(tmp_path):
@@ -738,7 +757,7 @@ def test_booksim_dragonfly_ejects_on_the_packets_phase_vc(tmp_path, capsys, monk
     import json
     from pdes.cli import main
     raw, _, _ = booksim.to_pdes({"topology": "dragonflynew", "k": 2, "n": 1,
-                                 "routing_function": "min"}, str(tmp_path))
+                                 "routing_function": "min", "num_vcs": 2}, str(tmp_path))
     assert C.resolve(raw)["routing"]["eject_vcs"] == "class"
     raw, _, _ = booksim.to_pdes({"topology": "torus", "k": 4, "n": 2,
                                  "routing_function": "dim_order"}, str(tmp_path))
