@@ -8,8 +8,8 @@ Two implementations of one small interface:
   ranks only, with Isend/Irecv.
 
 Both move the same fixed-size blocks (:class:`Mailbox`), whose first two
-entries are the item counts (bounded by one flit per cycle per cut channel
-and ``speedup`` credits per cycle), so no count round-trip is needed; blocks
+entries are the item counts (bounded by the outboxes' capacities: one flit per cycle per
+cut channel and ``speedup`` + 1 credits per cycle), so no count round-trip is needed; blocks
 are packed and unpacked by the kernels of :mod:`pdes.kernels.exchange`, for
 an in-process split exactly as for an MPI run.
 
@@ -37,23 +37,29 @@ class Mailbox:
     send and receive block (int32 words, see :mod:`pdes.kernels.exchange`).
 
     Cut channels are symmetric, so what a part sends to ``q`` is bounded like
-    what ``q`` sends to it: one flit per cycle per channel and ``speedup`` (internal
-    times input speedup)
-    credits per cycle per channel.  :class:`LocalGroup` and :class:`MpiGroup`
+    what ``q`` sends to it: per channel, the part's outboxes (:meth:`PartState.outbox_caps`:
+    one flit per cycle of the window, and ``speedup`` (internal times input speedup)
+    credits per cycle plus one, the credit of a flit a failure's drop rule discards,
+    :func:`pdes.kernels.cycle.discard_front`).  A block holds every outbox full.
+    :class:`LocalGroup` and :class:`MpiGroup`
     both move blocks built and read by :meth:`pack` and :meth:`unpack`, so an
     in-process split exercises exactly the path of an MPI run.
     """
 
-    def __init__(self, part, window: int, speedup: int):
+    def __init__(self, part):
         p = part
         self.neighbours = [int(x) for x in np.unique(p.cut_peer_part)]
         self.cuts = {}
         self.send_buf = {}
         self.recv_buf = {}
+        # the outboxes' capacities per cut channel (window and window x (speedup + 1)): a
+        # block sized from window x speedup credits overflowed once a failure's drops added
+        # their credits to the switch's
+        focap, cocap = p.outbox_caps()
         for q in self.neighbours:
             cuts = np.nonzero(p.cut_peer_part == q)[0].astype(np.int64)
             n_cut = len(cuts)
-            cap = X.HEADER + n_cut * window * X.FLIT_WORDS + n_cut * window * speedup * X.CREDIT_WORDS
+            cap = X.HEADER + n_cut * focap * X.FLIT_WORDS + n_cut * cocap * X.CREDIT_WORDS
             self.cuts[q] = cuts
             self.send_buf[q] = np.zeros(cap, dtype=np.int32)
             self.recv_buf[q] = np.zeros(cap, dtype=np.int32)
@@ -102,14 +108,11 @@ class LocalGroup:
     rank = 0
     size = 1
 
-    def __init__(self, parts, window: int | None = None, speedup: int | None = None):
+    def __init__(self, parts):
         self.parts = list(parts)
         self.boxes = None
         if len(self.parts) > 1:
-            p0 = self.parts[0]
-            window = window if window is not None else p0.window
-            speedup = speedup if speedup is not None else p0.rp.credits_per_cycle
-            self.boxes = {p.part: Mailbox(p, window, speedup) for p in self.parts}
+            self.boxes = {p.part: Mailbox(p) for p in self.parts}
 
     def exchange(self):
         if self.boxes is None:
@@ -145,14 +148,14 @@ class LocalGroup:
 class MpiGroup:
     """One partition per rank of ``comm``."""
 
-    def __init__(self, comm, part, window: int, speedup: int):
+    def __init__(self, comm, part):
         from mpi4py import MPI
         self.MPI = MPI
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.parts = [part]
-        self.box = Mailbox(part, window, speedup)
+        self.box = Mailbox(part)
         self.neighbours = self.box.neighbours
         # rank-local breakdown of exchange(), accumulated over the run (seconds, counts):
         # pack_s   building the send blocks (Irecv/Isend posting included)

@@ -110,7 +110,7 @@ def _start(cfg: dict, comm, prep: Prepared | None, on_partition=None):
     if size == 1:
         group = LocalGroup(make_parts(prep, owner, [0], W))
     else:
-        group = MpiGroup(comm, make_parts(prep, owner, [rank], W)[0], W, prep.rp.credits_per_cycle)
+        group = MpiGroup(comm, make_parts(prep, owner, [rank], W)[0])
     times = {**prep.timings, "partition_s": t_partition, "state_s": time.perf_counter() - t}
     return prep, rep, la, W, group, times
 

@@ -208,8 +208,7 @@ class Engine:
         la = lookahead_of(deg.topo, owner, deg.link_latency)
         W = window_for(la, sync_period(deg))
         if mpi:
-            new = MpiGroup(group.comm, make_parts(deg, owner, [group.rank], W)[0], W,
-                           deg.rp.credits_per_cycle)
+            new = MpiGroup(group.comm, make_parts(deg, owner, [group.rank], W)[0])
         else:
             new = LocalGroup(make_parts(deg, owner, sorted(set(owner.tolist())), W))
         restore_degraded(new.parts, deg, G2, smp, s.m0, s.m1)

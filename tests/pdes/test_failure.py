@@ -289,3 +289,41 @@ def test_the_start_report_counts_the_sources_the_reroute_leaves_idle():
         in during
     before = prepare(C.resolve({}, sets)).notes
     assert any(n.endswith("1 sources of 'shift' dropped (inactive destination)") for n in before)
+
+
+# a ring of 12 routers cut in two at cycle 250 (5 routers cut off at the reroute), BookSim's
+# allocation with 4-flit packets: an input port on a cut channel returns the credits of its
+# switch and of the failure's drop rule in the same windows
+CUT_RING = ["measure.warmup_cycles=200", "measure.measure_cycles=300", "measure.sample_period=50",
+            "topology.name=dln", "topology.routers=12", "topology.shortcuts=0",
+            "traffic.load=0.4", "router.allocation=booksim", "router.packet_size=4",
+            "faults.links=0-1,5-6", "faults.at_cycle=250", "faults.reroute_cycles=50"]
+
+
+def test_exchange_blocks_hold_every_outbox_full_after_a_failure(monkeypatch):
+    """A cut channel's credit outbox holds window x (speedup + 1) credits (the drop rule's
+    credit on top of the switch's); the exchange block must hold them all: with one sized
+    for window x speedup, the ring cut in two overflowed it on 3 parts (a segmentation fault
+    under mpiexec -n 3).  Every block packed fits, and the results are those of 1 part."""
+    from pdes import comm
+    from pdes.kernels import exchange as X
+    packed = []
+    pack = comm.Mailbox.pack
+
+    def checked(self, q):
+        a, cuts = self.part.arrays, self.cuts[q]
+        focap, cocap = self.part.outbox_caps()
+        full = X.HEADER + cuts.size * (focap * X.FLIT_WORDS + cocap * X.CREDIT_WORDS)
+        need = (X.HEADER + int(a["fo_cnt"][cuts].sum()) * X.FLIT_WORDS
+                + int(a["co_cnt"][cuts].sum()) * X.CREDIT_WORDS)
+        packed.append((need, self.send_buf[q].size, full))
+        return pack(self, q)
+    monkeypatch.setattr(comm.Mailbox, "pack", checked)
+    cfg = C.resolve({}, CUT_RING)
+    prep = prepare(cfg)
+    one = run_local(cfg, prep=prep)
+    three = run_local(cfg, owner=parts(prep.topo.n_routers, 3), prep=prep)
+    assert packed and one["counters"]["dropped_packets"] > 0
+    assert all(size >= full for _, size, full in packed)
+    assert all(need <= size for need, size, _ in packed)
+    assert_same_results(one, three)
