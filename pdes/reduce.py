@@ -267,7 +267,9 @@ def _saturation(prep, st, state: LoopState, loads: dict, finite: bool) -> tuple[
     tol = m["saturation_tolerance"]
     if not saturated and accepted < offered * (1.0 - tol):
         saturated = True
-        reason = (f"accepted load {accepted:.4f} is more than {100 * tol:g}% below the offered "
+        what = "accepted load" if "dropped_load" not in loads else \
+            "accepted load plus dropped load"
+        reason = (f"{what} {accepted:.4f} is more than {100 * tol:g}% below the offered "
                   f"load {offered:.4f}")
     if not saturated and not finite:
         grew = backlog_growth(state.series, state.m0, state.m1, prep.rp.packet_size)
