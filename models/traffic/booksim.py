@@ -129,8 +129,10 @@ def bad_dragon(topo, seed, group_endpoints=None):
         raise ParameterError(f"traffic.group_endpoints: required on {topo.name} (its routers "
                              "have no groups of consecutive endpoints)")
     if E % G or E // G < 2:
+        got = (f"got {G}" if group_endpoints is not None else
+               f"the topology's groups hold {G} each: give it")
         raise ParameterError(f"traffic.group_endpoints: must divide the {E} endpoints into at "
-                             f"least 2 groups, got {G}")
+                             f"least 2 groups ({got})")
     ng = E // G
     rows = [(((g + 1) % ng) * G + np.arange(G), np.ones(G)) for g in range(ng)]
     return weighted_plan(rows, np.arange(E) // G,
@@ -144,7 +146,8 @@ def badperm_yarc(topo, seed, k=None):
     if k is None:
         k = math.isqrt(E)
         if k * k != E:
-            raise ParameterError(f"traffic.k: required: {E} endpoints are not a square k x k")
+            raise ParameterError(f"traffic.k: required here (its default is the square root "
+                                 f"of the endpoint count, and {E} is not a square)")
     if k < 2 or (k - 1) * k + (E - 1) // k >= E:
         raise ParameterError(f"traffic.k: must be >= 2 with (k-1) k + (N-1) div k < N = {E} "
                              f"(every destination an endpoint), got {k}")

@@ -13,7 +13,9 @@ import pytest
 
 from models.core.errors import ParameterError
 from models.core.registry import TRAFFIC
+from models.topology import build
 from models.traffic import TrafficPlan
+from models.traffic.booksim import _groups_of
 from pdes.kernels.traffic import KINDS, destination
 
 
@@ -156,7 +158,6 @@ def test_weighted_draws_do_not_depend_on_the_table_layout():
 
 def test_bad_dragon_defaults_to_the_dragonfly_groups():
     """On a pdes dragonfly, bad_dragon's groups are the topology's (a*p endpoints each)."""
-    from models.topology import build
     t = build("dragonfly", {"h": 2})
     groups = int(np.max(t.group)) + 1
     G = t.n_endpoints // groups
@@ -184,6 +185,19 @@ def test_bad_parameters_are_refused(pattern, N, params, key):
     with pytest.raises(ParameterError) as exc:
         plan(pattern, fake_topo(N), **params)
     assert str(exc.value).startswith(f"{key}: ")
+
+
+def test_defaults_that_do_not_fit_are_named_as_defaults():
+    """A refusal of a parameter the user left at its default says so (and asks for it)."""
+    with pytest.raises(ParameterError, match=r"^traffic\.k: required here \(its default is the "
+                       r"square root of the endpoint count, and 20 is not a square\)$"):
+        plan("badperm_yarc", fake_topo(20))
+    one_group = build("hyperx", {"sizes": [4], "p": 2})       # every router in one rack
+    assert _groups_of(one_group) == 8
+    with pytest.raises(ParameterError, match=r"^traffic\.group_endpoints: must divide the 8 "
+                       r"endpoints into at least 2 groups \(the topology's groups hold 8 each: "
+                       r"give it\)$"):
+        plan("bad_dragon", one_group)
 
 
 def test_negative_hotspot_is_drawn_from_the_seed():
