@@ -312,9 +312,11 @@ def injection_vc_rr(t, s, nv, hot, priv, ports, crd, last):
 
 
 @njit_inline
-def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
+def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs, st):
     """Take the next packet of endpoint ``e``'s source queue (or of its current message) and
-    write its record template, to be injected on VC ``vc``."""
+    write its record template, to be injected on VC ``vc``.  Returns whether it is injected:
+    a packet queued before a reroute at a source that the rerouted network's traffic leaves
+    without a destination (an endpoint or destination gone) is dropped at the source."""
     ep_cur_rec, ep_next_gen = srcs.ep_cur_rec, srcs.ep_next_gen
     seed, thr, finite = prm[PR_SEED], prm[PR_THR], prm[PR_FINITE]
     if finite == 2:
@@ -342,6 +344,15 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
         else:
             d = destination(prm[PR_TRAFFIC], tab.dest_table, tab.dest_table2, tab.dest_set_a,
                             tab.dest_set_b, prm[PR_FRAC_THR], prm[PR_E], seed, eg, c)
+        if d < 0:
+            # no destination since the reroute: the packet is lost with its flits
+            srcs.ep_pending[e] -= 1
+            srcs.ep_seq[e] += 1
+            st[S_DROPPED_FLITS] += prm[PR_PKT]
+            st[S_DROPPED_PKTS] += 1
+            if c >= prm[PR_M0] and c < prm[PR_M1]:
+                st[S_DROPPED_MEAS] += 1
+            return False
     srcs.ep_pending[e] -= 1
     ep_cur_rec[e, F_SRC] = eg
     ep_cur_rec[e, F_DST] = d
@@ -361,6 +372,7 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs):
     ep_cur_rec[e, F_AUX2] = -1         # routing state: none yet
     srcs.ep_seq[e] += 1
     srcs.ep_cur_left[e] = prm[PR_PKT]
+    return True
 
 
 @njit_inline
@@ -467,13 +479,12 @@ def endpoint_stage(t, prm, ports, tab, msgs, crd, pool, inb, srcs, stats):
             # BookSim's source: the next VC after its last one with a credit (wormhole)
             if ep_pending[e] > 0:
                 bvc = injection_vc_rr(t, s, nv, hot, priv, ports, crd, srcs.ep_last_vc[e])
-                if bvc >= 0:
-                    start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs)
+                if bvc >= 0 and start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs, st):
                     srcs.ep_last_vc[e] = bvc
         elif ep_cur_left[e] == 0:
             bvc, bcr = injection_vc(t, s, nv, hot, priv, ports, crd)
             if ep_pending[e] > 0 and bcr >= pkt:
-                start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs)
+                start_packet(t, e, eg, bvc, prm, tab, msgs, ports, srcs, st)
         if ep_cur_left[e] > 0 and cred[s * nv + srcs.ep_cur_vc[e]] >= 1:
             top, nxt = inject_flit(t, e, s, prm, ports, crd, pool, inb, srcs, stats, top, nxt)
             if finite == 2 and ep_cur_left[e] == 0 and msgs.msg_left[msgs.ep_cur_msg[e]] == 0:

@@ -91,6 +91,8 @@ def destination(kind, table, table2, set_a, set_b, frac_thr, n_endpoints, seed, 
             return table[src]
         return table2[src]
     if kind == TR_WEIGHTED:
+        if table[src] < 0:
+            return -1        # not a source (of the network after a reroute)
         return _weighted_in(table[src], table2[src], set_a, set_b, seed, src, ctime)
     # TR_MIX
     if set_b.shape[0] > 0 and draw53(seed, src, ctime, P_TRAFFIC_AUX) < frac_thr:

@@ -332,3 +332,32 @@ def test_exchange_blocks_hold_every_outbox_full_after_a_failure(monkeypatch):
     assert all(size >= full for _, size, full in packed)
     assert all(need <= size for need, size, _ in packed)
     assert_same_results(one, three)
+
+
+# Dragonfly h=2 with 5 groups: routers 4 and 5 fail at cycle 100, which cuts off 6 and 7 (the
+# whole group 1); small buffers keep packets queued at the sources at the reroute (cycle 150)
+IDLE_AFTER_REROUTE = ["topology.name=dragonfly", "topology.h=2", "topology.g=5",
+                      "traffic.pattern=neighbor", "traffic.load=0.337", "traffic.injection=on_off",
+                      "router.link_latency=1", "router.vc_buffer_flits=2",
+                      "router.output_buffer_flits=2", "faults.routers=[4,5]", "faults.at_cycle=100",
+                      "faults.reroute_cycles=50", "measure.warmup_cycles=200",
+                      "measure.measure_cycles=300", "measure.sample_period=70"]
+
+
+def test_packets_queued_at_a_source_the_reroute_leaves_idle_are_dropped_there():
+    """After the reroute a source whose destination is gone (or whose router is) is no source
+    of the degraded network's traffic; the packets still queued at it have no destination
+    there and are dropped at the source, never injected (they were injected with destination
+    -1, an index out of bounds), counted with the drops; the same on 1 and 3 parts."""
+    cfg = C.resolve({}, IDLE_AFTER_REROUTE)
+    prep = prepare(cfg)
+    deg = prep.failure.degraded
+    idle = (prep.traffic.active != 0) & (deg.traffic.active == 0)
+    assert idle.any()
+    one = run_local(cfg, prep=prep)
+    c = one["counters"]
+    in_network = c["injected_flits"] - c["delivered_flits"] - c["in_flight_flits"]
+    at_sources = c["dropped_flits"] - in_network
+    assert at_sources > 0 and at_sources % cfg["router"]["packet_size"] == 0
+    three = run_local(cfg, owner=parts(prep.topo.n_routers, 3), prep=prep)
+    assert_same_results(one, three)
