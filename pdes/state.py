@@ -301,8 +301,8 @@ class PartState:
                            dest_set_a=arr(traffic.set_a, 0), dest_set_b=arr(traffic.set_b, 0),
                            g_off=g_off, g_nbr=g_nbr, g_chan=g_chan, snap=snap, **messages)
         self.arrays["ep_msg_ptr"] = messages["msg_off"][self.ep_gid].astype(np.int64)
-        if messages["op_wait"].size:       # a schedule: no send under way
-            self.arrays["ep_cur_msg"][:] = -1
+        if traffic.kind == "schedule":     # no send under way (also with no operation at all:
+            self.arrays["ep_cur_msg"][:] = -1   # send 0 of an empty schedule does not exist)
         self._no_next_hops()
 
     def _no_next_hops(self) -> None:

@@ -279,3 +279,26 @@ def test_message_too_large_names_the_trace_and_a_receive_takes_its_sends_size(tm
                      f"recv {big}b from 0\n}}\n")
     prep = prepare(C.resolve({}, ["traffic.pattern=goal", f"traffic.file={trace}"]))
     assert prep.traffic.msg_pkts.tolist() == [1, 1]
+
+
+def test_a_schedule_without_operations_has_no_send_under_way(tmp_path):
+    """A schedule of no operation (a GOAL trace of empty rank blocks; an ``open_loop`` job
+    whose Bernoulli draws start no message) has no send under way at any endpoint: the
+    kernel took send 0, which does not exist (``msg_left[0]`` of an empty table: an
+    IndexError with NUMBA_BOUNDSCHECK=1, a read past the table without).  The run completes
+    at once, on 1 and on 3 parts."""
+    from pdes import config as C
+    from pdes.build import make_parts, prepare
+    trace = tmp_path / "empty.goal"
+    trace.write_text("num_ranks 2\nrank 0 {\n}\nrank 1 {\n}\n")
+    cfg = C.resolve({}, ["topology.q=3", "traffic.pattern=goal", f"traffic.file={trace}"])
+    prep = prepare(cfg)
+    assert prep.traffic.kind == "schedule" and prep.traffic.msg_dst.size == 0
+    R = prep.topo.n_routers
+    owner = ((np.arange(R) * 3) // R).astype(np.int32)
+    for p in make_parts(prep, owner, [0, 1, 2], 1):
+        assert (p.arrays["ep_cur_msg"] == -1).all()
+    one = run_local(cfg, prep=prep)
+    assert one["summary"]["messages"] == 0
+    assert one["counters"]["created_packets"] == 0
+    assert_same_results(one, run_local(cfg, owner=owner, prep=prep))
