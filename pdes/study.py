@@ -234,9 +234,9 @@ def make_spec(raw: dict, sets: list, vary_args: list, loads_arg, saturation: boo
                              + ": the precision of a saturation search; give it with "
                              "--saturation (or sweep.saturation = true)")
     base = C.resolve(raw, list(sets or []))
+    have = len(base.get("jobs") or [])
     for key in vary:
-        if key.startswith("jobs.") and int(key.split(".")[1]) >= len(base.get("jobs") or []):
-            have = len(base.get("jobs") or [])
+        if key.startswith("jobs.") and int(key.split(".")[1]) >= have:
             raise ParameterError(
                 f"--vary {key}: the config has no job {key.split('.')[1]} ("
                 + (f"its [[jobs]] are numbered 0 to {have - 1}" if have else "it has no [[jobs]]")
