@@ -349,9 +349,7 @@ def start_packet(t, e, eg, vc, prm, tab, msgs, ports, srcs, st):
             srcs.ep_pending[e] -= 1
             srcs.ep_seq[e] += 1
             st[S_DROPPED_FLITS] += prm[PR_PKT]
-            st[S_DROPPED_PKTS] += 1
-            if c >= prm[PR_M0] and c < prm[PR_M1]:
-                st[S_DROPPED_MEAS] += 1
+            count_dropped_packet(c, prm, st)
             return False
     srcs.ep_pending[e] -= 1
     ep_cur_rec[e, F_SRC] = eg
@@ -642,16 +640,22 @@ def credit_back(t, P, vc, prm, ports, crd, obox, outq):
 
 
 @njit_inline
+def count_dropped_packet(created, prm, st):
+    """A dropped packet created in cycle ``created``: counted once, and as measured if it was
+    created in the measurement window."""
+    st[S_DROPPED_PKTS] += 1
+    if created >= prm[PR_M0] and created < prm[PR_M1]:
+        st[S_DROPPED_MEAS] += 1
+
+
+@njit_inline
 def count_dropped(fid, prm, pool, stats):
     """Statistics of a dropped flit ``fid`` that was in the network (its packet's, at the tail)."""
     st = stats.st
     st[S_DROPPED_FLITS] += 1
     st[S_INFLIGHT] -= 1
     if pool.rec[fid, F_FLIT] == prm[PR_PKT] - 1:
-        st[S_DROPPED_PKTS] += 1
-        ct = pool.rec_c[fid, F_CTIME - NF_HOT]
-        if ct >= prm[PR_M0] and ct < prm[PR_M1]:
-            st[S_DROPPED_MEAS] += 1
+        count_dropped_packet(pool.rec_c[fid, F_CTIME - NF_HOT], prm, st)
 
 
 @njit_llvm_inline
